@@ -1,0 +1,46 @@
+# clustersync — see README.md. The two commands a newcomer needs:
+#   make run    the main job: a local host cluster, virtual cluster "demo", a workload on it
+#   make test   every test (unit and integration, against real API servers)
+
+GO        ?= go
+BIN       := bin/clustersync
+# Integration packages start their own API servers; on 2 cores run at most two at once.
+TEST_P    ?= 2
+TEST_ARGS ?=
+ARGS      ?=
+BENCH_ARGS ?=
+
+.PHONY: all build binaries test unit run bench crds fmt vet clean
+
+all: build
+
+# Kubernetes, etcd and kwok binaries, built once per machine into
+# $(CLUSTERSYNC_CACHE) (default ~/.cache/clustersync), skipped when present.
+binaries:
+	@hack/build-binaries.sh
+
+build:
+	$(GO) build -o $(BIN) ./cmd/clustersync
+
+test: binaries build
+	$(GO) vet ./...
+	$(GO) test -p $(TEST_P) -count=1 -timeout 25m $(TEST_ARGS) ./...
+
+# Pure packages only: no API servers.
+unit:
+	$(GO) test -count=1 -short ./...
+
+run: binaries build
+	$(BIN) demo $(ARGS)
+
+bench: binaries build
+	$(GO) run ./test/bench $(BENCH_ARGS)
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+vet:
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin

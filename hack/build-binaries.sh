@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Builds the binaries clustersync's local clusters run, from pinned Go module
+# versions, into a cache outside the clone that is keyed by version:
+#
+#   $CLUSTERSYNC_CACHE/etcd-v3.7.0/etcd
+#   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0/{kube-apiserver,kube-controller-manager,kube-scheduler}
+#   $CLUSTERSYNC_CACHE/kwok-v0.8.0/{kwok,kwokctl}
+#
+# CLUSTERSYNC_CACHE defaults to ${XDG_CACHE_HOME:-$HOME/.cache}/clustersync.
+# A folder that is already complete is skipped, so a warm machine builds
+# nothing. Usage: hack/build-binaries.sh [--print-env]
+#   --print-env  print only the CLUSTERSYNC_*_BIN variables, as shell exports.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${CLUSTERSYNC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/clustersync}
+
+ETCD_VERSION=v3.7.0
+KUBE_VERSION=v1.37.0
+KWOK_VERSION=v0.8.0
+
+etcd_dir=$cache/etcd-$ETCD_VERSION
+kube_dir=$cache/kubernetes-$KUBE_VERSION
+kwok_dir=$cache/kwok-$KWOK_VERSION
+
+print_env() {
+	cat <<ENV
+export CLUSTERSYNC_ETCD_BIN=$etcd_dir/etcd
+export CLUSTERSYNC_KUBE_APISERVER_BIN=$kube_dir/kube-apiserver
+export CLUSTERSYNC_KUBE_CONTROLLER_MANAGER_BIN=$kube_dir/kube-controller-manager
+export CLUSTERSYNC_KUBE_SCHEDULER_BIN=$kube_dir/kube-scheduler
+export CLUSTERSYNC_KWOK_BIN=$kwok_dir/kwok
+export CLUSTERSYNC_KWOKCTL_BIN=$kwok_dir/kwokctl
+ENV
+}
+
+log() { echo "build-binaries: $*" >&2; }
+
+# complete DIR FILE... succeeds when every FILE is an executable in DIR.
+complete() {
+	local dir=$1; shift
+	for f in "$@"; do [ -x "$dir/$f" ] || return 1; done
+}
+
+# build_into DIR MODULE_DIR LDFLAGS PKG:NAME... builds each package to DIR/NAME
+# through a temporary folder, so an interrupted build leaves no partial cache.
+build_into() {
+	local dir=$1 moddir=$2 ldflags=$3; shift 3
+	local tmp; tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
+	for spec in "$@"; do
+		local pkg=${spec%%:*} name=${spec##*:}
+		log "  go build $pkg -> $dir/$name"
+		(cd "$moddir" && go build -trimpath -ldflags "$ldflags" -o "$tmp/$name" "$pkg")
+	done
+	mkdir -p "$dir"
+	mv "$tmp"/* "$dir"/
+	rmdir "$tmp"
+}
+
+main() {
+	mkdir -p "$cache"
+	local start=$SECONDS
+
+	if complete "$etcd_dir" etcd; then
+		log "etcd $ETCD_VERSION: cached in $etcd_dir"
+	else
+		log "etcd $ETCD_VERSION: building (about 1 minute, once per machine)"
+		build_into "$etcd_dir" "$here/tools/etcd" "-s -w" "go.etcd.io/etcd/server/v3:etcd"
+	fi
+
+	if complete "$kube_dir" kube-apiserver kube-controller-manager kube-scheduler; then
+		log "kubernetes $KUBE_VERSION: cached in $kube_dir"
+	else
+		log "kubernetes $KUBE_VERSION: building kube-apiserver, kube-controller-manager, kube-scheduler (10-20 minutes on 2 cores, once per machine)"
+		local minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
+		local v=k8s.io/component-base/version
+		local ld="-s -w -X $v.gitVersion=$KUBE_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean -X $v.buildDate=1970-01-01T00:00:00Z"
+		# Extra ldflags (e.g. a "+k3s1" gitVersion for tests) go to a separate folder.
+		build_into "$kube_dir" "$here/tools/kube" "$ld" \
+			"k8s.io/kubernetes/cmd/kube-apiserver:kube-apiserver" \
+			"k8s.io/kubernetes/cmd/kube-controller-manager:kube-controller-manager" \
+			"k8s.io/kubernetes/cmd/kube-scheduler:kube-scheduler"
+	fi
+
+	if complete "$kwok_dir" kwok kwokctl; then
+		log "kwok $KWOK_VERSION: cached in $kwok_dir"
+	else
+		log "kwok $KWOK_VERSION: installing kwok and kwokctl"
+		local tmp; tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
+		GOBIN=$tmp GOFLAGS=-buildvcs=false go install -trimpath -ldflags "-s -w" \
+			"sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION"
+		mkdir -p "$kwok_dir"; mv "$tmp"/* "$kwok_dir"/; rmdir "$tmp"
+	fi
+	log "all binaries ready in $cache ($((SECONDS - start)) s)"
+}
+
+case "${1:-}" in
+--print-env) print_env ;;
+"") main ;;
+*) echo "usage: $0 [--print-env]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,81 @@
+// Package binaries locates the etcd, Kubernetes and kwok binaries that
+// hack/build-binaries.sh builds into the version-keyed cache, so the CLI and
+// the tests find them without any PATH set-up.
+package binaries
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Pinned versions; hack/build-binaries.sh uses the same values.
+const (
+	// EtcdVersion is the etcd server version (the one Kubernetes 1.37.0 uses).
+	EtcdVersion = "v3.7.0"
+	// KubernetesVersion is the version of kube-apiserver, kube-controller-manager
+	// and kube-scheduler.
+	KubernetesVersion = "v1.37.0"
+	// KwokVersion is the version of kwok and kwokctl.
+	KwokVersion = "v0.8.0"
+)
+
+// Set is the absolute paths of every binary clustersync runs.
+type Set struct {
+	Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok, Kwokctl string
+}
+
+// CacheDir is the folder the binaries are cached in: $CLUSTERSYNC_CACHE, else
+// $XDG_CACHE_HOME/clustersync, else ~/.cache/clustersync.
+func CacheDir() string {
+	if d := os.Getenv("CLUSTERSYNC_CACHE"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "clustersync")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "clustersync-cache")
+	}
+	return filepath.Join(home, ".cache", "clustersync")
+}
+
+// Default is the Set in CacheDir, each path overridable by its environment
+// variable (CLUSTERSYNC_ETCD_BIN, CLUSTERSYNC_KUBE_APISERVER_BIN,
+// CLUSTERSYNC_KUBE_CONTROLLER_MANAGER_BIN, CLUSTERSYNC_KUBE_SCHEDULER_BIN,
+// CLUSTERSYNC_KWOK_BIN, CLUSTERSYNC_KWOKCTL_BIN).
+func Default() Set {
+	c := CacheDir()
+	pick := func(env, dir, name string) string {
+		if p := os.Getenv(env); p != "" {
+			return p
+		}
+		return filepath.Join(c, dir, name)
+	}
+	kube := "kubernetes-" + KubernetesVersion
+	kwok := "kwok-" + KwokVersion
+	return Set{
+		Etcd:                  pick("CLUSTERSYNC_ETCD_BIN", "etcd-"+EtcdVersion, "etcd"),
+		KubeAPIServer:         pick("CLUSTERSYNC_KUBE_APISERVER_BIN", kube, "kube-apiserver"),
+		KubeControllerManager: pick("CLUSTERSYNC_KUBE_CONTROLLER_MANAGER_BIN", kube, "kube-controller-manager"),
+		KubeScheduler:         pick("CLUSTERSYNC_KUBE_SCHEDULER_BIN", kube, "kube-scheduler"),
+		Kwok:                  pick("CLUSTERSYNC_KWOK_BIN", kwok, "kwok"),
+		Kwokctl:               pick("CLUSTERSYNC_KWOKCTL_BIN", kwok, "kwokctl"),
+	}
+}
+
+// Check returns an error naming every binary of s that is missing or not
+// executable, with the command that builds them.
+func (s Set) Check() error {
+	var missing []string
+	for _, p := range []string{s.Etcd, s.KubeAPIServer, s.KubeControllerManager, s.KubeScheduler, s.Kwok, s.Kwokctl} {
+		if st, err := os.Stat(p); err != nil || st.Mode()&0o111 == 0 {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("missing binaries %v: run `make binaries` (hack/build-binaries.sh) first", missing)
+	}
+	return nil
+}

@@ -1,0 +1,97 @@
+package translate
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// HostLabelKey is the host key for the virtual label key. Reserved keys
+// (release, vcluster.loft.sh/namespace, vcluster.loft.sh/managed-by,
+// vcluster.loft.sh/controlled-by) become
+// vcluster.loft.sh/label-<vcluster>-x-<sha256(key)[0:10]> so a tenant cannot
+// forge ownership; every other key is kept verbatim.
+func (t Translator) HostLabelKey(key string) string {
+	for _, r := range reservedLabels {
+		if r == key {
+			return SafeConcatName(LabelPrefixRewritten+t.VCluster, "x", hash10(key))
+		}
+	}
+	return key
+}
+
+// VirtualLabelKey is the inverse of HostLabelKey. ok is false for keys that
+// exist only on the host side: the syncer's own labels and namespace labels.
+func (t Translator) VirtualLabelKey(hostKey string) (key string, ok bool) {
+	switch {
+	case hostKey == LabelManagedBy || hostKey == LabelNamespace:
+		return "", false
+	case strings.HasPrefix(hostKey, LabelPrefixNamespace):
+		return "", false
+	case strings.HasPrefix(hostKey, LabelPrefixRewritten):
+		for _, r := range reservedLabels {
+			if t.HostLabelKey(r) == hostKey {
+				return r, true
+			}
+		}
+		return "", false
+	}
+	return hostKey, true
+}
+
+// NamespaceLabelKey is the host pod label that carries label key of the pod's
+// virtual namespace: vcluster.loft.sh/ns-label-<vcluster>-x-<sha256(key)[0:10]>.
+func (t Translator) NamespaceLabelKey(key string) string {
+	return SafeConcatName(LabelPrefixNamespace+t.VCluster, "x", hash10(key))
+}
+
+// HostLabels translates virtual labels to host labels and adds the syncer's
+// own: managed-by=<vcluster> and namespace=<virtualNamespace> (omitted for
+// cluster-scoped objects, where virtualNamespace is "").
+func (t Translator) HostLabels(virtual map[string]string, virtualNamespace string) map[string]string {
+	out := make(map[string]string, len(virtual)+2)
+	for k, v := range virtual {
+		out[t.HostLabelKey(k)] = v
+	}
+	out[LabelManagedBy] = t.VCluster
+	if virtualNamespace != "" {
+		out[LabelNamespace] = virtualNamespace
+	}
+	return out
+}
+
+// VirtualLabels is the inverse of HostLabels: host labels in the virtual key
+// space, without the syncer's own labels.
+func (t Translator) VirtualLabels(host map[string]string) map[string]string {
+	out := make(map[string]string, len(host))
+	for k, v := range host {
+		if vk, ok := t.VirtualLabelKey(k); ok {
+			out[vk] = v
+		}
+	}
+	return out
+}
+
+// HostSelector translates a virtual label selector (a Service's or a
+// NetworkPolicy's) so it matches only this virtual cluster's pods in
+// virtualNamespace on the host. A nil or empty selector stays empty: an
+// empty selector means "no selector" on Services.
+func (t Translator) HostSelector(virtual map[string]string, virtualNamespace string) map[string]string {
+	if len(virtual) == 0 {
+		return nil
+	}
+	return t.HostLabels(virtual, virtualNamespace)
+}
+
+// LabelsAnnotation renders labels as vCluster's pod annotation
+// vcluster.loft.sh/labels does: one k="v" line per label, sorted by key, so
+// a downward-API volume of metadata.labels reads the virtual labels.
+func LabelsAnnotation(labels map[string]string) string {
+	keys := slices.Sorted(maps.Keys(labels))
+	lines := make([]string, len(keys))
+	for i, k := range keys {
+		lines[i] = k + "=" + strconv.Quote(labels[k])
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,67 @@
+package translate
+
+import (
+	"maps"
+	"testing"
+)
+
+func TestHostLabelKey(t *testing.T) {
+	tr := Translator{VCluster: "vc", HostNamespace: "vc-host"}
+	tests := []struct{ key, want string }{
+		// Observed on vCluster 0.37 (shared/design/anchors.md, section 1).
+		{"release", "vcluster.loft.sh/label-vc-x-a4d451ec23"},
+		{"app", "app"},
+		{"app.kubernetes.io/name", "app.kubernetes.io/name"},
+		{LabelManagedBy, "vcluster.loft.sh/label-vc-x-" + hash10(LabelManagedBy)},
+		{LabelNamespace, "vcluster.loft.sh/label-vc-x-" + hash10(LabelNamespace)},
+		{LabelControlledBy, "vcluster.loft.sh/label-vc-x-" + hash10(LabelControlledBy)},
+	}
+	for _, tt := range tests {
+		got := tr.HostLabelKey(tt.key)
+		if got != tt.want {
+			t.Errorf("HostLabelKey(%q) = %q, want %q", tt.key, got, tt.want)
+		}
+		back, ok := tr.VirtualLabelKey(got)
+		if !ok || back != tt.key {
+			t.Errorf("VirtualLabelKey(%q) = %q, %v; want %q, true", got, back, ok, tt.key)
+		}
+	}
+	for _, hostOnly := range []string{LabelManagedBy, LabelNamespace, tr.NamespaceLabelKey("team"), "vcluster.loft.sh/label-other-x-0123456789"} {
+		if k, ok := tr.VirtualLabelKey(hostOnly); ok {
+			t.Errorf("VirtualLabelKey(%q) = %q, true; want a host-only key", hostOnly, k)
+		}
+	}
+}
+
+func TestHostLabelsRoundTrip(t *testing.T) {
+	tr := Translator{VCluster: "vc", HostNamespace: "vc-host"}
+	virtual := map[string]string{"app": "web", "release": "r1", LabelManagedBy: "forged"}
+	host := tr.HostLabels(virtual, "team-a")
+	want := map[string]string{
+		"app":                                    "web",
+		"vcluster.loft.sh/label-vc-x-a4d451ec23": "r1",
+		"vcluster.loft.sh/label-vc-x-" + hash10(LabelManagedBy): "forged",
+		LabelManagedBy: "vc",
+		LabelNamespace: "team-a",
+	}
+	if !maps.Equal(host, want) {
+		t.Fatalf("HostLabels = %v, want %v", host, want)
+	}
+	if back := tr.VirtualLabels(host); !maps.Equal(back, virtual) {
+		t.Fatalf("VirtualLabels(HostLabels(x)) = %v, want %v", back, virtual)
+	}
+	if sel := tr.HostSelector(nil, "team-a"); sel != nil {
+		t.Fatalf("HostSelector(nil) = %v, want nil", sel)
+	}
+}
+
+func TestLabelsAnnotation(t *testing.T) {
+	got := LabelsAnnotation(map[string]string{"b": "2", "a": `x"y`})
+	want := "a=\"x\\\"y\"\nb=\"2\""
+	if got != want {
+		t.Fatalf("LabelsAnnotation = %q, want %q", got, want)
+	}
+	if LabelsAnnotation(nil) != "" {
+		t.Fatal("LabelsAnnotation(nil) is not empty")
+	}
+}
