@@ -1,0 +1,375 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/yaml"
+)
+
+// Load reads the configuration file at path and parses it with Parse. Every
+// error it returns starts with path.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config file: %w", err)
+	}
+	cfg, err := Parse(data)
+	if err != nil {
+		return nil, prefixErrors(path, err)
+	}
+	return cfg, nil
+}
+
+// Parse parses a YAML configuration file. It starts from Default and
+// overlays the file: a key that is absent or null keeps its default, maps
+// are merged into their defaults key by key (as Helm merges values.yaml)
+// and lists replace theirs. An empty document gives the defaults.
+//
+// Parse is strict. Every unknown key and every value of the wrong type is
+// reported with the dotted path of its key, then the result is checked with
+// Validate; all problems are returned together, sorted by path, one per
+// line, as FieldErrors joined with errors.Join. A YAML syntax error is
+// returned alone, with the parser's line information. On error the Config
+// is nil.
+func Parse(data []byte) (*Config, error) {
+	tree, err := parseTree(data)
+	if err != nil {
+		return nil, err
+	}
+	cfg := Default()
+	var d decoder
+	switch tree.(type) {
+	case nil:
+	case map[string]any:
+		d.decode("", tree, reflect.ValueOf(cfg).Elem())
+	default:
+		d.fail("", "expected an object at the top level, got %s", describeValue(tree))
+	}
+	errs := d.errs
+	for _, ve := range cfg.validate() {
+		// A check on a key whose value could not be decoded would judge the
+		// default in its place, so leave it until the value is fixed.
+		if !d.failedNear(ve.Path) {
+			errs = append(errs, ve)
+		}
+	}
+	if err := joinFieldErrors(errs); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// parseTree converts YAML to the generic values of encoding/json
+// (map[string]any, []any, string, json.Number, bool, nil). Duplicate keys
+// are a syntax error.
+func parseTree(data []byte) (any, error) {
+	j, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return nil, fmt.Errorf("invalid YAML: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return nil, fmt.Errorf("invalid YAML: %w", err)
+	}
+	return tree, nil
+}
+
+// prefixErrors puts prefix in front of err, or of each error err joins.
+func prefixErrors(prefix string, err error) error {
+	multi, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return fmt.Errorf("%s: %w", prefix, err)
+	}
+	var errs []error
+	for _, e := range multi.Unwrap() {
+		errs = append(errs, fmt.Errorf("%s: %w", prefix, e))
+	}
+	return errors.Join(errs...)
+}
+
+// decoder assigns a generic tree to a Go value by reflection, checking
+// every key and type against the json tags and field types, and collecting
+// a FieldError for each problem instead of stopping at the first.
+type decoder struct {
+	errs []*FieldError
+}
+
+// fail records a problem at path.
+func (d *decoder) fail(path, format string, args ...any) {
+	d.errs = append(d.errs, &FieldError{Path: path, Message: fmt.Sprintf(format, args...)})
+}
+
+// mismatch records that the value at path does not fit type t.
+func (d *decoder) mismatch(path string, t reflect.Type, v any) {
+	d.fail(path, "expected %s, got %s", describeType(t), describeValue(v))
+}
+
+// failedNear tells whether a problem was recorded at path, inside it or
+// around it.
+func (d *decoder) failedNear(path string) bool {
+	for _, e := range d.errs {
+		if e.Path == "" || e.Path == path || isUnder(path, e.Path) || isUnder(e.Path, path) {
+			return true
+		}
+	}
+	return false
+}
+
+// isUnder tells whether path lies inside the key or entry at parent.
+func isUnder(path, parent string) bool {
+	return strings.HasPrefix(path, parent+".") || strings.HasPrefix(path, parent+"[")
+}
+
+// decode assigns v, found at path, to dst. Objects are merged into the
+// struct or map already in dst; everything else replaces it.
+func (d *decoder) decode(path string, v any, dst reflect.Value) {
+	t := dst.Type()
+	if v == nil {
+		d.mismatch(path, t, v)
+		return
+	}
+	switch t {
+	case reflect.TypeFor[AutoSwitch]():
+		s, ok := parseAutoSwitch(v)
+		if !ok {
+			d.mismatch(path, t, v)
+			return
+		}
+		dst.Set(reflect.ValueOf(s))
+		return
+	case reflect.TypeFor[resource.Quantity]():
+		var s string
+		switch v := v.(type) {
+		case string:
+			s = v
+		case json.Number:
+			s = v.String()
+		default:
+			d.mismatch(path, t, v)
+			return
+		}
+		q, err := resource.ParseQuantity(s)
+		if err != nil {
+			d.fail(path, "invalid quantity %q: %v", s, err)
+			return
+		}
+		dst.Set(reflect.ValueOf(q))
+		return
+	}
+
+	switch t.Kind() {
+	case reflect.Pointer:
+		elem := reflect.New(t.Elem())
+		if !dst.IsNil() {
+			elem.Elem().Set(dst.Elem())
+		}
+		d.decode(path, v, elem.Elem())
+		dst.Set(elem)
+
+	case reflect.Struct:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			d.mismatch(path, t, v)
+			return
+		}
+		fields := jsonFields(t)
+		for _, key := range slices.Sorted(maps.Keys(obj)) {
+			index, known := fields[key]
+			switch {
+			case !known && len(fields) == 0:
+				d.fail(keyPath(path, key), "unknown key (no keys are allowed here)")
+			case !known:
+				d.fail(keyPath(path, key), "unknown key (known: %s)", strings.Join(slices.Sorted(maps.Keys(fields)), ", "))
+			case obj[key] == nil:
+				// null, or a key with nothing after it: keep the default.
+			default:
+				d.decode(keyPath(path, key), obj[key], dst.Field(index))
+			}
+		}
+
+	case reflect.Map:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			d.mismatch(path, t, v)
+			return
+		}
+		if dst.IsNil() {
+			dst.Set(reflect.MakeMapWithSize(t, len(obj)))
+		}
+		for _, key := range slices.Sorted(maps.Keys(obj)) {
+			k := reflect.ValueOf(key).Convert(t.Key())
+			elem := reflect.New(t.Elem()).Elem()
+			if old := dst.MapIndex(k); old.IsValid() {
+				elem.Set(old)
+			}
+			d.decode(entryPath(path, key), obj[key], elem)
+			dst.SetMapIndex(k, elem)
+		}
+
+	case reflect.Slice:
+		list, ok := v.([]any)
+		if !ok {
+			d.mismatch(path, t, v)
+			return
+		}
+		items := reflect.MakeSlice(t, len(list), len(list))
+		for i, item := range list {
+			d.decode(indexPath(path, i), item, items.Index(i))
+		}
+		dst.Set(items)
+
+	case reflect.Bool:
+		b, ok := v.(bool)
+		if !ok {
+			d.mismatch(path, t, v)
+			return
+		}
+		dst.SetBool(b)
+
+	case reflect.String:
+		s, ok := v.(string)
+		if !ok {
+			d.mismatch(path, t, v)
+			return
+		}
+		dst.SetString(s)
+
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, ok := v.(json.Number)
+		if !ok {
+			d.mismatch(path, t, v)
+			return
+		}
+		i, whole, inRange := wholeNumber(n)
+		switch {
+		case !whole:
+			d.mismatch(path, t, v)
+			return
+		case !inRange || dst.OverflowInt(i):
+			d.fail(path, "integer %s is out of range", n)
+			return
+		}
+		dst.SetInt(i)
+
+	case reflect.Float32, reflect.Float64:
+		n, ok := v.(json.Number)
+		if !ok {
+			d.mismatch(path, t, v)
+			return
+		}
+		f, err := strconv.ParseFloat(n.String(), t.Bits())
+		if err != nil {
+			d.fail(path, "number %s is out of range", n)
+			return
+		}
+		dst.SetFloat(f)
+
+	default:
+		panic(fmt.Sprintf("config: no decoding for %s at %q", t, path))
+	}
+}
+
+// wholeNumber tells whether n is a whole number, in integer (16) or
+// floating-point (16.0, 1e+06) notation, and whether it fits in an int64,
+// which it returns.
+func wholeNumber(n json.Number) (i int64, whole, inRange bool) {
+	if i, err := strconv.ParseInt(n.String(), 10, 64); err == nil {
+		return i, true, true
+	}
+	f, err := strconv.ParseFloat(n.String(), 64)
+	switch {
+	case err != nil || f != math.Trunc(f):
+		return 0, false, false
+	case f < math.MinInt64 || f >= math.MaxInt64:
+		return 0, true, false
+	default:
+		return int64(f), true, true
+	}
+}
+
+// jsonFields maps the json key of each field of struct type t to the
+// field's index.
+func jsonFields(t reflect.Type) map[string]int {
+	fields := make(map[string]int, t.NumField())
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fields[name] = i
+	}
+	return fields
+}
+
+// describeType names what a value of type t is written as, for messages.
+func describeType(t reflect.Type) string {
+	switch t {
+	case reflect.TypeFor[AutoSwitch]():
+		return autoSwitchWant
+	case reflect.TypeFor[resource.Quantity]():
+		return "a quantity (e.g. 30m, 64Mi, 1)"
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return describeType(t.Elem())
+	case reflect.Struct:
+		return "an object"
+	case reflect.Map:
+		return "a map"
+	case reflect.Slice:
+		return "a list"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	default:
+		return t.String()
+	}
+}
+
+// describeValue describes a generic value for messages, e.g. `string "yes"`.
+func describeValue(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean " + strconv.FormatBool(v)
+	case json.Number:
+		return "number " + v.String()
+	case float64:
+		return "number " + strconv.FormatFloat(v, 'g', -1, 64)
+	case string:
+		const limit = 60
+		if r := []rune(v); len(r) > limit {
+			return "string " + strconv.Quote(string(r[:limit])) + "…"
+		}
+		return "string " + strconv.Quote(v)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a map"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
+}

@@ -1,0 +1,412 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Config is the whole configuration file of a virtual cluster.
+type Config struct {
+	// Sync says which resources are synced between the virtual and the host
+	// cluster, and how (vCluster's `sync:`).
+	Sync Sync `json:"sync"`
+	// ControlPlane configures the virtual cluster's control plane
+	// (vCluster's `controlPlane:`).
+	ControlPlane ControlPlane `json:"controlPlane"`
+	// Syncer tunes clustersync's syncer; it has no vCluster counterpart.
+	Syncer Syncer `json:"syncer"`
+}
+
+// Sync describes how to sync resources from the virtual cluster to the host
+// cluster and back.
+type Sync struct {
+	// ToHost configures resources synced from the virtual cluster to the host
+	// cluster.
+	ToHost ToHost `json:"toHost"`
+	// FromHost configures resources synced from the host cluster to the
+	// virtual cluster.
+	FromHost FromHost `json:"fromHost"`
+}
+
+// ToHost configures the resources that are created in the virtual cluster
+// and synced to the host cluster (and back).
+type ToHost struct {
+	// Pods defines if pods created within the virtual cluster are synced to
+	// the host cluster.
+	Pods SyncPods `json:"pods"`
+	// Secrets defines if secrets created within the virtual cluster are
+	// synced to the host cluster.
+	Secrets SelectiveSync `json:"secrets"`
+	// ConfigMaps defines if config maps created within the virtual cluster
+	// are synced to the host cluster.
+	ConfigMaps SelectiveSync `json:"configMaps"`
+	// Ingresses defines if ingresses created within the virtual cluster are
+	// synced to the host cluster.
+	Ingresses EnableSwitchWithTranslate `json:"ingresses"`
+	// Services defines if services created within the virtual cluster are
+	// synced to the host cluster.
+	Services EnableSwitchWithTranslate `json:"services"`
+	// Endpoints defines if endpoints created within the virtual cluster are
+	// synced to the host cluster.
+	Endpoints EnableSwitch `json:"endpoints"`
+	// EndpointSlices defines if endpoint slices created within the virtual
+	// cluster are synced to the host cluster.
+	EndpointSlices EnableSwitch `json:"endpointSlices"`
+	// NetworkPolicies defines if network policies created within the
+	// virtual cluster are synced to the host cluster.
+	NetworkPolicies EnableSwitch `json:"networkPolicies"`
+	// PersistentVolumeClaims defines if persistent volume claims created
+	// within the virtual cluster are synced to the host cluster.
+	PersistentVolumeClaims EnableSwitchWithTranslate `json:"persistentVolumeClaims"`
+	// PersistentVolumes defines if persistent volumes created within the
+	// virtual cluster are synced to the host cluster.
+	PersistentVolumes EnableSwitch `json:"persistentVolumes"`
+	// VolumeSnapshots defines if volume snapshots created within the virtual
+	// cluster are synced to the host cluster.
+	VolumeSnapshots EnableSwitch `json:"volumeSnapshots"`
+	// StorageClasses defines if storage classes created within the virtual
+	// cluster are synced to the host cluster.
+	StorageClasses EnableSwitch `json:"storageClasses"`
+	// ServiceAccounts defines if service accounts created within the virtual
+	// cluster are synced to the host cluster.
+	ServiceAccounts EnableSwitch `json:"serviceAccounts"`
+	// PodDisruptionBudgets defines if pod disruption budgets created within
+	// the virtual cluster are synced to the host cluster.
+	PodDisruptionBudgets EnableSwitch `json:"podDisruptionBudgets"`
+	// PriorityClasses defines if priority classes created within the virtual
+	// cluster are synced to the host cluster.
+	PriorityClasses EnableSwitch `json:"priorityClasses"`
+	// CustomResources defines which custom resources are synced from the
+	// virtual cluster to the host cluster, keyed by resource name (for
+	// example "widgets.example.com").
+	CustomResources map[string]EnableSwitchWithTranslate `json:"customResources"`
+}
+
+// FromHost configures the resources that are synced read-only from the host
+// cluster into the virtual cluster, but not back.
+type FromHost struct {
+	// Nodes defines if real host nodes are synced into the virtual cluster.
+	Nodes SyncNodes `json:"nodes"`
+	// Events defines if events are synced from the host cluster.
+	Events EnableSwitch `json:"events"`
+	// IngressClasses defines if ingress classes are synced from the host
+	// cluster.
+	IngressClasses EnableSwitch `json:"ingressClasses"`
+	// RuntimeClasses defines if runtime classes are synced from the host
+	// cluster.
+	RuntimeClasses EnableSwitch `json:"runtimeClasses"`
+	// PriorityClasses defines if priority classes are synced from the host
+	// cluster.
+	PriorityClasses EnableSwitch `json:"priorityClasses"`
+	// StorageClasses defines if storage classes are synced from the host
+	// cluster; "auto" enables it when the virtual scheduler is enabled.
+	StorageClasses EnableAutoSwitch `json:"storageClasses"`
+	// CSINodes defines if CSI nodes are synced from the host cluster; "auto"
+	// enables it when the virtual scheduler is enabled.
+	CSINodes EnableAutoSwitch `json:"csiNodes"`
+	// CSIDrivers defines if CSI drivers are synced from the host cluster;
+	// "auto" enables it when the virtual scheduler is enabled.
+	CSIDrivers EnableAutoSwitch `json:"csiDrivers"`
+	// CSIStorageCapacities defines if CSI storage capacities are synced from
+	// the host cluster; "auto" enables it when the virtual scheduler is
+	// enabled.
+	CSIStorageCapacities EnableAutoSwitch `json:"csiStorageCapacities"`
+	// CustomResources defines which custom resources are synced read-only
+	// from the host cluster, keyed by resource name (for example
+	// "widgets.example.com").
+	CustomResources map[string]EnableSwitch `json:"customResources"`
+}
+
+// EnableSwitch turns the sync of one resource kind on or off.
+type EnableSwitch struct {
+	// Enabled defines if this option is enabled.
+	Enabled bool `json:"enabled"`
+}
+
+// EnableSwitchWithTranslate turns the sync of one resource kind on or off
+// and lists patches applied to its objects on the way.
+type EnableSwitchWithTranslate struct {
+	// Enabled defines if this option is enabled.
+	Enabled bool `json:"enabled"`
+	// Translate lists the patches applied to synced objects.
+	Translate []Patch `json:"translate"`
+}
+
+// SelectiveSync configures the sync of a kind that, by default, is synced
+// only when another synced object needs it (secrets and config maps).
+type SelectiveSync struct {
+	// Enabled defines if this option is enabled.
+	Enabled bool `json:"enabled"`
+	// All syncs every object of the kind instead of only the ones that are
+	// referenced by other synced objects.
+	All bool `json:"all"`
+	// Translate lists the patches applied to synced objects.
+	Translate []Patch `json:"translate"`
+}
+
+// EnableAutoSwitch turns the sync of one resource kind on, off, or leaves
+// the decision to clustersync ("auto").
+type EnableAutoSwitch struct {
+	// Enabled is true, false or "auto".
+	Enabled AutoSwitch `json:"enabled"`
+}
+
+// SyncPods configures the sync of pods to the host cluster.
+type SyncPods struct {
+	// Enabled defines if pod syncing is enabled.
+	Enabled bool `json:"enabled"`
+	// TranslateImage maps an image used in the virtual cluster to the image
+	// used instead on the host cluster.
+	TranslateImage map[string]string `json:"translateImage"`
+	// EnforceTolerations are tolerations added to every pod synced to the
+	// host cluster.
+	EnforceTolerations []string `json:"enforceTolerations"`
+	// UseSecretsForSATokens stores the service account tokens generated by
+	// the virtual cluster in secrets instead of pod annotations.
+	UseSecretsForSATokens bool `json:"useSecretsForSATokens"`
+	// RewriteHosts configures the init container that rewrites /etc/hosts of
+	// stateful set pods to the FQDN expected inside the virtual cluster.
+	RewriteHosts RewriteHosts `json:"rewriteHosts"`
+	// Translate lists the patches applied to synced pods.
+	Translate []Patch `json:"translate"`
+}
+
+// RewriteHosts configures the rewrite of /etc/hosts in stateful set pods.
+type RewriteHosts struct {
+	// Enabled defines if stateful set pods get the rewrite init container.
+	Enabled bool `json:"enabled"`
+	// InitContainer configures the init container that does the rewrite.
+	InitContainer RewriteHostsInitContainer `json:"initContainer"`
+}
+
+// RewriteHostsInitContainer configures the init container added to stateful
+// set pods to rewrite /etc/hosts.
+type RewriteHostsInitContainer struct {
+	// Image is the image of the init container.
+	Image string `json:"image"`
+	// Resources are the compute resources of the init container.
+	Resources Resources `json:"resources"`
+}
+
+// Resources are the compute resources of a container, keyed by resource
+// name ("cpu", "memory", ...).
+type Resources struct {
+	// Limits are the resource limits of the container.
+	Limits map[string]resource.Quantity `json:"limits"`
+	// Requests are the minimal resources the container is scheduled with.
+	Requests map[string]resource.Quantity `json:"requests"`
+}
+
+// SyncNodes configures the sync of real nodes from the host cluster. When
+// disabled, the virtual cluster shows fake nodes instead.
+type SyncNodes struct {
+	// Enabled defines if real host nodes are synced.
+	Enabled bool `json:"enabled"`
+	// SyncBackChanges syncs labels and taints set in the virtual cluster
+	// back to the host node.
+	SyncBackChanges bool `json:"syncBackChanges"`
+	// ClearImageStatus erases the image list from synced node status.
+	ClearImageStatus bool `json:"clearImageStatus"`
+	// Selector picks which host nodes are synced.
+	Selector NodeSelector `json:"selector"`
+}
+
+// NodeSelector picks the host nodes synced into the virtual cluster.
+type NodeSelector struct {
+	// All syncs every host node instead of only the nodes that run pods of
+	// the virtual cluster.
+	All bool `json:"all"`
+	// Labels syncs the host nodes carrying these labels; it also becomes the
+	// node selector of pods synced to the host cluster.
+	Labels map[string]string `json:"labels"`
+}
+
+// Patch is one entry of a `translate` list: a change applied to a field of
+// a synced object. It is plain data; nothing in this package evaluates it.
+type Patch struct {
+	// Path is the path of the targeted field within the object. If the
+	// path is not found, the patch is not applied.
+	Path string `json:"path"`
+	// Expression transforms the value on the way to the host cluster with
+	// the given JavaScript expression.
+	Expression string `json:"expression"`
+	// ReverseExpression transforms the value on the way back to the virtual
+	// cluster with the given JavaScript expression.
+	ReverseExpression string `json:"reverseExpression"`
+	// Reference, when set, treats the value as a reference to another object
+	// and rewrites it like other references are rewritten.
+	Reference *PatchReference `json:"reference,omitempty"`
+	// Labels, when set, treats the value as a label selector.
+	Labels *PatchLabels `json:"labels,omitempty"`
+}
+
+// PatchReference describes the object a patched field refers to.
+type PatchReference struct {
+	// APIVersion is the apiVersion of the referenced object.
+	APIVersion string `json:"apiVersion"`
+	// APIVersionPath is an optional relative path to read the apiVersion
+	// from; APIVersion is the fallback.
+	APIVersionPath string `json:"apiVersionPath"`
+	// Kind is the kind of the referenced object.
+	Kind string `json:"kind"`
+	// KindPath is an optional relative path to read the kind from; Kind is
+	// the fallback.
+	KindPath string `json:"kindPath"`
+	// NamePath is an optional relative path to the referenced name.
+	NamePath string `json:"namePath"`
+	// NamespacePath is an optional relative path to the referenced
+	// namespace; the object's own metadata.namespace is the fallback.
+	NamespacePath string `json:"namespacePath"`
+}
+
+// PatchLabels marks a patched field as a label selector. It has no options.
+type PatchLabels struct{}
+
+// ControlPlane configures the virtual cluster's control plane.
+type ControlPlane struct {
+	// BackingStore configures where the virtual cluster stores its objects.
+	BackingStore BackingStore `json:"backingStore"`
+}
+
+// BackingStore configures the storage of the virtual cluster's objects.
+type BackingStore struct {
+	// Etcd configures etcd as the backing store.
+	Etcd Etcd `json:"etcd"`
+}
+
+// Etcd chooses between an embedded and an external etcd; exactly one of
+// them is enabled.
+type Etcd struct {
+	// Embedded runs etcd inside the clustersync process.
+	Embedded EnableSwitch `json:"embedded"`
+	// External connects to an etcd that runs elsewhere.
+	External EtcdExternal `json:"external"`
+}
+
+// EtcdExternal configures the connection to an external etcd.
+type EtcdExternal struct {
+	// Enabled defines if the external etcd is used.
+	Enabled bool `json:"enabled"`
+	// Endpoint is the etcd client URL, e.g. "https://127.0.0.1:2379".
+	Endpoint string `json:"endpoint"`
+	// TLS configures the client TLS files.
+	TLS EtcdExternalTLS `json:"tls"`
+}
+
+// EtcdExternalTLS names the files used to talk TLS to an external etcd.
+type EtcdExternalTLS struct {
+	// CAFile is the CA bundle that verifies the etcd server certificate.
+	CAFile string `json:"caFile"`
+	// CertFile is the client certificate.
+	CertFile string `json:"certFile"`
+	// KeyFile is the client certificate's private key.
+	KeyFile string `json:"keyFile"`
+}
+
+// Syncer tunes clustersync's syncer. This section is clustersync's own.
+type Syncer struct {
+	// Workers is the number of reconcile workers per resource kind.
+	Workers int `json:"workers"`
+	// HostQPS is the sustained request rate (requests per second) of the
+	// client talking to the host cluster.
+	HostQPS float32 `json:"hostQPS"`
+	// HostBurst is the burst size of the client talking to the host cluster.
+	HostBurst int `json:"hostBurst"`
+	// VirtualQPS is the sustained request rate (requests per second) of the
+	// client talking to the virtual cluster.
+	VirtualQPS float32 `json:"virtualQPS"`
+	// VirtualBurst is the burst size of the client talking to the virtual
+	// cluster.
+	VirtualBurst int `json:"virtualBurst"`
+}
+
+// AutoSwitch is a switch that is on, off, or "auto" (decided by
+// clustersync). In YAML it is written true, false or "auto". The zero value
+// is AutoSwitchAuto.
+type AutoSwitch int8
+
+const (
+	// AutoSwitchAuto leaves the decision to clustersync; written "auto".
+	AutoSwitchAuto AutoSwitch = iota
+	// AutoSwitchOn is on; written true.
+	AutoSwitchOn
+	// AutoSwitchOff is off; written false.
+	AutoSwitchOff
+)
+
+// Resolve tells whether the switch is enabled, using auto as the answer
+// when the switch is AutoSwitchAuto.
+func (s AutoSwitch) Resolve(auto bool) bool {
+	switch s {
+	case AutoSwitchOn:
+		return true
+	case AutoSwitchOff:
+		return false
+	default:
+		return auto
+	}
+}
+
+// String returns the switch as written in YAML: "true", "false" or "auto".
+func (s AutoSwitch) String() string {
+	switch s {
+	case AutoSwitchOn:
+		return "true"
+	case AutoSwitchOff:
+		return "false"
+	case AutoSwitchAuto:
+		return "auto"
+	default:
+		return fmt.Sprintf("AutoSwitch(%d)", int8(s))
+	}
+}
+
+// MarshalJSON writes the switch as true, false or "auto".
+func (s AutoSwitch) MarshalJSON() ([]byte, error) {
+	switch s {
+	case AutoSwitchOn, AutoSwitchOff:
+		return []byte(s.String()), nil
+	case AutoSwitchAuto:
+		return []byte(`"auto"`), nil
+	default:
+		return nil, fmt.Errorf("invalid %s", s)
+	}
+}
+
+// UnmarshalJSON reads true, false or "auto"; null leaves the switch as is.
+func (s *AutoSwitch) UnmarshalJSON(data []byte) error {
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	if v == nil {
+		return nil
+	}
+	parsed, ok := parseAutoSwitch(v)
+	if !ok {
+		return fmt.Errorf("expected %s, got %s", autoSwitchWant, describeValue(v))
+	}
+	*s = parsed
+	return nil
+}
+
+// autoSwitchWant is what an AutoSwitch accepts, for error messages.
+const autoSwitchWant = `true, false or "auto"`
+
+// parseAutoSwitch converts a decoded JSON value to an AutoSwitch.
+func parseAutoSwitch(v any) (AutoSwitch, bool) {
+	switch v := v.(type) {
+	case bool:
+		if v {
+			return AutoSwitchOn, true
+		}
+		return AutoSwitchOff, true
+	case string:
+		if v == "auto" {
+			return AutoSwitchAuto, true
+		}
+	}
+	return AutoSwitchAuto, false
+}

@@ -1,0 +1,71 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+)
+
+// Validate checks the semantic rules that the types alone cannot express:
+// syncer.workers is at least 1, every QPS is greater than 0 and every burst
+// at least 1; exactly one of the embedded and the external etcd is enabled;
+// an enabled external etcd has an http or https endpoint URL and, if it
+// uses a client certificate, both certFile and keyFile; an enabled
+// /etc/hosts rewrite has an init container image. All problems are
+// returned as FieldErrors joined with errors.Join, sorted by path.
+func (c *Config) Validate() error {
+	return joinFieldErrors(c.validate())
+}
+
+// validate returns every problem Validate reports, unsorted.
+func (c *Config) validate() []*FieldError {
+	var errs []*FieldError
+	fail := func(path, format string, args ...any) {
+		errs = append(errs, &FieldError{Path: path, Message: fmt.Sprintf(format, args...)})
+	}
+
+	s := c.Syncer
+	if s.Workers < 1 {
+		fail("syncer.workers", "must be at least 1, got %d", s.Workers)
+	}
+	for _, q := range []struct {
+		path string
+		qps  float32
+	}{{"syncer.hostQPS", s.HostQPS}, {"syncer.virtualQPS", s.VirtualQPS}} {
+		if !(q.qps > 0) {
+			fail(q.path, "must be greater than 0, got %g", q.qps)
+		}
+	}
+	for _, b := range []struct {
+		path  string
+		burst int
+	}{{"syncer.hostBurst", s.HostBurst}, {"syncer.virtualBurst", s.VirtualBurst}} {
+		if b.burst < 1 {
+			fail(b.path, "must be at least 1, got %d", b.burst)
+		}
+	}
+
+	const etcdPath = "controlPlane.backingStore.etcd"
+	etcd := c.ControlPlane.BackingStore.Etcd
+	switch {
+	case etcd.Embedded.Enabled && etcd.External.Enabled:
+		fail(etcdPath, "embedded.enabled and external.enabled are both true; enable exactly one")
+	case !etcd.Embedded.Enabled && !etcd.External.Enabled:
+		fail(etcdPath, "embedded.enabled and external.enabled are both false; enable exactly one")
+	}
+	if ext := etcd.External; ext.Enabled {
+		const endpointPath = etcdPath + ".external.endpoint"
+		if ext.Endpoint == "" {
+			fail(endpointPath, "required when external etcd is enabled (e.g. https://127.0.0.1:2379)")
+		} else if u, err := url.Parse(ext.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			fail(endpointPath, "must be an http or https URL such as https://127.0.0.1:2379, got %q", ext.Endpoint)
+		}
+		if (ext.TLS.CertFile == "") != (ext.TLS.KeyFile == "") {
+			fail(etcdPath+".external.tls", "certFile and keyFile must be set together")
+		}
+	}
+
+	if rh := c.Sync.ToHost.Pods.RewriteHosts; rh.Enabled && rh.InitContainer.Image == "" {
+		fail("sync.toHost.pods.rewriteHosts.initContainer.image", "required when rewriteHosts is enabled")
+	}
+	return errs
+}

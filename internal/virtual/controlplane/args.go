@@ -1,0 +1,77 @@
+package controlplane
+
+import (
+	"fmt"
+	"strings"
+)
+
+// apiServerArgs are kube-apiserver's flags. The endpoint reconciler is off:
+// the syncer owns the default/kubernetes Service, pointing it at the host.
+func apiServerArgs(l Layout, o Options, p Ports, etcdServers string, etcdTLS EtcdTLS) []string {
+	return []string{
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", p.APIServer),
+		"--etcd-servers=" + etcdServers,
+		"--etcd-cafile=" + etcdTLS.CAFile,
+		"--etcd-certfile=" + etcdTLS.CertFile,
+		"--etcd-keyfile=" + etcdTLS.KeyFile,
+		"--etcd-prefix=/registry",
+		"--tls-cert-file=" + l.PKI("apiserver.crt"),
+		"--tls-private-key-file=" + l.PKI("apiserver.key"),
+		"--client-ca-file=" + l.PKI("ca.crt"),
+		"--service-account-key-file=" + l.PKI("sa.pub"),
+		"--service-account-signing-key-file=" + l.PKI("sa.key"),
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--api-audiences=https://kubernetes.default.svc.cluster.local",
+		"--service-cluster-ip-range=" + o.ServiceCIDR,
+		"--authorization-mode=RBAC",
+		"--allow-privileged=true",
+		"--endpoint-reconciler-type=none",
+		"--enable-priority-and-fairness=false",
+		"--profiling=false",
+		"--event-ttl=1h",
+	}
+}
+
+// disabledControllers are the kube-controller-manager controllers that act
+// on nodes, volumes or cloud resources, which the host cluster owns.
+var disabledControllers = []string{
+	"node-ipam-controller", "node-lifecycle-controller", "node-route-controller",
+	"cloud-node-lifecycle-controller", "service-lb-controller",
+	"persistentvolume-binder-controller", "persistentvolume-attach-detach-controller",
+	"persistentvolume-expander-controller", "persistentvolumeclaim-protection-controller",
+	"persistentvolume-protection-controller", "ttl-controller",
+	"bootstrap-signer-controller", "token-cleaner-controller",
+}
+
+// controllerManagerArgs are kube-controller-manager's flags.
+func controllerManagerArgs(l Layout, p Ports) []string {
+	ctrls := "*"
+	for _, c := range disabledControllers {
+		ctrls += ",-" + c
+	}
+	kc := l.ControllerManagerKubeconfig()
+	return []string{
+		"--kubeconfig=" + kc,
+		"--authentication-kubeconfig=" + kc,
+		"--authorization-kubeconfig=" + kc,
+		"--bind-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", p.ControllerManager),
+		"--leader-elect=false",
+		"--controllers=" + ctrls,
+		"--service-account-private-key-file=" + l.PKI("sa.key"),
+		"--root-ca-file=" + l.PKI("ca.crt"),
+		"--cluster-signing-cert-file=" + l.PKI("ca.crt"),
+		"--cluster-signing-key-file=" + l.PKI("ca.key"),
+		"--use-service-account-credentials=true",
+		"--profiling=false",
+		// Workloads react quickly: the defaults are tuned for big clusters.
+		"--concurrent-deployment-syncs=10",
+		"--concurrent-replicaset-syncs=10",
+		"--kube-api-qps=200",
+		"--kube-api-burst=400",
+	}
+}
+
+func joinURLs(urls []string) string { return strings.Join(urls, ",") }

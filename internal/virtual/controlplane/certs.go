@@ -1,0 +1,71 @@
+package controlplane
+
+import (
+	"fmt"
+	"net"
+	"os"
+
+	"github.com/clustersync/clustersync/internal/pki"
+)
+
+// ensureCerts creates the control plane's CA, serving and client certificates
+// and the service-account key pair unless they already exist, and (re)writes
+// the kubeconfigs for the API server at server.
+func ensureCerts(l Layout, name, server string) error {
+	if _, err := os.Stat(l.PKI("ca.crt")); os.IsNotExist(err) {
+		if err := generateCerts(l, name); err != nil {
+			return fmt.Errorf("generate certificates in %s: %w", l.PKI(""), err)
+		}
+	}
+	ca, err := pki.LoadCA(l.PKI("ca.crt"), l.PKI("ca.key"))
+	if err != nil {
+		return err
+	}
+	read := func(n string) []byte { b, _ := os.ReadFile(l.PKI(n)); return b }
+	admin := pki.Kubeconfig(name, server, ca.CertPEM(), read("admin.crt"), read("admin.key"))
+	if err := pki.WriteKubeconfig(admin, l.AdminKubeconfig()); err != nil {
+		return err
+	}
+	kcm := pki.Kubeconfig(name, server, ca.CertPEM(), read("controller-manager.crt"), read("controller-manager.key"))
+	return pki.WriteKubeconfig(kcm, l.ControllerManagerKubeconfig())
+}
+
+func generateCerts(l Layout, name string) error {
+	ca, err := pki.NewCA("clustersync-" + name + "-ca")
+	if err != nil {
+		return err
+	}
+	caKey, err := ca.KeyPEM()
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{l.PKI("ca.crt"): ca.CertPEM(), l.PKI("ca.key"): caKey}
+	loopback := []net.IP{net.ParseIP("127.0.0.1")}
+	issue := func(file string, r pki.Request) error {
+		c, k, err := ca.Issue(r)
+		if err != nil {
+			return err
+		}
+		files[l.PKI(file+".crt")], files[l.PKI(file+".key")] = c, k
+		return nil
+	}
+	for file, r := range map[string]pki.Request{
+		"apiserver": {CommonName: "kube-apiserver", Server: true, IPs: loopback, DNSNames: []string{
+			"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", name,
+		}},
+		"etcd-server":           {CommonName: "etcd", Server: true, Client: true, IPs: loopback, DNSNames: []string{"localhost"}},
+		"apiserver-etcd-client": {CommonName: "kube-apiserver-etcd-client", Client: true},
+		"admin":                 {CommonName: "clustersync-admin", Organization: []string{"system:masters"}, Client: true},
+		"controller-manager":    {CommonName: "system:kube-controller-manager", Client: true},
+	} {
+		if err := issue(file, r); err != nil {
+			return err
+		}
+	}
+	priv, pub, err := pki.NewSigningKeyPEM()
+	if err != nil {
+		return err
+	}
+	files[l.PKI("sa.key")], files[l.PKI("sa.pub")] = priv, pub
+	return pki.WriteFiles(files)
+}

@@ -1,0 +1,209 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/clustersync/clustersync/internal/binaries"
+	"github.com/clustersync/clustersync/internal/proc"
+)
+
+// EtcdTLS names the client certificate files for an etcd server.
+type EtcdTLS struct {
+	CAFile, CertFile, KeyFile string
+}
+
+// ExternalEtcd is an etcd cluster the control plane stores its objects in
+// instead of the embedded one.
+type ExternalEtcd struct {
+	// Endpoints are the client URLs, e.g. "https://127.0.0.1:2379".
+	Endpoints []string
+	TLS       EtcdTLS
+}
+
+// Options configure a control plane.
+type Options struct {
+	// Dir is the state folder (created when missing).
+	Dir string
+	// Name is the virtual cluster's name; it appears in certificates.
+	Name string
+	// ServiceCIDR is the virtual cluster's service IP range. It must equal the
+	// host's, so that virtual Services can take the clusterIP of their host copy.
+	ServiceCIDR string
+	// Binaries locates kube-apiserver and kube-controller-manager.
+	Binaries binaries.Set
+	// Etcd, when set, replaces the embedded etcd.
+	Etcd *ExternalEtcd
+}
+
+// Ports are the loopback ports a control plane listens on, chosen at first
+// start and kept in the state folder so the tenant's kubeconfig stays valid.
+type Ports struct {
+	APIServer         int `json:"apiServer"`
+	Etcd              int `json:"etcd"`
+	EtcdPeer          int `json:"etcdPeer"`
+	ControllerManager int `json:"controllerManager"`
+}
+
+// ControlPlane is a running virtual control plane.
+type ControlPlane struct {
+	// Layout names the files of the state folder.
+	Layout Layout
+	// Ports are the ports in use.
+	Ports Ports
+	// Config is a cluster-admin REST config for the API server.
+	Config *rest.Config
+
+	etcd  *embed.Etcd
+	procs []*proc.Process
+}
+
+// Start starts (or restarts, from the state in o.Dir) the control plane and
+// returns once the API server answers /readyz and the controller manager
+// /healthz. A component that fails to start yields an error with the last
+// lines of its log; whatever had started is stopped again.
+func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
+	l := Layout{Dir: o.Dir}
+	if o.ServiceCIDR == "" {
+		return nil, errors.New("controlplane: ServiceCIDR is required")
+	}
+	if err := os.MkdirAll(filepath.Dir(l.Log("x")), 0o700); err != nil {
+		return nil, err
+	}
+	ports, err := loadOrChoosePorts(l)
+	if err != nil {
+		return nil, err
+	}
+	server := fmt.Sprintf("https://127.0.0.1:%d", ports.APIServer)
+	if err := ensureCerts(l, o.Name, server); err != nil {
+		return nil, err
+	}
+	cp = &ControlPlane{Layout: l, Ports: ports}
+	defer func() {
+		if err != nil {
+			cp.Stop()
+		}
+	}()
+
+	etcdServers := fmt.Sprintf("https://127.0.0.1:%d", ports.Etcd)
+	etcdTLS := EtcdTLS{CAFile: l.PKI("ca.crt"), CertFile: l.PKI("apiserver-etcd-client.crt"), KeyFile: l.PKI("apiserver-etcd-client.key")}
+	if o.Etcd != nil {
+		etcdServers, etcdTLS = joinURLs(o.Etcd.Endpoints), o.Etcd.TLS
+	} else if cp.etcd, err = startEmbeddedEtcd(l, ports.Etcd, ports.EtcdPeer); err != nil {
+		return nil, err
+	}
+
+	api, err := proc.Start("kube-apiserver", o.Binaries.KubeAPIServer, apiServerArgs(l, o, ports, etcdServers, etcdTLS), l.Log("kube-apiserver"), nil)
+	if err != nil {
+		return nil, err
+	}
+	cp.procs = append(cp.procs, api)
+	cp.Config, err = clientcmd.BuildConfigFromFlags("", l.AdminKubeconfig())
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cp.Config)
+	if err != nil {
+		return nil, err
+	}
+	if err := api.WaitReady(ctx, 90*time.Second, func(ctx context.Context) error {
+		_, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+
+	kcm, err := proc.Start("kube-controller-manager", o.Binaries.KubeControllerManager, controllerManagerArgs(l, ports), l.Log("kube-controller-manager"), nil)
+	if err != nil {
+		return nil, err
+	}
+	cp.procs = append(cp.procs, kcm)
+	insecure := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback health probe of our own child process
+	healthz := fmt.Sprintf("https://127.0.0.1:%d/healthz", ports.ControllerManager)
+	if err := kcm.WaitReady(ctx, 60*time.Second, func(ctx context.Context) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, healthz, nil)
+		resp, err := insecure.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("healthz: %s", resp.Status)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return cp, nil
+}
+
+// Wait returns the first component exit as an
+// error, or nil when ctx ends first.
+func (cp *ControlPlane) Wait(ctx context.Context) error {
+	var etcdErr <-chan error
+	if cp.etcd != nil {
+		etcdErr = cp.etcd.Err()
+	}
+	cases := make(chan error, len(cp.procs)+1)
+	for _, p := range cp.procs {
+		go func() {
+			select {
+			case <-p.Done():
+				cases <- p.ExitError()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	select {
+	case err := <-cases:
+		return err
+	case err := <-etcdErr:
+		return fmt.Errorf("embedded etcd: %w", err)
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// Stop stops the components in reverse order of start. It is safe to call
+// more than once.
+func (cp *ControlPlane) Stop() {
+	for i := len(cp.procs) - 1; i >= 0; i-- {
+		cp.procs[i].Stop(10 * time.Second)
+	}
+	cp.procs = nil
+	if cp.etcd != nil {
+		cp.etcd.Close()
+		cp.etcd = nil
+	}
+}
+
+func loadOrChoosePorts(l Layout) (Ports, error) {
+	var p Ports
+	if data, err := os.ReadFile(l.Ports()); err == nil {
+		if err := json.Unmarshal(data, &p); err != nil {
+			return p, fmt.Errorf("%s: %w", l.Ports(), err)
+		}
+		return p, nil
+	}
+	for _, port := range []*int{&p.APIServer, &p.Etcd, &p.EtcdPeer, &p.ControllerManager} {
+		n, err := proc.FreePort()
+		if err != nil {
+			return p, err
+		}
+		*port = n
+	}
+	data, _ := json.MarshalIndent(p, "", "  ")
+	return p, os.WriteFile(l.Ports(), data, 0o600)
+}
