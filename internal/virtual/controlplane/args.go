@@ -35,14 +35,13 @@ func apiServerArgs(l Layout, o Options, p Ports, etcdServers string, etcdTLS Etc
 }
 
 // disabledControllers are the kube-controller-manager controllers that act
-// on nodes, volumes or cloud resources, which the host cluster owns.
+// on nodes or volumes, which the host cluster owns. The PVC protection
+// controller stays on: it removes the finalizer that lets a virtual PVC go.
 var disabledControllers = []string{
-	"node-ipam-controller", "node-lifecycle-controller", "node-route-controller",
-	"cloud-node-lifecycle-controller", "service-lb-controller",
+	"node-ipam-controller", "node-lifecycle-controller",
+	"taint-eviction-controller", "device-taint-eviction-controller",
 	"persistentvolume-binder-controller", "persistentvolume-attach-detach-controller",
-	"persistentvolume-expander-controller", "persistentvolumeclaim-protection-controller",
-	"persistentvolume-protection-controller", "ttl-controller",
-	"bootstrap-signer-controller", "token-cleaner-controller",
+	"persistentvolume-expander-controller", "ttl-controller",
 }
 
 // controllerManagerArgs are kube-controller-manager's flags.

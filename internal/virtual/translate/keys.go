@@ -90,3 +90,13 @@ func IsBookkeepingAnnotation(key string) bool {
 	}
 	return false
 }
+
+// AnnotationManagedLabels lists, like managed-annotations, the label keys the
+// syncer copied from the virtual object. vCluster keeps no such list; with it
+// a label removed in the virtual cluster while the syncer was down is still
+// removed from the host afterwards.
+const AnnotationManagedLabels = "clustersync.io/managed-labels"
+
+// systemPrefixes are annotation prefixes owned by the syncers: host keys with
+// them never flow to the virtual object.
+var systemPrefixes = [...]string{"vcluster.loft.sh/", "clustersync.io/"}

@@ -1,0 +1,91 @@
+// Package nodes keeps the virtual cluster's fake nodes: a virtual Node for
+// each host node that runs a synced pod, removed when no virtual pod is bound
+// to it any more or when the host node is gone (vCluster's default
+// fromHost.nodes behaviour, shared/design/anchors.md, section 1, and its
+// issue #3756 about fake nodes kept after their host node went).
+package nodes
+
+import (
+	"context"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/clustersync/clustersync/internal/binaries"
+	"github.com/clustersync/clustersync/internal/virtual/syncer"
+	"github.com/clustersync/clustersync/internal/virtual/translate"
+)
+
+// fakeLabels are the host node labels a fake node keeps: those a workload
+// selects on that say nothing about the host's machines.
+var fakeLabels = []string{
+	"kubernetes.io/os", "kubernetes.io/arch", "beta.kubernetes.io/os", "beta.kubernetes.io/arch",
+	"topology.kubernetes.io/region", "topology.kubernetes.io/zone",
+}
+
+// FakeNode is the virtual Node that stands for host node name: vCluster's
+// fake-node capacity (16 CPUs, 32Gi memory, 100Gi ephemeral storage, 110
+// pods), Ready, no taints, labelled vcluster.loft.sh/fake-node=true. host may
+// be nil when the host node is not known.
+func FakeNode(name string, host *corev1.Node) *corev1.Node {
+	labels := map[string]string{
+		"kubernetes.io/hostname": name,
+		"kubernetes.io/os":       "linux",
+		"kubernetes.io/arch":     "amd64",
+		translate.LabelFakeNode:  "true",
+	}
+	if host != nil {
+		for _, k := range fakeLabels {
+			if v, ok := host.Labels[k]; ok {
+				labels[k] = v
+			}
+		}
+	}
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:              resource.MustParse("16"),
+		corev1.ResourceMemory:           resource.MustParse("32Gi"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
+		corev1.ResourcePods:             resource.MustParse("110"),
+	}
+	now := metav1.Now()
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Status: corev1.NodeStatus{
+			Capacity:    capacity,
+			Allocatable: maps.Clone(capacity),
+			Phase:       corev1.NodeRunning,
+			Conditions: []corev1.NodeCondition{{
+				Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+				Message: "fake node of clustersync: pods run on the host node of the same name", LastHeartbeatTime: now, LastTransitionTime: now,
+			}},
+			Addresses: []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: name}},
+			NodeInfo: corev1.NodeSystemInfo{
+				KubeletVersion: binaries.KubernetesVersion, OperatingSystem: "linux", Architecture: "amd64",
+			},
+		},
+	}
+}
+
+// EnsureFake creates the fake node for host node name unless it exists.
+func EnsureFake(ctx context.Context, s *syncer.Context, name string) error {
+	var existing corev1.Node
+	if err := s.Virtual.Get(ctx, types.NamespacedName{Name: name}, &existing); err == nil {
+		return nil
+	} else if !apierrors.IsNotFound(err) {
+		return err
+	}
+	var host *corev1.Node
+	var h corev1.Node
+	if err := s.Host.Get(ctx, types.NamespacedName{Name: name}, &h); err == nil {
+		host = &h
+	}
+	err := s.Virtual.Create(ctx, FakeNode(name, host))
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}

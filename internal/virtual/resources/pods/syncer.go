@@ -1,0 +1,245 @@
+package pods
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clustersync/clustersync/internal/virtual/mapping"
+	"github.com/clustersync/clustersync/internal/virtual/resources/nodes"
+	"github.com/clustersync/clustersync/internal/virtual/syncer"
+)
+
+// tokenLifetime is how long a token minted for a host pod is valid: as long
+// as the API server's extended bound-token lifetime, one year.
+const tokenLifetime = 365 * 24 * time.Hour
+
+// Syncer is the pod resource syncer.
+type Syncer struct {
+	env Environment
+}
+
+// New returns the pod syncer. env.KubernetesIP and env.DNSIP are looked up
+// on the host for each new pod; the other fields are used as given.
+func New(env Environment) *Syncer { return &Syncer{env: env} }
+
+// Name implements syncer.Resource.
+func (r *Syncer) Name() string { return "pods" }
+
+// GVK implements syncer.Resource.
+func (r *Syncer) GVK() schema.GroupVersionKind { return corev1.SchemeGroupVersion.WithKind("Pod") }
+
+// New implements syncer.Resource.
+func (r *Syncer) New() *corev1.Pod { return &corev1.Pod{} }
+
+// HostName implements syncer.Resource.
+func (r *Syncer) HostName(name, namespace string) string {
+	return r.env.Translator.HostName(name, namespace)
+}
+
+// environment completes env with the current host IPs of the virtual
+// cluster's API server and DNS Services.
+func (r *Syncer) environment(ctx context.Context, s *syncer.Context) Environment {
+	env := r.env
+	ip := func(name string) string {
+		var svc corev1.Service
+		if err := s.Host.Get(ctx, types.NamespacedName{Namespace: s.Translator.HostNamespace, Name: name}, &svc); err != nil {
+			return ""
+		}
+		if svc.Spec.ClusterIP == corev1.ClusterIPNone {
+			return ""
+		}
+		return svc.Spec.ClusterIP
+	}
+	env.KubernetesIP = ip(s.Translator.KubernetesServiceName())
+	env.DNSIP = ip(s.Translator.DNSServiceHostName())
+	return env
+}
+
+// updateReferences records what pod uses and wakes the syncers of the
+// Secrets, ConfigMaps and claims it started or stopped using.
+func updateReferences(ctx context.Context, s *syncer.Context, pod *corev1.Pod) {
+	added, dropped := s.Mappings.SetReferences(podRef(pod), References(pod))
+	s.EnqueueRefs(ctx, added)
+	s.EnqueueRefs(ctx, dropped)
+}
+
+func podRef(pod *corev1.Pod) mapping.Ref {
+	return mapping.Ref{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name}
+}
+
+// hasRun reports whether the virtual pod carries status from a host pod,
+// i.e. its host pod existed before.
+func hasRun(pod *corev1.Pod) bool {
+	return pod.Status.StartTime != nil || len(pod.Status.ContainerStatuses) > 0
+}
+
+// SyncToHost implements syncer.Resource.
+func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Create[*corev1.Pod]) (ctrl.Result, error) {
+	v := c.Virtual
+	if c.WasSynced || hasRun(v) {
+		// The host pod was deleted (evicted, or deleted by a host user): the
+		// pod is gone, as on a node that lost it. Its controller makes a new one.
+		return ctrl.Result{}, deleteVirtual(ctx, s, v)
+	}
+	updateReferences(ctx, s, v)
+	var token *Token
+	if NeedsToken(v) {
+		t, err := mintToken(ctx, s, v)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		token = t
+	}
+	host := &corev1.Pod{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(v, r.environment(ctx, s), token)}
+	host.Labels = HostLabels(host.Labels, s.Translator, namespaceLabels(ctx, s, v.Namespace))
+	maps.Copy(host.Annotations, HostAnnotations(v, token))
+	return s.CreateHost(ctx, host)
+}
+
+// mintToken asks the virtual API server for a token of the pod's service
+// account, bound to the pod, for the host pod's token volume.
+func mintToken(ctx context.Context, s *syncer.Context, pod *corev1.Pod) (*Token, error) {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Spec.ServiceAccountName}}
+	if sa.Name == "" {
+		sa.Name = "default"
+	}
+	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+		ExpirationSeconds: ptr.To(int64(tokenLifetime / time.Second)),
+		BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID},
+	}}
+	if err := s.Virtual.SubResource("token").Create(ctx, sa, req); err != nil {
+		return nil, fmt.Errorf("token for service account %s/%s: %w", sa.Namespace, sa.Name, err)
+	}
+	return &Token{Annotation: "vcluster.loft.sh/token-" + randomLetters(8), Value: req.Status.Token}, nil
+}
+
+func randomLetters(n int) string {
+	const letters = "abcdefghijklmnopqrstuvwxyz"
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = letters[int(b[i])%len(letters)]
+	}
+	return string(b)
+}
+
+func namespaceLabels(ctx context.Context, s *syncer.Context, name string) map[string]string {
+	var ns corev1.Namespace
+	if err := s.Virtual.Get(ctx, types.NamespacedName{Name: name}, &ns); err != nil {
+		return nil
+	}
+	return ns.Labels
+}
+
+// Sync implements syncer.Resource.
+func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*corev1.Pod]) (ctrl.Result, error) {
+	v, h := syncer.ApplyMeta(p)
+	updateReferences(ctx, s, p.Virtual)
+
+	// virtual → host: metadata, and the few spec fields a pod may change.
+	h.Labels = HostLabels(h.Labels, s.Translator, namespaceLabels(ctx, s, p.Virtual.Namespace))
+	maps.Copy(h.Annotations, HostAnnotations(p.Virtual, nil))
+	syncSpec(&h.Spec, &p.Virtual.Spec, r.env)
+	if err := s.PatchHost(ctx, p.Host, h); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := s.PatchVirtual(ctx, p.Virtual, v); err != nil {
+		return ctrl.Result{}, err
+	}
+
+	// host → virtual: the node, through a Binding, then the status.
+	if node := p.Host.Spec.NodeName; node != "" && p.Virtual.Spec.NodeName == "" {
+		if err := nodes.EnsureFake(ctx, s, node); err != nil {
+			return ctrl.Result{}, fmt.Errorf("fake node %s: %w", node, err)
+		}
+		binding := &corev1.Binding{
+			ObjectMeta: metav1.ObjectMeta{Name: p.Virtual.Name, Namespace: p.Virtual.Namespace, UID: p.Virtual.UID},
+			Target:     corev1.ObjectReference{Kind: "Node", Name: node},
+		}
+		if err := s.Virtual.SubResource("binding").Create(ctx, p.Virtual, binding); err != nil && !apierrors.IsConflict(err) {
+			return ctrl.Result{}, fmt.Errorf("bind to node %s: %w", node, err)
+		}
+	}
+	vs := syncer.DeepCopy(p.Virtual)
+	vs.Status = VirtualStatus(&p.Host.Status, &p.Virtual.Status)
+	return ctrl.Result{}, s.PatchVirtualStatus(ctx, p.Virtual, vs)
+}
+
+// syncSpec copies the spec fields a running pod may change from the
+// virtual spec v to the host spec h: container images, activeDeadlineSeconds,
+// added tolerations, and removed scheduling gates.
+func syncSpec(h, v *corev1.PodSpec, env Environment) {
+	images := func(hc, vc []corev1.Container) {
+		for i := range hc {
+			if i < len(vc) {
+				img := vc[i].Image
+				if t, ok := env.TranslateImage[img]; ok {
+					img = t
+				}
+				hc[i].Image = img
+			}
+		}
+	}
+	images(h.Containers, v.Containers)
+	images(h.InitContainers, v.InitContainers)
+	h.ActiveDeadlineSeconds = v.ActiveDeadlineSeconds
+	for _, t := range v.Tolerations {
+		if !slices.ContainsFunc(h.Tolerations, func(x corev1.Toleration) bool { return x.MatchToleration(&t) }) {
+			h.Tolerations = append(h.Tolerations, t)
+		}
+	}
+	h.SchedulingGates = slices.DeleteFunc(h.SchedulingGates, func(g corev1.PodSchedulingGate) bool {
+		return !slices.ContainsFunc(v.SchedulingGates, func(x corev1.PodSchedulingGate) bool { return x.Name == g.Name })
+	})
+}
+
+// VirtualStatus is the virtual pod's status from its host pod's: everything
+// the host reports, but the virtual QoS class (computed from the virtual spec).
+func VirtualStatus(host, virtual *corev1.PodStatus) corev1.PodStatus {
+	st := *host.DeepCopy()
+	st.QOSClass = virtual.QOSClass
+	return st
+}
+
+// Finalize implements syncer.Finalizer: the syncer completes a virtual pod's
+// deletion as a kubelet would. The host pod is deleted with the virtual
+// grace period; once it is gone the virtual pod is removed.
+func (r *Syncer) Finalize(ctx context.Context, s *syncer.Context, virtual, host *corev1.Pod, hostExists bool) (ctrl.Result, error) {
+	if hostExists {
+		if host.DeletionTimestamp != nil {
+			return ctrl.Result{}, nil // the host watch wakes us when it is gone
+		}
+		uid := host.UID
+		opts := []client.DeleteOption{client.Preconditions{UID: &uid}}
+		if g := virtual.DeletionGracePeriodSeconds; g != nil {
+			opts = append(opts, client.GracePeriodSeconds(*g))
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(s.Host.Delete(ctx, host, opts...))
+	}
+	s.EnqueueRefs(ctx, s.Mappings.Forget(podRef(virtual)))
+	return ctrl.Result{}, deleteVirtual(ctx, s, virtual)
+}
+
+// deleteVirtual removes a virtual pod at once (grace 0), guarded by its UID.
+func deleteVirtual(ctx context.Context, s *syncer.Context, pod *corev1.Pod) error {
+	uid := pod.UID
+	err := s.Virtual.Delete(ctx, pod, client.GracePeriodSeconds(0), client.Preconditions{UID: &uid})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}

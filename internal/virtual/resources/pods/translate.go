@@ -1,0 +1,374 @@
+package pods
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/clustersync/clustersync/internal/virtual/mapping"
+	"github.com/clustersync/clustersync/internal/virtual/translate"
+)
+
+// Environment is what pod translation needs to know about the virtual
+// cluster's services on the host.
+type Environment struct {
+	Translator translate.Translator
+	// HostServiceAccount is the host ServiceAccount every host pod runs as
+	// (token automount off: host credentials never reach a tenant pod).
+	HostServiceAccount string
+	// KubernetesIP is the host clusterIP of the Service backing the virtual
+	// default/kubernetes Service; "" when not known yet.
+	KubernetesIP string
+	// DNSIP is the host clusterIP of the virtual kube-system/kube-dns Service;
+	// "" when not known yet.
+	DNSIP string
+	// ClusterDomain is the virtual cluster's DNS domain, "cluster.local".
+	ClusterDomain string
+	// TranslateImage maps virtual images to host images (sync.toHost.pods.translateImage).
+	TranslateImage map[string]string
+	// EnforceTolerations are added to every host pod (sync.toHost.pods.enforceTolerations).
+	EnforceTolerations []corev1.Toleration
+}
+
+// Token is a service account token minted in the virtual cluster for a pod,
+// and the name of the host annotation that carries it.
+type Token struct {
+	Annotation string
+	Value      string
+}
+
+// References lists the objects a pod uses that are synced only while used:
+// Secrets and ConfigMaps (volumes, projected sources, env, envFrom, image
+// pull secrets) and PersistentVolumeClaims. The result is sorted and has no
+// duplicates.
+func References(pod *corev1.Pod) []mapping.Ref {
+	set := map[mapping.Ref]struct{}{}
+	add := func(kind, name string) {
+		if name != "" {
+			set[mapping.Ref{Kind: kind, Namespace: pod.Namespace, Name: name}] = struct{}{}
+		}
+	}
+	for _, s := range pod.Spec.ImagePullSecrets {
+		add("Secret", s.Name)
+	}
+	for _, v := range pod.Spec.Volumes {
+		switch {
+		case v.ConfigMap != nil:
+			add("ConfigMap", v.ConfigMap.Name)
+		case v.Secret != nil:
+			add("Secret", v.Secret.SecretName)
+		case v.PersistentVolumeClaim != nil:
+			add("PersistentVolumeClaim", v.PersistentVolumeClaim.ClaimName)
+		case v.Projected != nil:
+			for _, src := range v.Projected.Sources {
+				if src.ConfigMap != nil {
+					add("ConfigMap", src.ConfigMap.Name)
+				}
+				if src.Secret != nil {
+					add("Secret", src.Secret.Name)
+				}
+			}
+		}
+	}
+	forEachContainer(&pod.Spec, func(c *corev1.Container) {
+		for _, e := range c.Env {
+			if e.ValueFrom == nil {
+				continue
+			}
+			if r := e.ValueFrom.ConfigMapKeyRef; r != nil {
+				add("ConfigMap", r.Name)
+			}
+			if r := e.ValueFrom.SecretKeyRef; r != nil {
+				add("Secret", r.Name)
+			}
+		}
+		for _, e := range c.EnvFrom {
+			if e.ConfigMapRef != nil {
+				add("ConfigMap", e.ConfigMapRef.Name)
+			}
+			if e.SecretRef != nil {
+				add("Secret", e.SecretRef.Name)
+			}
+		}
+	})
+	out := slices.Collect(maps.Keys(set))
+	slices.SortFunc(out, func(a, b mapping.Ref) int { return strings.Compare(a.String(), b.String()) })
+	return out
+}
+
+// forEachContainer calls f on every init, regular and ephemeral container.
+func forEachContainer(spec *corev1.PodSpec, f func(*corev1.Container)) {
+	for i := range spec.InitContainers {
+		f(&spec.InitContainers[i])
+	}
+	for i := range spec.Containers {
+		f(&spec.Containers[i])
+	}
+	for i := range spec.EphemeralContainers {
+		f((*corev1.Container)(&spec.EphemeralContainers[i].EphemeralContainerCommon))
+	}
+}
+
+// HostSpec translates a virtual pod's spec for the host, following vCluster
+// (shared/design/anchors.md, section 1): every Secret, ConfigMap and PVC
+// reference renamed; the host service account with automount and service
+// links off; the service-account token volume fed from token's annotation;
+// downward-API fields redirected to the pod's vcluster.loft.sh/ annotations;
+// KUBERNETES_* env and hostAliases pointing at the virtual API server's
+// host Service; ClusterFirst DNS pointed at the virtual kube-dns Service;
+// priority classes cleared (they are not synced).
+func HostSpec(pod *corev1.Pod, env Environment, token *Token) corev1.PodSpec {
+	tr := env.Translator
+	ns := pod.Namespace
+	spec := *pod.Spec.DeepCopy()
+	name := func(n string) string { return tr.HostName(n, ns) }
+
+	spec.ServiceAccountName = env.HostServiceAccount
+	spec.DeprecatedServiceAccount = env.HostServiceAccount //nolint:staticcheck // kept equal, as the API server does
+	spec.AutomountServiceAccountToken = ptr.To(false)
+	spec.EnableServiceLinks = ptr.To(false)
+	spec.PriorityClassName, spec.Priority, spec.PreemptionPolicy = "", nil, nil
+	if spec.Hostname == "" {
+		spec.Hostname = truncate(pod.Name, 63)
+	}
+	if spec.Subdomain != "" {
+		spec.Subdomain = name(spec.Subdomain)
+	}
+	for i := range spec.ImagePullSecrets {
+		spec.ImagePullSecrets[i].Name = name(spec.ImagePullSecrets[i].Name)
+	}
+	for i := range spec.Volumes {
+		translateVolume(&spec.Volumes[i], name, env, token)
+	}
+	forEachContainer(&spec, func(c *corev1.Container) {
+		if img, ok := env.TranslateImage[c.Image]; ok {
+			c.Image = img
+		}
+		for j := range c.Env {
+			translateEnvSource(c.Env[j].ValueFrom, name, tr)
+		}
+		for j := range c.EnvFrom {
+			if r := c.EnvFrom[j].ConfigMapRef; r != nil {
+				r.Name = name(r.Name)
+			}
+			if r := c.EnvFrom[j].SecretRef; r != nil {
+				r.Name = name(r.Name)
+			}
+		}
+		c.Env = withKubernetesEnv(c.Env, env.KubernetesIP)
+	})
+	if env.KubernetesIP != "" {
+		spec.HostAliases = append(spec.HostAliases, corev1.HostAlias{IP: env.KubernetesIP, Hostnames: kubernetesHostnames(env.ClusterDomain)})
+	}
+	translateDNS(&spec, ns, env)
+	spec.Tolerations = append(spec.Tolerations, env.EnforceTolerations...)
+	return spec
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.TrimRight(s[:n], "-.")
+}
+
+func kubernetesHostnames(domain string) []string {
+	return []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc." + domain}
+}
+
+func translateVolume(v *corev1.Volume, name func(string) string, env Environment, token *Token) {
+	switch {
+	case v.ConfigMap != nil:
+		v.ConfigMap.Name = name(v.ConfigMap.Name)
+	case v.Secret != nil:
+		v.Secret.SecretName = name(v.Secret.SecretName)
+	case v.PersistentVolumeClaim != nil:
+		v.PersistentVolumeClaim.ClaimName = name(v.PersistentVolumeClaim.ClaimName)
+	case v.DownwardAPI != nil:
+		for i := range v.DownwardAPI.Items {
+			translateFieldRef(v.DownwardAPI.Items[i].FieldRef, env.Translator)
+		}
+	case v.Projected != nil:
+		for i := range v.Projected.Sources {
+			src := &v.Projected.Sources[i]
+			switch {
+			case src.ConfigMap != nil:
+				src.ConfigMap.Name = name(src.ConfigMap.Name)
+			case src.Secret != nil:
+				src.Secret.Name = name(src.Secret.Name)
+			case src.DownwardAPI != nil:
+				for j := range src.DownwardAPI.Items {
+					translateFieldRef(src.DownwardAPI.Items[j].FieldRef, env.Translator)
+				}
+			case src.ServiceAccountToken != nil:
+				path := src.ServiceAccountToken.Path
+				src.ServiceAccountToken = nil
+				if token != nil {
+					src.DownwardAPI = &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{
+						Path:     path,
+						FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: annotationPath(token.Annotation)},
+					}}}
+				} else {
+					src.DownwardAPI = &corev1.DownwardAPIProjection{}
+				}
+			}
+		}
+	}
+}
+
+func translateEnvSource(src *corev1.EnvVarSource, name func(string) string, tr translate.Translator) {
+	if src == nil {
+		return
+	}
+	if r := src.ConfigMapKeyRef; r != nil {
+		r.Name = name(r.Name)
+	}
+	if r := src.SecretKeyRef; r != nil {
+		r.Name = name(r.Name)
+	}
+	translateFieldRef(src.FieldRef, tr)
+}
+
+func annotationPath(key string) string { return "metadata.annotations['" + key + "']" }
+
+// translateFieldRef redirects downward-API fields whose host value differs
+// from the virtual one to the pod annotations that carry the virtual value.
+func translateFieldRef(f *corev1.ObjectFieldSelector, tr translate.Translator) {
+	if f == nil {
+		return
+	}
+	switch p := f.FieldPath; {
+	case p == "metadata.name":
+		f.FieldPath = annotationPath(translate.AnnotationPodName)
+	case p == "metadata.namespace":
+		f.FieldPath = annotationPath(translate.AnnotationPodNamespace)
+	case p == "metadata.uid":
+		f.FieldPath = annotationPath(translate.AnnotationPodUID)
+	case p == "metadata.labels":
+		f.FieldPath = annotationPath(translate.AnnotationPodLabels)
+	case p == "spec.serviceAccountName":
+		f.FieldPath = annotationPath(translate.AnnotationPodServiceAccountName)
+	case strings.HasPrefix(p, "metadata.labels['") && strings.HasSuffix(p, "']"):
+		key := strings.TrimSuffix(strings.TrimPrefix(p, "metadata.labels['"), "']")
+		f.FieldPath = "metadata.labels['" + tr.HostLabelKey(key) + "']"
+	}
+}
+
+// withKubernetesEnv sets the KUBERNETES_* variables a pod uses to find its
+// API server to the virtual cluster's Service, overriding the host
+// kubelet's, unless the container sets them itself.
+func withKubernetesEnv(envs []corev1.EnvVar, ip string) []corev1.EnvVar {
+	if ip == "" {
+		return envs
+	}
+	want := []corev1.EnvVar{
+		{Name: "KUBERNETES_SERVICE_HOST", Value: ip},
+		{Name: "KUBERNETES_SERVICE_PORT", Value: "443"},
+		{Name: "KUBERNETES_SERVICE_PORT_HTTPS", Value: "443"},
+		{Name: "KUBERNETES_PORT", Value: "tcp://" + ip + ":443"},
+		{Name: "KUBERNETES_PORT_443_TCP", Value: "tcp://" + ip + ":443"},
+		{Name: "KUBERNETES_PORT_443_TCP_PROTO", Value: "tcp"},
+		{Name: "KUBERNETES_PORT_443_TCP_ADDR", Value: ip},
+		{Name: "KUBERNETES_PORT_443_TCP_PORT", Value: "443"},
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(envs, func(e corev1.EnvVar) bool { return e.Name == w.Name }) {
+			envs = append(envs, w)
+		}
+	}
+	return envs
+}
+
+// translateDNS points ClusterFirst pods at the virtual cluster's DNS Service.
+func translateDNS(spec *corev1.PodSpec, ns string, env Environment) {
+	if env.DNSIP == "" {
+		return
+	}
+	clusterFirst := (spec.DNSPolicy == "" || spec.DNSPolicy == corev1.DNSClusterFirst) && !spec.HostNetwork
+	if !clusterFirst && spec.DNSPolicy != corev1.DNSClusterFirstWithHostNet {
+		return
+	}
+	d := env.ClusterDomain
+	cfg := &corev1.PodDNSConfig{
+		Nameservers: []string{env.DNSIP},
+		Searches:    []string{ns + ".svc." + d, "svc." + d, d},
+		Options:     []corev1.PodDNSConfigOption{{Name: "ndots", Value: ptr.To("5")}},
+	}
+	if old := spec.DNSConfig; old != nil {
+		cfg.Nameservers = append(cfg.Nameservers, old.Nameservers...)
+		cfg.Searches = append(cfg.Searches, old.Searches...)
+		for _, o := range old.Options {
+			if o.Name == "ndots" {
+				cfg.Options = cfg.Options[:0]
+			}
+		}
+		cfg.Options = append(cfg.Options, old.Options...)
+	}
+	spec.DNSPolicy, spec.DNSConfig = corev1.DNSNone, cfg
+}
+
+// HostAnnotations are the pod annotations vCluster adds so the downward API
+// of the host pod reads virtual values, plus the token annotation.
+func HostAnnotations(pod *corev1.Pod, token *Token) map[string]string {
+	out := map[string]string{
+		translate.AnnotationPodName:               pod.Name,
+		translate.AnnotationPodNamespace:          pod.Namespace,
+		translate.AnnotationPodUID:                string(pod.UID),
+		translate.AnnotationPodLabels:             translate.LabelsAnnotation(pod.Labels),
+		translate.AnnotationPodServiceAccountName: pod.Spec.ServiceAccountName,
+	}
+	if len(pod.OwnerReferences) > 0 {
+		data, _ := json.Marshal(pod.OwnerReferences)
+		out[translate.AnnotationPodOwnerReferences] = string(data)
+		for _, o := range pod.OwnerReferences {
+			if o.Controller != nil && *o.Controller {
+				out[translate.AnnotationPodOwnerSetKind] = o.Kind
+			}
+		}
+	}
+	if token != nil {
+		out[token.Annotation] = token.Value
+	}
+	return out
+}
+
+// HostLabels adds to a host pod's labels one vcluster.loft.sh/ns-label-… label
+// per label of the pod's virtual namespace, so host network policies can
+// select by virtual namespace.
+func HostLabels(labels map[string]string, tr translate.Translator, namespaceLabels map[string]string) map[string]string {
+	out := maps.Clone(labels)
+	for k, v := range namespaceLabels {
+		out[tr.NamespaceLabelKey(k)] = v
+	}
+	return out
+}
+
+// TokenAnnotation finds the token annotation of a host pod.
+func TokenAnnotation(host map[string]string) (string, bool) {
+	for k := range host {
+		if strings.HasPrefix(k, translate.AnnotationPodTokenPrefix) {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// NeedsToken reports whether a virtual pod mounts a service-account token.
+func NeedsToken(pod *corev1.Pod) bool {
+	for _, v := range pod.Spec.Volumes {
+		if v.Projected == nil {
+			continue
+		}
+		for _, s := range v.Projected.Sources {
+			if s.ServiceAccountToken != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+

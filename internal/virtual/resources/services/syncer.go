@@ -1,0 +1,107 @@
+// Package services syncs virtual Services to the host. The host copy selects
+// this virtual cluster's pods of the same namespace; the clusterIP is
+// host-authoritative: the virtual Service carries the host's address (it is
+// recreated with it when they differ), so pods reach the same address under
+// both names. Node ports and load-balancer status flow back to the virtual
+// Service; type and port changes flow to the host (vCluster issues #2248,
+// #2728: type changes that were not propagated).
+package services
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clustersync/clustersync/internal/virtual/syncer"
+	"github.com/clustersync/clustersync/internal/virtual/translate"
+)
+
+// Syncer is the Service resource syncer.
+type Syncer struct{ tr translate.Translator }
+
+// New returns the Service syncer.
+func New(tr translate.Translator) *Syncer { return &Syncer{tr: tr} }
+
+// Name implements syncer.Resource.
+func (r *Syncer) Name() string { return "services" }
+
+// GVK implements syncer.Resource.
+func (r *Syncer) GVK() schema.GroupVersionKind { return corev1.SchemeGroupVersion.WithKind("Service") }
+
+// New implements syncer.Resource.
+func (r *Syncer) New() *corev1.Service { return &corev1.Service{} }
+
+// HostName implements syncer.Resource.
+func (r *Syncer) HostName(name, namespace string) string { return r.tr.HostName(name, namespace) }
+
+// KeepOnUIDMismatch implements syncer.UIDPolicy: a virtual Service recreated
+// to take the host clusterIP keeps its host copy.
+func (r *Syncer) KeepOnUIDMismatch() bool { return true }
+
+// ShouldSync implements syncer.Selector. The virtual default/kubernetes
+// Service is not synced: the host Service named after the virtual cluster
+// backs it (see the runner's bootstrap).
+func (r *Syncer) ShouldSync(_ context.Context, _ *syncer.Context, v *corev1.Service) bool {
+	return !(v.Namespace == metav1.NamespaceDefault && v.Name == "kubernetes")
+}
+
+// SyncToHost implements syncer.Resource. The host Service is asked for the
+// virtual clusterIP; when the host has given that address to another
+// Service, the host allocates one and Sync moves the virtual Service to it.
+func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Create[*corev1.Service]) (ctrl.Result, error) {
+	host := &corev1.Service{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(c.Virtual, r.tr, nil)}
+	res, err := s.CreateHost(ctx, host)
+	if err != nil && apierrors.IsInvalid(err) && host.Spec.ClusterIP != "" && host.Spec.ClusterIP != corev1.ClusterIPNone {
+		host.Spec.ClusterIP, host.Spec.ClusterIPs = "", nil
+		return s.CreateHost(ctx, host)
+	}
+	return res, err
+}
+
+// Sync implements syncer.Resource.
+func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*corev1.Service]) (ctrl.Result, error) {
+	if hip, vip := p.Host.Spec.ClusterIP, p.Virtual.Spec.ClusterIP; hip != vip && hip != corev1.ClusterIPNone && vip != corev1.ClusterIPNone {
+		return ctrl.Result{}, recreateVirtual(ctx, s, p.Virtual, p.Host)
+	}
+	v, h := syncer.ApplyMeta(p)
+	h.Spec = HostSpec(p.Virtual, r.tr, &p.Host.Spec)
+	if err := s.PatchHost(ctx, p.Host, h); err != nil {
+		return ctrl.Result{}, err
+	}
+	VirtualNodePorts(&v.Spec, &p.Host.Spec)
+	if err := s.PatchVirtual(ctx, p.Virtual, v); err != nil {
+		return ctrl.Result{}, err
+	}
+	vs := syncer.DeepCopy(p.Virtual)
+	vs.Status = *p.Host.Status.DeepCopy()
+	return ctrl.Result{}, s.PatchVirtualStatus(ctx, p.Virtual, vs)
+}
+
+// recreateVirtual replaces the virtual Service by one with the host's
+// clusterIP (the field is immutable). The new Service keeps name, labels,
+// annotations and spec.
+func recreateVirtual(ctx context.Context, s *syncer.Context, v, host *corev1.Service) error {
+	uid := v.UID
+	if err := s.Virtual.Delete(ctx, v, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("recreate virtual service with host clusterIP %s: %w", host.Spec.ClusterIP, err)
+	}
+	next := &corev1.Service{ObjectMeta: metav1.ObjectMeta{
+		Name: v.Name, Namespace: v.Namespace, Labels: v.Labels, Annotations: v.Annotations, OwnerReferences: v.OwnerReferences,
+	}, Spec: *v.Spec.DeepCopy()}
+	next.Spec.ClusterIP, next.Spec.ClusterIPs = host.Spec.ClusterIP, host.Spec.ClusterIPs
+	next.Spec.IPFamilies, next.Spec.IPFamilyPolicy = host.Spec.IPFamilies, host.Spec.IPFamilyPolicy
+	for i := range next.Spec.Ports {
+		next.Spec.Ports[i].NodePort = 0
+	}
+	VirtualNodePorts(&next.Spec, &host.Spec)
+	if err := s.Virtual.Create(ctx, next); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("recreate virtual service with host clusterIP %s: %w", host.Spec.ClusterIP, err)
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package services
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/clustersync/clustersync/internal/virtual/translate"
+)
+
+// HostSpec is the host spec for virtual Service v (vCluster's rules,
+// shared/design/anchors.md, section 1): the selector scoped to this virtual
+// cluster's pods of the same namespace, node ports and the health-check port
+// left to the host to allocate, and the clusterIP asked for as the virtual
+// one, so that in the common case both sides share the address without
+// recreating the virtual Service. current is the existing host spec (nil on
+// create); its allocated node ports and clusterIPs are kept.
+func HostSpec(v *corev1.Service, tr translate.Translator, current *corev1.ServiceSpec) corev1.ServiceSpec {
+	spec := *v.Spec.DeepCopy()
+	spec.Selector = tr.HostSelector(v.Spec.Selector, v.Namespace)
+	spec.HealthCheckNodePort = 0
+	spec.IPFamilies, spec.IPFamilyPolicy = nil, nil
+	if spec.ClusterIP != corev1.ClusterIPNone && spec.ClusterIP != "" {
+		spec.ClusterIPs = []string{spec.ClusterIP}
+	}
+	hostPorts := map[string]int32{}
+	if current != nil {
+		spec.ClusterIP, spec.ClusterIPs = current.ClusterIP, current.ClusterIPs
+		spec.IPFamilies, spec.IPFamilyPolicy = current.IPFamilies, current.IPFamilyPolicy
+		spec.HealthCheckNodePort = current.HealthCheckNodePort
+		for _, p := range current.Ports {
+			hostPorts[portKey(p)] = p.NodePort
+		}
+	}
+	for i := range spec.Ports {
+		spec.Ports[i].NodePort = hostPorts[portKey(spec.Ports[i])]
+	}
+	if spec.Type == corev1.ServiceTypeClusterIP || spec.Type == corev1.ServiceTypeExternalName || spec.Type == "" {
+		for i := range spec.Ports {
+			spec.Ports[i].NodePort = 0
+		}
+		spec.HealthCheckNodePort = 0
+	}
+	return spec
+}
+
+func portKey(p corev1.ServicePort) string {
+	return fmt.Sprintf("%s/%s/%d", p.Name, p.Protocol, p.Port)
+}
+
+// VirtualNodePorts copies the host's allocated node ports onto the virtual
+// ports (matched by name, protocol and port), so a tenant reads the ports
+// that work on the host nodes. It reports whether anything changed.
+func VirtualNodePorts(v *corev1.ServiceSpec, host *corev1.ServiceSpec) bool {
+	byKey := map[string]int32{}
+	for _, p := range host.Ports {
+		byKey[portKey(p)] = p.NodePort
+	}
+	changed := false
+	for i := range v.Ports {
+		if np, ok := byKey[portKey(v.Ports[i])]; ok && np != 0 && np != v.Ports[i].NodePort {
+			v.Ports[i].NodePort = np
+			changed = true
+		}
+	}
+	return changed
+}

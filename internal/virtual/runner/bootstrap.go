@@ -1,0 +1,107 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clustersync/clustersync/internal/virtual/translate"
+)
+
+// bootstrap creates what every virtual cluster needs, on both sides, before
+// the controllers start:
+//   - host: the namespace, the ServiceAccount host pods run as (no token
+//     automount), and the Service named after the virtual cluster that
+//     backs the virtual default/kubernetes Service;
+//   - virtual: default/kubernetes with that Service's clusterIP, and
+//     kube-system/kube-dns, whose host copy is the pods' nameserver.
+func bootstrap(ctx context.Context, tr translate.Translator, vc, hc client.Client) error {
+	owned := map[string]string{translate.LabelManagedBy: tr.VCluster}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tr.HostNamespace}}
+	if err := createIfMissing(ctx, hc, ns); err != nil {
+		return err
+	}
+	sa := &corev1.ServiceAccount{
+		ObjectMeta:                   metav1.ObjectMeta{Name: HostServiceAccount(tr.VCluster), Namespace: tr.HostNamespace, Labels: owned},
+		AutomountServiceAccountToken: ptr.To(false),
+	}
+	if err := createIfMissing(ctx, hc, sa); err != nil {
+		return err
+	}
+	apiSvc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: tr.KubernetesServiceName(), Namespace: tr.HostNamespace, Labels: owned},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{
+			Name: "https", Port: 443, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(443),
+		}}},
+	}
+	if err := createIfMissing(ctx, hc, apiSvc); err != nil {
+		return err
+	}
+	if err := hc.Get(ctx, client.ObjectKeyFromObject(apiSvc), apiSvc); err != nil {
+		return err
+	}
+	if apiSvc.Labels[translate.LabelManagedBy] != tr.VCluster {
+		return fmt.Errorf("host service %s/%s exists and is not managed by virtual cluster %s", apiSvc.Namespace, apiSvc.Name, tr.VCluster)
+	}
+	if err := ensureKubernetesService(ctx, vc, apiSvc.Spec.ClusterIP); err != nil {
+		return err
+	}
+	dns := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "kube-dns", Namespace: metav1.NamespaceSystem, Labels: map[string]string{
+			"k8s-app": "kube-dns", "kubernetes.io/name": "CoreDNS",
+		}},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"k8s-app": "kube-dns"},
+			Ports: []corev1.ServicePort{
+				{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP, TargetPort: intstr.FromInt32(53)},
+				{Name: "dns-tcp", Port: 53, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(53)},
+				{Name: "metrics", Port: 9153, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(9153)},
+			},
+		},
+	}
+	return createIfMissing(ctx, vc, dns)
+}
+
+// ensureKubernetesService gives the virtual default/kubernetes Service the
+// host clusterIP ip, recreating it when it has another (the field is
+// immutable), as vCluster does.
+func ensureKubernetesService(ctx context.Context, vc client.Client, ip string) error {
+	var svc corev1.Service
+	key := types.NamespacedName{Namespace: metav1.NamespaceDefault, Name: "kubernetes"}
+	err := vc.Get(ctx, key, &svc)
+	if err == nil && svc.Spec.ClusterIP == ip {
+		return nil
+	}
+	if err == nil {
+		if err := vc.Delete(ctx, &svc); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	} else if !apierrors.IsNotFound(err) {
+		return err
+	}
+	next := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: map[string]string{
+			"component": "apiserver", "provider": "kubernetes",
+		}},
+		Spec: corev1.ServiceSpec{
+			ClusterIP: ip, ClusterIPs: []string{ip},
+			Ports: []corev1.ServicePort{{Name: "https", Port: 443, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(443)}},
+		},
+	}
+	return createIfMissing(ctx, vc, next)
+}
+
+func createIfMissing(ctx context.Context, c client.Client, obj client.Object) error {
+	err := c.Create(ctx, obj)
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create %T %s: %w", obj, client.ObjectKeyFromObject(obj), err)
+	}
+	return nil
+}

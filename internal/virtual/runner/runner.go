@@ -1,0 +1,244 @@
+// Package runner wires and runs the syncer of one virtual cluster: a
+// controller-runtime manager on the virtual API server, a cluster.Cluster
+// whose cache covers the host namespace, the mapping store, the objects every
+// virtual cluster needs (bootstrap.go), and one controller per enabled
+// resource kind.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/mapping"
+	"github.com/clustersync/clustersync/internal/virtual/resources/configmaps"
+	"github.com/clustersync/clustersync/internal/virtual/resources/endpoints"
+	"github.com/clustersync/clustersync/internal/virtual/resources/events"
+	"github.com/clustersync/clustersync/internal/virtual/resources/nodes"
+	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
+	"github.com/clustersync/clustersync/internal/virtual/resources/pvcs"
+	"github.com/clustersync/clustersync/internal/virtual/resources/secrets"
+	"github.com/clustersync/clustersync/internal/virtual/resources/services"
+	"github.com/clustersync/clustersync/internal/virtual/syncer"
+	"github.com/clustersync/clustersync/internal/virtual/translate"
+)
+
+// Options configure a syncer.
+type Options struct {
+	// Name is the virtual cluster's name.
+	Name string
+	// HostNamespace is the host namespace every synced object goes to.
+	HostNamespace string
+	// Virtual and Host are REST configs for the two API servers; the
+	// syncer's QPS and burst come from Config.Syncer.
+	Virtual, Host *rest.Config
+	// Config is the virtual cluster's configuration.
+	Config *config.Config
+	// StateDir holds the mapping store (mappings.db); "" keeps it in memory.
+	StateDir string
+	// HealthAddr serves /healthz and /readyz (e.g. "127.0.0.1:0"); "" serves none.
+	HealthAddr string
+	// Ready, when set, is called once every cache has synced and the
+	// controllers are running.
+	Ready func()
+	Log   logr.Logger
+}
+
+// HostServiceAccount is the host ServiceAccount of a virtual cluster's pods,
+// named as vCluster names it.
+func HostServiceAccount(vcluster string) string { return "vc-workload-" + vcluster }
+
+// Run runs the syncer until ctx ends.
+func Run(ctx context.Context, o Options) error {
+	if o.Config == nil {
+		o.Config = config.Default()
+	}
+	if o.Name == "" || o.HostNamespace == "" {
+		return errors.New("runner: Name and HostNamespace are required")
+	}
+	tr := translate.Translator{VCluster: o.Name, HostNamespace: o.HostNamespace}
+	sc := o.Config.Syncer
+	vcfg, hcfg := rest.CopyConfig(o.Virtual), rest.CopyConfig(o.Host)
+	vcfg.QPS, vcfg.Burst = sc.VirtualQPS, sc.VirtualBurst
+	hcfg.QPS, hcfg.Burst = sc.HostQPS, sc.HostBurst
+	// v1 Endpoints are deprecated but are what vCluster syncs; keep the log clean.
+	vcfg.WarningHandlerWithContext, hcfg.WarningHandlerWithContext = rest.NoWarnings{}, rest.NoWarnings{}
+
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	strip := cache.TransformStripManagedFields()
+	mgr, err := ctrl.NewManager(vcfg, manager.Options{
+		Scheme:                  scheme,
+		Logger:                  o.Log,
+		Metrics:                 metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:  healthAddr(o.HealthAddr),
+		Cache:                   cache.Options{DefaultTransform: strip},
+		Controller:              ctrlconfig.Controller{SkipNameValidation: ptrTrue(), MaxConcurrentReconciles: sc.Workers},
+		GracefulShutdownTimeout: ptrDuration(10 * time.Second),
+	})
+	if err != nil {
+		return fmt.Errorf("virtual manager: %w", err)
+	}
+	host, err := cluster.New(hcfg, func(co *cluster.Options) {
+		co.Scheme = scheme
+		co.Logger = o.Log
+		co.Cache.DefaultNamespaces = map[string]cache.Config{o.HostNamespace: {}}
+		co.Cache.DefaultTransform = strip
+	})
+	if err != nil {
+		return fmt.Errorf("host cluster: %w", err)
+	}
+	if err := mgr.Add(host); err != nil {
+		return err
+	}
+
+	store := mapping.NewMemory()
+	if o.StateDir != "" {
+		if store, err = mapping.Open(filepath.Join(o.StateDir, "mappings.db"), 200*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	defer store.Close()
+
+	// Bootstrap with live clients, before any controller runs.
+	vc, err := client.New(vcfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	hc, err := client.New(hcfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	if err := bootstrap(ctx, tr, vc, hc); err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if err := rebuildReferences(ctx, vc, store); err != nil {
+		return fmt.Errorf("rebuild mapping store: %w", err)
+	}
+
+	s := syncer.NewContext(tr, o.Config, mgr.GetClient(), host.GetClient(), mgr.GetAPIReader(), host.GetAPIReader(),
+		mgr.GetEventRecorder("clustersync-syncer"), store, o.Log)
+	if err := register(ctx, mgr, host, s, o.Config); err != nil {
+		return err
+	}
+
+	var ready atomic.Bool
+	if err := mgr.AddReadyzCheck("synced", func(*http.Request) error {
+		if !ready.Load() {
+			return errors.New("caches not synced")
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		if !mgr.GetCache().WaitForCacheSync(ctx) || !host.GetCache().WaitForCacheSync(ctx) {
+			return nil
+		}
+		ready.Store(true)
+		if o.Ready != nil {
+			o.Ready()
+		}
+		<-ctx.Done()
+		return nil
+	})); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+// register adds a controller for every resource the configuration enables.
+func register(ctx context.Context, mgr ctrl.Manager, host cluster.Cluster, s *syncer.Context, cfg *config.Config) error {
+	tr, th, fh, w := s.Translator, cfg.Sync.ToHost, cfg.Sync.FromHost, cfg.Syncer.Workers
+	var errs []error
+	if th.Pods.Enabled {
+		tolerations, err := pods.ParseTolerations(th.Pods.EnforceTolerations)
+		if err != nil {
+			return fmt.Errorf("sync.toHost.pods.enforceTolerations: %w", err)
+		}
+		env := pods.Environment{
+			Translator: tr, HostServiceAccount: HostServiceAccount(tr.VCluster), ClusterDomain: "cluster.local",
+			TranslateImage: th.Pods.TranslateImage, EnforceTolerations: tolerations,
+		}
+		errs = append(errs, syncer.Register(mgr, host, s, pods.New(env), w))
+		if !fh.Nodes.Enabled {
+			errs = append(errs, nodes.Register(ctx, mgr, host, s))
+		}
+	}
+	if th.Services.Enabled {
+		errs = append(errs, syncer.Register(mgr, host, s, services.New(tr), w))
+	}
+	if th.Endpoints.Enabled {
+		errs = append(errs, syncer.Register(mgr, host, s, endpoints.New(tr), w))
+	}
+	if th.PersistentVolumeClaims.Enabled {
+		errs = append(errs, syncer.Register(mgr, host, s, pvcs.New(tr), w))
+	}
+	if th.ConfigMaps.Enabled {
+		errs = append(errs, syncer.Register(mgr, host, s, configmaps.New(tr, th.ConfigMaps), w))
+	}
+	if th.Secrets.Enabled {
+		errs = append(errs, syncer.Register(mgr, host, s, secrets.New(tr, th.Secrets), w))
+	}
+	if fh.Events.Enabled {
+		errs = append(errs, events.Register(mgr, host, s))
+	}
+	return errors.Join(errs...)
+}
+
+// rebuildReferences recomputes from the virtual pods which objects are
+// referenced, so that no Secret or ConfigMap looks unused to its controller
+// while the pod controller has not caught up after a restart.
+func rebuildReferences(ctx context.Context, vc client.Client, store *mapping.Store) error {
+	var list corev1.PodList
+	if err := vc.List(ctx, &list); err != nil {
+		return err
+	}
+	live := map[mapping.Ref]bool{}
+	for i := range list.Items {
+		p := &list.Items[i]
+		ref := mapping.Ref{Kind: "Pod", Namespace: p.Namespace, Name: p.Name}
+		live[ref] = true
+		store.SetReferences(ref, pods.References(p))
+	}
+	for _, r := range store.Referrers() {
+		if r.Kind == "Pod" && !live[r] {
+			store.Forget(r)
+		}
+	}
+	return nil
+}
+
+func healthAddr(a string) string {
+	if a == "" {
+		return "0"
+	}
+	return a
+}
+
+func ptrTrue() *bool                             { b := true; return &b }
+func ptrDuration(d time.Duration) *time.Duration { return &d }

@@ -1,0 +1,112 @@
+package syncer
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/mapping"
+	"github.com/clustersync/clustersync/internal/virtual/translate"
+)
+
+// Context is what every resource syncer works with. It is built once by the
+// syncer and shared by all controllers; its fields are not changed after
+// the controllers start.
+type Context struct {
+	Translator translate.Translator
+	Config     *config.Config
+	// Virtual and Host read from the informer caches and write to the API servers.
+	Virtual, Host client.Client
+	// VirtualReader and HostReader read from the API servers, bypassing the caches.
+	VirtualReader, HostReader client.Reader
+	// Events records events on virtual objects.
+	Events events.EventRecorder
+	// Mappings is the name mapping and reference store.
+	Mappings *mapping.Store
+	Log      logr.Logger
+
+	queues map[string]chan event.GenericEvent
+	// controllerOf maps a kind ("Secret") to its controller name ("secrets").
+	controllerOf map[string]string
+	mu           sync.Mutex
+	// reported remembers SyncError events already recorded, per object and
+	// message, so a collision is reported once rather than at every retry.
+	reported map[string]string
+}
+
+// NewContext returns a Context; call Register for each resource afterwards.
+func NewContext(t translate.Translator, cfg *config.Config, virtual, host client.Client, virtualReader, hostReader client.Reader,
+	ev events.EventRecorder, store *mapping.Store, log logr.Logger) *Context {
+	return &Context{
+		Translator: t, Config: cfg, Virtual: virtual, Host: host, VirtualReader: virtualReader, HostReader: hostReader,
+		Events: ev, Mappings: store, Log: log,
+		queues: map[string]chan event.GenericEvent{}, controllerOf: map[string]string{}, reported: map[string]string{},
+	}
+}
+
+// queue returns (creating before start) the wake-up channel of controller name.
+func (s *Context) queue(name string) chan event.GenericEvent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q, ok := s.queues[name]
+	if !ok {
+		q = make(chan event.GenericEvent, 1024)
+		s.queues[name] = q
+	}
+	return q
+}
+
+// Enqueue asks controller name (e.g. "secrets") to reconcile the virtual
+// object key. It does not block the caller for long: the channel is
+// buffered, and a full buffer is drained by the controller.
+func (s *Context) Enqueue(ctx context.Context, name string, key types.NamespacedName) {
+	obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	select {
+	case s.queue(name) <- event.GenericEvent{Object: obj}:
+	case <-ctx.Done():
+	}
+}
+
+// EnqueueRefs wakes the controllers of the referenced objects refs (a
+// Secret a pod started or stopped using); kinds without a controller are
+// skipped.
+func (s *Context) EnqueueRefs(ctx context.Context, refs []mapping.Ref) {
+	for _, r := range refs {
+		s.mu.Lock()
+		name, ok := s.controllerOf[r.Kind]
+		s.mu.Unlock()
+		if ok {
+			s.Enqueue(ctx, name, types.NamespacedName{Namespace: r.Namespace, Name: r.Name})
+		}
+	}
+}
+
+// ReportSyncError records a Warning event SyncError on the virtual object,
+// once per distinct message.
+func (s *Context) ReportSyncError(virtual client.Object, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	key := string(virtual.GetUID())
+	s.mu.Lock()
+	same := s.reported[key] == msg
+	s.reported[key] = msg
+	s.mu.Unlock()
+	if !same {
+		s.Events.Eventf(virtual, nil, "Warning", "SyncError", "Sync", "%s", msg)
+	}
+	s.Log.Info("sync error", "object", client.ObjectKeyFromObject(virtual), "message", msg)
+}
+
+// clearReported forgets the reported errors of a virtual object.
+func (s *Context) clearReported(uid types.UID) {
+	s.mu.Lock()
+	delete(s.reported, string(uid))
+	s.mu.Unlock()
+}

@@ -1,0 +1,217 @@
+package syncer
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/clustersync/clustersync/internal/virtual/mapping"
+	"github.com/clustersync/clustersync/internal/virtual/translate"
+)
+
+// conflictRetry is the requeue delay after a write conflict, as in vCluster.
+const conflictRetry = time.Second
+
+// collisionRetry is how often a name collision with an unmanaged host
+// object is looked at again.
+const collisionRetry = time.Minute
+
+// engine reconciles one Resource.
+type engine[T client.Object] struct {
+	r    Resource[T]
+	s    *Context
+	kind string
+	// lastSeen holds the metadata of each pair after its last sync.
+	lastSeen sync.Map // types.NamespacedName → translate.Meta
+}
+
+// Register adds the controller of r to mgr (the virtual cluster's manager),
+// watching r's kind in the virtual cluster and in host's cache, with
+// workers concurrent reconciles.
+func Register[T client.Object](mgr ctrl.Manager, host cluster.Cluster, s *Context, r Resource[T], workers int) error {
+	e := &engine[T]{r: r, s: s, kind: r.GVK().String()}
+	s.mu.Lock()
+	s.controllerOf[r.GVK().Kind] = r.Name()
+	s.mu.Unlock()
+	managedBy := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return o.GetLabels()[translate.LabelManagedBy] == s.Translator.VCluster
+	})
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named(r.Name()).
+		For(r.New()).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		WatchesRawSource(source.Kind(host.GetCache(), r.New(),
+			handler.TypedEnqueueRequestsFromMapFunc(e.hostToVirtual), typedPredicate[T](managedBy))).
+		WatchesRawSource(source.Channel(s.queue(r.Name()), &handler.EnqueueRequestForObject{}))
+	if w, ok := any(r).(Watcher); ok {
+		b = w.Watch(b, s)
+	}
+	return b.Complete(e)
+}
+
+func typedPredicate[T client.Object](p predicate.Predicate) predicate.TypedPredicate[T] {
+	return predicate.NewTypedPredicateFuncs(func(o T) bool { return p.Generic(event.GenericEvent{Object: o}) })
+}
+
+// hostToVirtual maps a host object to the virtual object it was made from.
+func (e *engine[T]) hostToVirtual(_ context.Context, o T) []reconcile.Request {
+	ann := o.GetAnnotations()
+	name := ann[translate.AnnotationObjectName]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ann[translate.AnnotationObjectNamespace], Name: name}}}
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (e *engine[T]) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+	res, err := e.reconcile(ctx, req.NamespacedName)
+	if apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	if err != nil {
+		return res, fmt.Errorf("%s %s: %w", e.r.Name(), req.NamespacedName, err)
+	}
+	return res, nil
+}
+
+func (e *engine[T]) reconcile(ctx context.Context, key types.NamespacedName) (ctrl.Result, error) {
+	s := e.s
+	virtual, vok, err := get(ctx, s.Virtual, key, e.r.New())
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	hostName := e.r.HostName(key.Name, key.Namespace)
+	hostKey := types.NamespacedName{Namespace: s.Translator.HostNamespace, Name: hostName}
+	host, hok, err := get(ctx, s.Host, hostKey, e.r.New())
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	ref := mapping.Ref{Kind: e.r.GVK().Kind, Namespace: key.Namespace, Name: key.Name}
+
+	if hok && !s.Translator.IsManaged(host, e.kind, e.r.HostName) {
+		if vok && virtual.GetDeletionTimestamp() == nil {
+			s.ReportSyncError(virtual, "cannot sync to host: %s %s/%s exists and is not managed by virtual cluster %s; it is left untouched",
+				e.r.GVK().Kind, hostKey.Namespace, hostKey.Name, s.Translator.VCluster)
+			return ctrl.Result{RequeueAfter: collisionRetry}, nil
+		}
+		if vok {
+			if f, ok := any(e.r).(Finalizer[T]); ok {
+				var zero T
+				return f.Finalize(ctx, s, virtual, zero, false)
+			}
+		}
+		return ctrl.Result{}, nil
+	}
+
+	selected := true
+	if sel, ok := any(e.r).(Selector[T]); ok && vok {
+		selected = sel.ShouldSync(ctx, s, virtual)
+	}
+
+	switch {
+	case vok && virtual.GetDeletionTimestamp() != nil:
+		if f, ok := any(e.r).(Finalizer[T]); ok {
+			return f.Finalize(ctx, s, virtual, host, hok)
+		}
+		return ctrl.Result{}, nil
+
+	case vok && hok && selected:
+		if host.GetAnnotations()[translate.AnnotationObjectUID] != string(virtual.GetUID()) {
+			if p, ok := any(e.r).(UIDPolicy); !ok || !p.KeepOnUIDMismatch() {
+				// A stale copy of an earlier object of the same name: replace it.
+				return ctrl.Result{RequeueAfter: conflictRetry}, e.deleteHost(ctx, host, key)
+			}
+		}
+		vref := e.virtualRef(virtual)
+		var base *translate.Meta
+		if m, ok := e.lastSeen.Load(key); ok {
+			mm := m.(translate.Meta)
+			base = &mm
+		}
+		p := &Pair[T]{Virtual: virtual, Host: host, Ref: vref,
+			Meta: s.Translator.SyncMetadata(base, virtual, host, vref, hostName)}
+		res, err := e.r.Sync(ctx, s, p)
+		if err == nil {
+			e.lastSeen.Store(key, p.Meta.Seen)
+			s.Mappings.Record(ref, hostName)
+			s.clearReported(virtual.GetUID())
+		}
+		return res, err
+
+	case vok && selected:
+		vref := e.virtualRef(virtual)
+		labels, anns, seen := s.Translator.NewHostMetadata(virtual, vref, hostName)
+		_, wasSynced := e.lastSeen.Load(key)
+		res, err := e.r.SyncToHost(ctx, s, &Create[T]{Virtual: virtual, Ref: vref, HostName: hostName,
+			Labels: labels, Annotations: anns, WasSynced: wasSynced})
+		if err == nil {
+			e.lastSeen.Store(key, seen)
+			s.Mappings.Record(ref, hostName)
+		}
+		return res, err
+
+	case hok:
+		// The virtual object is gone (or no longer selected): remove its host copy.
+		if host.GetAnnotations()[translate.AnnotationSkipBacksync] == "true" {
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, e.deleteHost(ctx, host, key)
+
+	default:
+		e.lastSeen.Delete(key)
+		if vok { // not selected and not on the host: nothing to do
+			return ctrl.Result{}, nil
+		}
+		// Gone on both sides: what it referenced may no longer be needed.
+		s.EnqueueRefs(ctx, s.Mappings.Forget(ref))
+		return ctrl.Result{}, nil
+	}
+}
+
+func (e *engine[T]) virtualRef(v T) translate.VirtualRef {
+	return translate.VirtualRef{Kind: e.kind, Name: v.GetName(), Namespace: v.GetNamespace(), UID: v.GetUID()}
+}
+
+// deleteHost deletes a managed host object, with a UID precondition so that
+// a newer object of the same name is never hit.
+func (e *engine[T]) deleteHost(ctx context.Context, host T, key types.NamespacedName) error {
+	uid := host.GetUID()
+	err := e.s.Host.Delete(ctx, host, client.Preconditions{UID: &uid})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete host %s %s: %w", e.r.GVK().Kind, host.GetName(), err)
+	}
+	e.lastSeen.Delete(key)
+	return nil
+}
+
+// get reads key into obj; ok is false when it does not exist.
+func get[T client.Object](ctx context.Context, c client.Reader, key types.NamespacedName, obj T) (T, bool, error) {
+	err := c.Get(ctx, key, obj)
+	if apierrors.IsNotFound(err) {
+		var zero T
+		return zero, false, nil
+	}
+	if err != nil {
+		var zero T
+		return zero, false, err
+	}
+	return obj, true, nil
+}
+
+// compile-time check that engine is a reconciler.
+var _ reconcile.Reconciler = &engine[client.Object]{}
+

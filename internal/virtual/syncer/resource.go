@@ -1,0 +1,80 @@
+package syncer
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clustersync/clustersync/internal/virtual/translate"
+)
+
+// Resource is one namespaced kind synced from the virtual cluster to the host.
+type Resource[T client.Object] interface {
+	// Name is the controller name, the plural resource, e.g. "pods".
+	Name() string
+	// GVK is the kind, written to vcluster.loft.sh/object-kind.
+	GVK() schema.GroupVersionKind
+	// New returns an empty object of the kind.
+	New() T
+	// HostName is the host name of the virtual object name/namespace.
+	HostName(name, namespace string) string
+	// SyncToHost creates the host object for c.Virtual (no host object exists).
+	SyncToHost(ctx context.Context, s *Context, c *Create[T]) (ctrl.Result, error)
+	// Sync brings an existing pair together.
+	Sync(ctx context.Context, s *Context, p *Pair[T]) (ctrl.Result, error)
+}
+
+// Create is the input of SyncToHost.
+type Create[T client.Object] struct {
+	// Virtual is the virtual object (from the cache: do not modify).
+	Virtual T
+	// Ref names the virtual object; HostName is the host name to create.
+	Ref      translate.VirtualRef
+	HostName string
+	// Labels and Annotations are the host object's metadata as the engine
+	// computed it (translated labels, bookkeeping annotations).
+	Labels, Annotations map[string]string
+	// WasSynced is true when this syncer saw the host object before: it has
+	// been deleted on the host since (a host pod evicted, say).
+	WasSynced bool
+}
+
+// Pair is the input of Sync.
+type Pair[T client.Object] struct {
+	// Virtual and Host are the two objects (from the caches: do not modify).
+	Virtual, Host T
+	Ref           translate.VirtualRef
+	// Meta is the merged metadata both sides should carry.
+	Meta translate.MetaResult
+}
+
+// Finalizer is implemented by kinds whose virtual objects wait for the
+// syncer to finish their deletion (pods: the syncer plays the kubelet).
+// Finalize is called for a terminating virtual object; the host object may
+// or may not exist (host is the zero value when not).
+type Finalizer[T client.Object] interface {
+	Finalize(ctx context.Context, s *Context, virtual, host T, hostExists bool) (ctrl.Result, error)
+}
+
+// UIDPolicy is implemented by kinds whose host object must survive a UID
+// mismatch (a recreated virtual Service, a PVC whose data must not go): the
+// engine then only rewrites the bookkeeping through Sync.
+type UIDPolicy interface {
+	KeepOnUIDMismatch() bool
+}
+
+// Watcher is implemented by kinds that need more watches than their own kind
+// on both sides.
+type Watcher interface {
+	Watch(b *builder.Builder, s *Context) *builder.Builder
+}
+
+// Selector is implemented by kinds that sync only some virtual objects
+// (selective Secret and ConfigMap sync). A virtual object it rejects is not
+// created on the host, and its host copy is deleted.
+type Selector[T client.Object] interface {
+	ShouldSync(ctx context.Context, s *Context, virtual T) bool
+}

@@ -1,0 +1,58 @@
+package syncer
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// CreateHost creates obj on the host. When an object of that name already
+// exists — the host cache had not seen it yet, or it is a foreign object —
+// the virtual object is reconciled again shortly, and the engine's managed
+// check then decides between Sync and a SyncError.
+func (s *Context) CreateHost(ctx context.Context, obj client.Object) (ctrl.Result, error) {
+	err := s.Host.Create(ctx, obj)
+	if kerrors.IsAlreadyExists(err) {
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	return ctrl.Result{}, err
+}
+
+// PatchHost sends a JSON merge patch from before to after to the host, or
+// nothing when they are equal.
+func (s *Context) PatchHost(ctx context.Context, before, after client.Object) error {
+	return patch(ctx, s.Host, before, after, false)
+}
+
+// PatchVirtual sends a JSON merge patch from before to after to the virtual
+// cluster, or nothing when they are equal.
+func (s *Context) PatchVirtual(ctx context.Context, before, after client.Object) error {
+	return patch(ctx, s.Virtual, before, after, false)
+}
+
+// PatchVirtualStatus patches the status subresource of a virtual object.
+func (s *Context) PatchVirtualStatus(ctx context.Context, before, after client.Object) error {
+	return patch(ctx, s.Virtual, before, after, true)
+}
+
+// PatchHostStatus patches the status subresource of a host object.
+func (s *Context) PatchHostStatus(ctx context.Context, before, after client.Object) error {
+	return patch(ctx, s.Host, before, after, true)
+}
+
+func patch(ctx context.Context, c client.Client, before, after client.Object, status bool) error {
+	if equality.Semantic.DeepEqual(before, after) {
+		return nil
+	}
+	// No optimistic lock: a merge patch carries only the keys that differ, so
+	// keys other writers (host controllers, kwok) add meanwhile are kept, and
+	// the frequent status writes on the host do not turn into conflicts.
+	p := client.MergeFrom(before)
+	if status {
+		return c.Status().Patch(ctx, after, p)
+	}
+	return c.Patch(ctx, after, p)
+}
