@@ -214,4 +214,3 @@ func get[T client.Object](ctx context.Context, c client.Reader, key types.Namesp
 
 // compile-time check that engine is a reconciler.
 var _ reconcile.Reconciler = &engine[client.Object]{}
-

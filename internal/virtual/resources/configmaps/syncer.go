@@ -31,7 +31,9 @@ func New(tr translate.Translator, cfg config.SelectiveSync) *Syncer { return &Sy
 func (r *Syncer) Name() string { return "configmaps" }
 
 // GVK implements syncer.Resource.
-func (r *Syncer) GVK() schema.GroupVersionKind { return corev1.SchemeGroupVersion.WithKind("ConfigMap") }
+func (r *Syncer) GVK() schema.GroupVersionKind {
+	return corev1.SchemeGroupVersion.WithKind("ConfigMap")
+}
 
 // New implements syncer.Resource.
 func (r *Syncer) New() *corev1.ConfigMap { return &corev1.ConfigMap{} }

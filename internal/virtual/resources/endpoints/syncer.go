@@ -26,7 +26,9 @@ func New(tr translate.Translator) *Syncer { return &Syncer{tr: tr} }
 func (r *Syncer) Name() string { return "endpoints" }
 
 // GVK implements syncer.Resource.
-func (r *Syncer) GVK() schema.GroupVersionKind { return corev1.SchemeGroupVersion.WithKind("Endpoints") }
+func (r *Syncer) GVK() schema.GroupVersionKind {
+	return corev1.SchemeGroupVersion.WithKind("Endpoints")
+}
 
 // New implements syncer.Resource.
 func (r *Syncer) New() *corev1.Endpoints { return &corev1.Endpoints{} } //nolint:staticcheck // the kind vCluster syncs

@@ -371,4 +371,3 @@ func NeedsToken(pod *corev1.Pod) bool {
 	}
 	return false
 }
-
