@@ -9,7 +9,12 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/clustersync/clustersync/internal/binaries"
 )
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
 
 func main() {
 	if err := newRootCommand().Execute(); err != nil {
@@ -25,5 +30,20 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.AddCommand(newDevCommand(), newVirtualCommand(), newSyncerCommand(), newVersionCommand())
 	return root
+}
+
+// newVersionCommand prints clustersync's version and the Kubernetes version
+// of the control planes it runs.
+func newVersionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the versions of clustersync and of the binaries it runs",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintf(cmd.OutOrStdout(), "clustersync %s\nkubernetes %s, etcd %s, kwok %s\n",
+				version, binaries.KubernetesVersion, binaries.EtcdVersion, binaries.KwokVersion)
+		},
+	}
 }

@@ -65,7 +65,7 @@ func (t Translator) NewHostMetadata(virtual metav1.Object, ref VirtualRef, hostN
 	va := userAnnotations(virtual.GetAnnotations())
 	labels = t.HostLabels(vl, ref.Namespace)
 	annotations = t.hostAnnotations(va, vl, va, ref, hostName)
-	seen = Meta{Labels: Pair{Virtual: vl, Host: maps.Clone(vl)}, Annotations: Pair{Virtual: va, Host: maps.Clone(va)}}
+	seen = Meta{Labels: Pair{Virtual: vl, Host: maps.Clone(vl)}, Annotations: Pair{Virtual: va, Host: hostUserAnnotations(va)}}
 	return labels, annotations, seen
 }
 
@@ -100,7 +100,9 @@ func (t Translator) SyncMetadata(base *Meta, virtual, host metav1.Object, ref Vi
 	return MetaResult{
 		VirtualLabels: labels.Virtual, VirtualAnnotations: mergeBack(virtual.GetAnnotations(), anns.Virtual),
 		HostLabels: hostLabels, HostAnnotations: hostAnnotations,
-		Seen: Meta{Labels: labels, Annotations: anns},
+		// The base must be in the same view as the next call's host side:
+		// without the syncer's own keys, even those the virtual object set.
+		Seen: Meta{Labels: labels, Annotations: Pair{Virtual: anns.Virtual, Host: hostUserAnnotations(anns.Host)}},
 	}
 }
 

@@ -79,3 +79,25 @@ func TestSyncMetadata(t *testing.T) {
 		}
 	})
 }
+
+// A virtual annotation with a syncer prefix (force-sync) is copied to the
+// host and must stay on the virtual object over repeated syncs.
+func TestSyncMetadataKeepsPrefixedVirtualAnnotation(t *testing.T) {
+	tr := Translator{VCluster: "vc", HostNamespace: "vc-host"}
+	ref := VirtualRef{Kind: "/v1, Kind=Secret", Name: "s", Namespace: "ns", UID: "u1"}
+	v := &metav1.ObjectMeta{Annotations: map[string]string{AnnotationForceSync: "true"}}
+	hl, ha, seen := tr.NewHostMetadata(v, ref, "s-x-ns-x-vc")
+	h := &metav1.ObjectMeta{Labels: hl, Annotations: ha}
+	for i := range 3 {
+		r := tr.SyncMetadata(&seen, v, h, ref, "s-x-ns-x-vc")
+		if r.VirtualAnnotations[AnnotationForceSync] != "true" {
+			t.Fatalf("sync %d dropped %s from the virtual object: %v", i, AnnotationForceSync, r.VirtualAnnotations)
+		}
+		if r.HostAnnotations[AnnotationForceSync] != "true" {
+			t.Fatalf("sync %d: host annotations %v", i, r.HostAnnotations)
+		}
+		v = &metav1.ObjectMeta{Labels: r.VirtualLabels, Annotations: r.VirtualAnnotations}
+		h = &metav1.ObjectMeta{Labels: r.HostLabels, Annotations: r.HostAnnotations}
+		seen = r.Seen
+	}
+}

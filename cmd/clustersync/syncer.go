@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2/textlogger"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/runner"
+)
+
+// newSyncerCommand is `clustersync syncer`: the syncer of one virtual
+// cluster as a process of its own. `clustersync virtual serve` runs it; it
+// can also run by hand against any virtual and host API servers.
+func newSyncerCommand() *cobra.Command {
+	var o struct {
+		name, hostNamespace, virtualKubeconfig, hostKubeconfig, configFile, stateDir, healthAddr string
+		verbosity                                                                                int
+	}
+	cmd := &cobra.Command{
+		Use:   "syncer",
+		Short: "Run the syncer of a virtual cluster (normally started by `virtual create`)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg := config.Default()
+			if o.configFile != "" {
+				var err error
+				if cfg, err = config.Load(o.configFile); err != nil {
+					return err
+				}
+			}
+			vcfg, err := clientcmd.BuildConfigFromFlags("", o.virtualKubeconfig)
+			if err != nil {
+				return fmt.Errorf("--virtual-kubeconfig: %w", err)
+			}
+			hcfg, err := clientcmd.BuildConfigFromFlags("", o.hostKubeconfig)
+			if err != nil {
+				return fmt.Errorf("--host-kubeconfig: %w", err)
+			}
+			log := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(o.verbosity)))
+			ctrl.SetLogger(log)
+			return runner.Run(ctrl.SetupSignalHandler(), runner.Options{
+				Name: o.name, HostNamespace: o.hostNamespace, Virtual: vcfg, Host: hcfg, Config: cfg,
+				StateDir: o.stateDir, HealthAddr: o.healthAddr, Log: log,
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.name, "name", "", "virtual cluster name (required)")
+	f.StringVar(&o.hostNamespace, "host-namespace", "", "host namespace the objects are synced to (required)")
+	f.StringVar(&o.virtualKubeconfig, "virtual-kubeconfig", "", "kubeconfig of the virtual cluster (required)")
+	f.StringVar(&o.hostKubeconfig, "host-kubeconfig", "", "kubeconfig of the host cluster (required)")
+	f.StringVar(&o.configFile, "config", "", "virtual cluster configuration file (default: every default)")
+	f.StringVar(&o.stateDir, "state-dir", "", "folder for the mapping store (default: in memory)")
+	f.StringVar(&o.healthAddr, "health-addr", "", "address serving /healthz and /readyz, e.g. 127.0.0.1:8081")
+	f.IntVarP(&o.verbosity, "v", "v", 1, "log verbosity")
+	for _, n := range []string{"name", "host-namespace", "virtual-kubeconfig", "host-kubeconfig"} {
+		_ = cmd.MarkFlagRequired(n)
+	}
+	return cmd
+}

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/clustersync/clustersync/internal/virtual/instance"
+)
+
+// newVirtualCommand is `clustersync virtual`: virtual clusters on this machine.
+func newVirtualCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "virtual",
+		Aliases: []string{"vcluster", "vc"},
+		Short:   "Create and manage virtual clusters backed by a host cluster",
+	}
+	cmd.AddCommand(newVirtualCreateCommand(), newVirtualListCommand(), newVirtualConnectCommand(),
+		newVirtualStartCommand(), newVirtualStopCommand(), newVirtualDeleteCommand(), newVirtualServeCommand())
+	return cmd
+}
+
+// executable is the path of the running clustersync binary, which starts
+// the supervisor and the syncer.
+func executable() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find the clustersync binary: %w", err)
+	}
+	return filepath.EvalSymlinks(exe)
+}
+
+// defaultHostKubeconfig is the kubeconfig of the host: $KUBECONFIG, else the
+// local host of `clustersync dev up`, else ~/.kube/config.
+func defaultHostKubeconfig() string {
+	if k := os.Getenv("KUBECONFIG"); k != "" {
+		return k
+	}
+	dev := filepath.Join(stateHome(), "host", "kubeconfig.yaml")
+	if _, err := os.Stat(dev); err == nil {
+		return dev
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".kube", "config")
+}
+
+func newVirtualCreateCommand() *cobra.Command {
+	var o instance.CreateOptions
+	cmd := &cobra.Command{
+		Use:   "create NAME",
+		Short: "Create a virtual cluster: its own API server, synced into one host namespace",
+		Long: `Create a virtual cluster: a kube-apiserver and kube-controller-manager of its own
+(etcd embedded, or external per the config file), and a syncer that copies the
+pods, services, endpoints, claims and used secrets and config maps it creates
+into one namespace of the host cluster, with vCluster's names and annotations.
+
+The host is --host-kubeconfig, else $KUBECONFIG, else the local host of
+` + "`clustersync dev up`" + `, else ~/.kube/config.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Name, o.Home = args[0], stateHome()
+			if o.HostKubeconfig == "" {
+				o.HostKubeconfig = defaultHostKubeconfig()
+			}
+			exe, err := executable()
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "Creating virtual cluster %s (host kubeconfig %s)...\n", o.Name, o.HostKubeconfig)
+			start := time.Now()
+			i, err := instance.Create(cmd.Context(), o, exe)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "Virtual cluster %s is running (%.1fs); its objects are synced to host namespace %s.\n",
+				i.Name, time.Since(start).Seconds(), i.HostNamespace)
+			fmt.Fprintf(out, "\nUse it:\n  export KUBECONFIG=%s\n  kubectl get namespaces\n", i.Kubeconfig())
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.HostNamespace, "namespace", "n", "", "host namespace (default vc-NAME; created if missing)")
+	f.StringVar(&o.HostKubeconfig, "host-kubeconfig", "", "kubeconfig of the host cluster")
+	f.StringVar(&o.ConfigFile, "config", "", "configuration file (vCluster's sync: keys; see docs)")
+	return cmd
+}
+
+func newVirtualListCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the virtual clusters of this machine",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			list, err := instance.List(stateHome())
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "NAME\tSTATUS\tHOST NAMESPACE\tAPI SERVER\tAGE")
+			for _, i := range list {
+				status, server := "Stopped", "-"
+				if st, ok := i.Status(); ok {
+					status, server = "Starting", st.APIServer
+					if st.Ready {
+						status = "Running"
+					}
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", i.Name, status, i.HostNamespace, server, time.Since(i.Created).Round(time.Second))
+			}
+			return w.Flush()
+		},
+	}
+}
+
+func newVirtualConnectCommand() *cobra.Command {
+	var printExport bool
+	var output string
+	cmd := &cobra.Command{
+		Use:   "connect NAME",
+		Short: "Print the kubeconfig of a virtual cluster, or write it to a file",
+		Long: `Print the kubeconfig of a virtual cluster (cluster-admin), write it to a file
+with --output, or print an export line with --print:
+
+  eval "$(clustersync virtual connect demo --print)"`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			i, err := instance.Load(stateHome(), args[0])
+			if err != nil {
+				return err
+			}
+			if _, ok := i.Status(); !ok {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: virtual cluster %s is stopped; `clustersync virtual start %s` starts it\n", i.Name, i.Name)
+			}
+			if printExport {
+				fmt.Fprintf(cmd.OutOrStdout(), "export KUBECONFIG=%s\n", i.Kubeconfig())
+				return nil
+			}
+			data, err := os.ReadFile(i.Kubeconfig())
+			if err != nil {
+				return err
+			}
+			if output != "" {
+				if err := os.WriteFile(output, data, 0o600); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "kubeconfig of %s written to %s\n", i.Name, output)
+				return nil
+			}
+			_, err = cmd.OutOrStdout().Write(data)
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&printExport, "print", false, "print `export KUBECONFIG=...` instead of the kubeconfig")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "write the kubeconfig to this file")
+	return cmd
+}
+
+func newVirtualStartCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "start NAME",
+		Short: "Start a stopped virtual cluster; its objects and address are kept",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			i, err := instance.Load(stateHome(), args[0])
+			if err != nil {
+				return err
+			}
+			exe, err := executable()
+			if err != nil {
+				return err
+			}
+			if err := i.Start(cmd.Context(), exe); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Virtual cluster %s is running.\n", i.Name)
+			return nil
+		},
+	}
+}
+
+func newVirtualStopCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "stop NAME",
+		Short: "Stop a virtual cluster; its state and host objects are kept",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			i, err := instance.Load(stateHome(), args[0])
+			if err != nil {
+				return err
+			}
+			if err := i.Stop(cmd.Context()); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Virtual cluster %s is stopped.\n", i.Name)
+			return nil
+		},
+	}
+}
+
+func newVirtualDeleteCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete NAME",
+		Short: "Stop a virtual cluster and delete every host object it created, and nothing else",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			i, err := instance.Load(stateHome(), args[0])
+			if err != nil {
+				return err
+			}
+			if err := i.Delete(cmd.Context()); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Virtual cluster %s deleted, with its objects in host namespace %s.\n", i.Name, i.HostNamespace)
+			return nil
+		},
+	}
+}
+
+func newVirtualServeCommand() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:    "serve",
+		Short:  "Run a virtual cluster's control plane and syncer in the foreground (used by create/start)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			exe, err := executable()
+			if err != nil {
+				return err
+			}
+			ctx := ctrl.SetupSignalHandler()
+			return instance.Serve(ctx, dir, exe, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "state folder of the virtual cluster")
+	_ = cmd.MarkFlagRequired("dir")
+	return cmd
+}

@@ -1,0 +1,73 @@
+package hostcluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// state is Dir/host.json.
+type state struct {
+	Name        string `json:"name"`
+	ServiceCIDR string `json:"serviceCIDR"`
+	Nodes       int    `json:"nodes"`
+	// Kwokctl is the kwokctl binary the cluster was created with, so that
+	// Open stops and deletes it with the same one.
+	Kwokctl string `json:"kwokctl,omitempty"`
+}
+
+func (c *Cluster) statePath() string { return filepath.Join(c.Dir, "host.json") }
+
+// readState reads dir/host.json; a missing file gives an error wrapping
+// fs.ErrNotExist.
+func readState(dir string) (state, error) {
+	var st state
+	path := filepath.Join(dir, "host.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return st, fmt.Errorf("hostcluster: no host cluster in %s: %w", dir, err)
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return st, fmt.Errorf("hostcluster: %s: %w", path, err)
+	}
+	if st.Name == "" || st.ServiceCIDR == "" {
+		return st, fmt.Errorf("hostcluster: %s: name or serviceCIDR missing", path)
+	}
+	return st, nil
+}
+
+// saveState writes Dir/host.json atomically.
+func (c *Cluster) saveState() error {
+	data, err := json.MarshalIndent(state{Name: c.Name, ServiceCIDR: c.ServiceCIDR, Nodes: c.Nodes, Kwokctl: c.kwokctl}, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := c.statePath() + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("hostcluster: %w", err)
+	}
+	if err := os.Rename(tmp, c.statePath()); err != nil {
+		return fmt.Errorf("hostcluster: %w", err)
+	}
+	return nil
+}
+
+func (c *Cluster) kwokctlConfigPath() string { return filepath.Join(c.Dir, "kwokctl.yaml") }
+
+// kwokctlConfig makes every component listen on 127.0.0.1: kwokctl's default
+// bind address, 0.0.0.0, would expose etcd's unauthenticated client port to
+// the network.
+const kwokctlConfig = `apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokctlConfiguration
+options:
+  bindAddress: 127.0.0.1
+`
+
+// writeKwokctlConfig writes Dir/kwokctl.yaml, passed to kwokctl create with -c.
+func (c *Cluster) writeKwokctlConfig() error {
+	if err := os.WriteFile(c.kwokctlConfigPath(), []byte(kwokctlConfig), 0o644); err != nil {
+		return fmt.Errorf("hostcluster: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+package instance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+var validRange = regexp.MustCompile(`The range of valid IPs is ([0-9a-fA-F.:/]+)`)
+
+// DetectServiceCIDR finds the host's service IP range the way vCluster does:
+// it asks the API server to dry-run a Service with an address outside any
+// range and reads the valid range from the refusal.
+func DetectServiceCIDR(ctx context.Context, host kubernetes.Interface, namespace string) (string, error) {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "clustersync-cidr-probe-", Namespace: namespace},
+		Spec:       corev1.ServiceSpec{ClusterIP: "4.4.4.4", Ports: []corev1.ServicePort{{Port: 80}}},
+	}
+	_, err := host.CoreV1().Services(namespace).Create(ctx, svc, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err == nil {
+		return "", errors.New("detect host service range: the host accepted clusterIP 4.4.4.4; pass the range explicitly")
+	}
+	if m := validRange.FindStringSubmatch(err.Error()); m != nil {
+		return m[1], nil
+	}
+	return "", fmt.Errorf("detect host service range: %w", err)
+}
+
+// ensureNamespace creates the host namespace unless it exists; created
+// reports whether this call made it.
+func ensureNamespace(ctx context.Context, host kubernetes.Interface, name string) (created bool, err error) {
+	_, err = host.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if err == nil {
+		return false, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("host namespace %s: %w", name, err)
+	}
+	_, err = host.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name: name, Labels: map[string]string{"app.kubernetes.io/managed-by": "clustersync"},
+	}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return false, fmt.Errorf("create host namespace %s: %w", name, err)
+	}
+	return err == nil, nil
+}
+
+// deleteNamespaceIfEmpty deletes a host namespace clustersync created,
+// unless someone else has put pods, services, config maps (other than
+// kube-root-ca.crt) or secrets in it meanwhile.
+func deleteNamespaceIfEmpty(ctx context.Context, host kubernetes.Interface, name string) error {
+	pods, err := host.CoreV1().Pods(name).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	svcs, err := host.CoreV1().Services(name).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	secrets, err := host.CoreV1().Secrets(name).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	cms, err := host.CoreV1().ConfigMaps(name).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	others := len(pods.Items) + len(svcs.Items) + len(secrets.Items)
+	for _, cm := range cms.Items {
+		if cm.Name != "kube-root-ca.crt" {
+			others++
+		}
+	}
+	if others > 0 {
+		return nil // not ours alone any more: keep it
+	}
+	err = host.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}

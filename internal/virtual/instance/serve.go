@@ -1,0 +1,127 @@
+package instance
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/clustersync/clustersync/internal/binaries"
+	"github.com/clustersync/clustersync/internal/proc"
+	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/controlplane"
+)
+
+// Serve is the supervisor of a virtual cluster: it starts the control plane
+// (embedded etcd in this process, kube-apiserver, kube-controller-manager),
+// then the syncer as a child process of exe, writes serve.json when all are
+// ready, restarts the syncer when it dies, and stops everything when ctx ends.
+// Progress goes to log.
+func Serve(ctx context.Context, dir, exe string, log io.Writer) error {
+	i, err := Load(filepath.Dir(filepath.Dir(dir)), filepath.Base(dir))
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(i.ConfigFile())
+	if err != nil {
+		return err
+	}
+	opts := controlplane.Options{Dir: i.ControlPlaneDir(), Name: i.Name, ServiceCIDR: i.ServiceCIDR, Binaries: binaries.Default()}
+	if ext := cfg.ControlPlane.BackingStore.Etcd.External; ext.Enabled {
+		opts.Etcd = &controlplane.ExternalEtcd{Endpoints: []string{ext.Endpoint}, TLS: controlplane.EtcdTLS{
+			CAFile: ext.TLS.CAFile, CertFile: ext.TLS.CertFile, KeyFile: ext.TLS.KeyFile,
+		}}
+	}
+	fmt.Fprintf(log, "%s starting control plane of %s\n", now(), i.Name)
+	cp, err := controlplane.Start(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer cp.Stop()
+	fmt.Fprintf(log, "%s control plane ready at https://127.0.0.1:%d\n", now(), cp.Ports.APIServer)
+
+	port, err := proc.FreePort()
+	if err != nil {
+		return err
+	}
+	health := fmt.Sprintf("127.0.0.1:%d", port)
+	args := []string{"syncer", "--name", i.Name, "--host-namespace", i.HostNamespace,
+		"--virtual-kubeconfig", i.Kubeconfig(), "--host-kubeconfig", i.HostKubeconfig,
+		"--config", i.ConfigFile(), "--state-dir", filepath.Join(i.Dir, "syncer"), "--health-addr", health}
+	if err := os.MkdirAll(filepath.Join(i.Dir, "syncer"), 0o700); err != nil {
+		return err
+	}
+	startSyncer := func() (*proc.Process, error) {
+		p, err := proc.Start("syncer", exe, args, i.Log("syncer"), nil)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.WaitReady(ctx, 2*time.Minute, func(ctx context.Context) error { return httpOK(ctx, "http://"+health+"/readyz") }); err != nil {
+			p.Stop(5 * time.Second)
+			return nil, err
+		}
+		return p, nil
+	}
+	syncer, err := startSyncer()
+	if err != nil {
+		return err
+	}
+	status := Status{PID: os.Getpid(), SyncerPID: syncer.PID(), HealthAddr: health,
+		APIServer: fmt.Sprintf("https://127.0.0.1:%d", cp.Ports.APIServer), Ready: true}
+	if err := i.writeStatus(status); err != nil {
+		return err
+	}
+	defer os.Remove(i.statusFile())
+	fmt.Fprintf(log, "%s syncer ready (pid %d); virtual cluster %s is running\n", now(), syncer.PID(), i.Name)
+
+	cpFailed := make(chan error, 1)
+	go func() { cpFailed <- cp.Wait(ctx) }()
+	backoff := time.Second
+	for {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintf(log, "%s stopping\n", now())
+			syncer.Stop(15 * time.Second)
+			return nil
+		case err := <-cpFailed:
+			syncer.Stop(15 * time.Second)
+			return fmt.Errorf("control plane failed: %w", err)
+		case <-syncer.Done():
+			fmt.Fprintf(log, "%s %v\nrestarting the syncer in %s\n", now(), syncer.ExitError(), backoff)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, time.Minute)
+			if syncer, err = startSyncer(); err != nil {
+				return err
+			}
+			status.SyncerPID = syncer.PID()
+			if err := i.writeStatus(status); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func now() string { return time.Now().Format(time.RFC3339) }
+
+func httpOK(ctx context.Context, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return nil
+}
