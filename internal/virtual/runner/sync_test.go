@@ -33,7 +33,9 @@ func TestPodWithReferencesRuns(t *testing.T) {
 			PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp/" + pvName}},
 		},
 	})
-	t.Cleanup(func() { _ = env.HostClient.Delete(ctx, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: pvName}}) })
+	t.Cleanup(func() {
+		_ = env.HostClient.Delete(ctx, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: pvName}})
+	})
 
 	create(t, env.VirtualClient, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web-config", Namespace: ns}, Data: map[string]string{"index.html": "hi"}})
 	create(t, env.VirtualClient, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web-secret", Namespace: ns}, StringData: map[string]string{"password": "s3cret"}})
