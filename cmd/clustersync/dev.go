@@ -15,20 +15,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clustersync/clustersync/internal/hostcluster"
+	"github.com/clustersync/clustersync/internal/virtual/instance"
 )
 
 // stateHome is clustersync's state folder on this machine: $CLUSTERSYNC_HOME,
 // else ~/.clustersync.
-func stateHome() string {
-	if d := os.Getenv("CLUSTERSYNC_HOME"); d != "" {
-		return d
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return filepath.Join(os.TempDir(), "clustersync")
-	}
-	return filepath.Join(home, ".clustersync")
-}
+func stateHome() string { return instance.Home() }
 
 // defaultHostDir is the state folder of the local host cluster of
 // `clustersync dev`.

@@ -199,5 +199,7 @@ func (i *Instance) HostConfig() (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("host kubeconfig %s: %w", i.HostKubeconfig, err)
 	}
+	// Deleting v1 Endpoints draws a deprecation warning per call.
+	cfg.WarningHandlerWithContext = rest.NoWarnings{}
 	return cfg, nil
 }
