@@ -1,0 +1,54 @@
+// Package e2e tests the clustersync binary as a user runs it: it builds the
+// binary, points CLUSTERSYNC_HOME at a temporary folder, and drives
+// `clustersync dev up`, `clustersync virtual …` and the API servers they
+// start. The Kubernetes binaries come from the cache of `make binaries`.
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/clustersync/clustersync/internal/binaries"
+)
+
+// exe is the clustersync binary built for these tests; home its CLUSTERSYNC_HOME.
+var exe, home string
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	if err := binaries.Default().Check(); err != nil {
+		if testing.Short() {
+			fmt.Println("skipping e2e tests:", err)
+			return 0
+		}
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "clustersync-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	exe, home = filepath.Join(dir, "clustersync"), filepath.Join(dir, "home")
+	build := exec.Command("go", "build", "-o", exe, "github.com/clustersync/clustersync/cmd/clustersync")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build clustersync:", err)
+		return 1
+	}
+	code := m.Run()
+	// Whatever a failed test left running is stopped.
+	_ = exec.Command(exe, "dev", "down").Run()
+	if code == 0 {
+		_ = os.RemoveAll(dir)
+	} else {
+		fmt.Fprintln(os.Stderr, "e2e state and logs kept in", dir)
+	}
+	return code
+}

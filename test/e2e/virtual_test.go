@@ -1,0 +1,179 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clustersync/clustersync/internal/testenv"
+	"github.com/clustersync/clustersync/internal/virtual/translate"
+)
+
+var ctx = context.Background()
+
+// cli runs clustersync with args and returns its combined output; it fails
+// t when the command fails.
+func cli(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := cliErr(args...)
+	if err != nil {
+		t.Fatalf("clustersync %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func cliErr(args ...string) (string, error) {
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), "CLUSTERSYNC_HOME="+home, "KUBECONFIG=")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func clientFor(t *testing.T, kubeconfig string) client.Client {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// The life of a virtual cluster through the CLI: create on the local host,
+// run a pod, stop and start with the state kept and syncing resumed, then
+// delete, which removes every host object it created and nothing else.
+func TestVirtualClusterLifecycle(t *testing.T) {
+	cli(t, "dev", "up", "--nodes", "2")
+	t.Cleanup(func() { _, _ = cliErr("dev", "down") })
+	host := clientFor(t, filepath.Join(home, "host", "kubeconfig.yaml"))
+
+	out := cli(t, "virtual", "create", "e2e")
+	if !strings.Contains(out, "is running") {
+		t.Fatalf("create output:\n%s", out)
+	}
+	kubeconfig := strings.TrimPrefix(strings.TrimSpace(cli(t, "virtual", "connect", "e2e", "--print")), "export KUBECONFIG=")
+	virtual := clientFor(t, kubeconfig)
+	const hostNS = "vc-e2e"
+	tr := translate.Translator{VCluster: "e2e", HostNamespace: hostNS}
+
+	if err := virtual.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "default",
+		Annotations: map[string]string{translate.AnnotationForceSync: "true"}}, Data: map[string]string{"k": "v"}}); err != nil {
+		t.Fatal(err)
+	}
+	createPod(t, virtual, "before")
+	waitRunning(t, virtual, "before")
+	hostExists(t, host, &corev1.Pod{}, tr.HostName("before", "default"), hostNS)
+	hostExists(t, host, &corev1.ConfigMap{}, tr.HostName("cfg", "default"), hostNS)
+	// An object of someone else's in the same host namespace.
+	if err := host.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "not-ours", Namespace: hostNS}}); err != nil {
+		t.Fatal(err)
+	}
+
+	if out := cli(t, "virtual", "list"); !strings.Contains(out, "e2e") || !strings.Contains(out, "Running") {
+		t.Fatalf("list output:\n%s", out)
+	}
+	cli(t, "virtual", "stop", "e2e")
+	if out := cli(t, "virtual", "list"); !strings.Contains(out, "Stopped") {
+		t.Fatalf("list after stop:\n%s", out)
+	}
+	// The host copies stay while the virtual cluster is stopped.
+	hostExists(t, host, &corev1.Pod{}, tr.HostName("before", "default"), hostNS)
+
+	cli(t, "virtual", "start", "e2e")
+	var p corev1.Pod
+	if err := virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: "before"}, &p); err != nil {
+		t.Fatalf("pod created before the stop is gone after start: %v", err)
+	}
+	createPod(t, virtual, "after")
+	waitRunning(t, virtual, "after")
+	hostExists(t, host, &corev1.Pod{}, tr.HostName("after", "default"), hostNS)
+
+	cli(t, "virtual", "delete", "e2e")
+	for _, list := range []client.ObjectList{&corev1.PodList{}, &corev1.ServiceList{}, &corev1.ConfigMapList{}, &corev1.SecretList{}, &corev1.ServiceAccountList{}} {
+		if err := host.List(ctx, list, client.InNamespace(hostNS), client.MatchingLabels{translate.LabelManagedBy: "e2e"}); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(itemsOf(list)); n != 0 {
+			t.Errorf("%T: %d host objects of e2e left after delete: %v", list, n, itemsOf(list))
+		}
+	}
+	if err := host.Get(ctx, client.ObjectKey{Namespace: hostNS, Name: "not-ours"}, &corev1.ConfigMap{}); err != nil {
+		t.Errorf("an object clustersync did not create was removed: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(home, "virtual", "e2e")); !os.IsNotExist(err) {
+		t.Errorf("state folder left after delete (%v)", err)
+	}
+}
+
+// Bad input is refused with an error that names the problem.
+func TestVirtualCreateRejectsBadInput(t *testing.T) {
+	out, err := cliErr("virtual", "create", "Not_A_DNS_Label")
+	if err == nil || !strings.Contains(out, "Not_A_DNS_Label") {
+		t.Errorf("bad name: err %v, output:\n%s", err, out)
+	}
+	cfg := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(cfg, []byte("sync:\n  toHost:\n    secrets:\n      all: \"yes\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err = cliErr("virtual", "create", "bad", "--config", cfg)
+	if err == nil || !strings.Contains(out, "sync.toHost.secrets.all") {
+		t.Errorf("bad config: err %v, output:\n%s", err, out)
+	}
+	if out, err := cliErr("virtual", "connect", "missing"); err == nil || !strings.Contains(out, `"missing" not found`) {
+		t.Errorf("unknown cluster: err %v, output:\n%s", err, out)
+	}
+}
+
+func createPod(t *testing.T, c client.Client, name string) {
+	t.Helper()
+	grace := int64(1)
+	if err := c.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "nginx:1.27"}}, TerminationGracePeriodSeconds: &grace}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitRunning(t *testing.T, c client.Client, name string) {
+	t.Helper()
+	testenv.Eventually(t, 90*time.Second, func() error {
+		var p corev1.Pod
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &p); err != nil {
+			return err
+		}
+		if p.Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("pod %s phase %q", name, p.Status.Phase)
+		}
+		return nil
+	})
+}
+
+func hostExists(t *testing.T, c client.Client, obj client.Object, name, ns string) {
+	t.Helper()
+	testenv.Eventually(t, 60*time.Second, func() error { return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj) })
+}
+
+func itemsOf(list client.ObjectList) []string {
+	objs, _ := meta.ExtractList(list)
+	names := make([]string, 0, len(objs))
+	for _, o := range objs {
+		if m, err := meta.Accessor(o); err == nil {
+			names = append(names, m.GetName())
+		}
+	}
+	return names
+}
