@@ -17,6 +17,7 @@ import (
 
 	"github.com/clustersync/clustersync/internal/proc"
 	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/runner"
 )
 
 // CreateOptions describe a new virtual cluster.
@@ -49,8 +50,12 @@ func Create(ctx context.Context, o CreateOptions, exe string) (*Instance, error)
 	}
 	cfgData := []byte("{}\n")
 	if o.ConfigFile != "" {
-		if _, err := config.Load(o.ConfigFile); err != nil {
+		cfg, err := config.Load(o.ConfigFile)
+		if err != nil {
 			return nil, err
+		}
+		if err := runner.Unsupported(cfg); err != nil {
+			return nil, fmt.Errorf("%s: %w", o.ConfigFile, err)
 		}
 		data, err := os.ReadFile(o.ConfigFile)
 		if err != nil {

@@ -75,6 +75,9 @@ func Run(ctx context.Context, o Options) error {
 	if o.Name == "" || o.HostNamespace == "" {
 		return errors.New("runner: Name and HostNamespace are required")
 	}
+	if err := Unsupported(o.Config); err != nil {
+		return err
+	}
 	tr := translate.Translator{VCluster: o.Name, HostNamespace: o.HostNamespace}
 	sc := o.Config.Syncer
 	vcfg, hcfg := rest.CopyConfig(o.Virtual), rest.CopyConfig(o.Host)

@@ -1,0 +1,64 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/clustersync/clustersync/internal/virtual/config"
+)
+
+// Unsupported returns one error per setting of cfg that asks for something
+// clustersync does not implement yet, naming the setting's path, so that a
+// vCluster configuration is never silently half-applied. vCluster defaults
+// that are on but have no effect here (rewriteHosts, endpointSlices — the
+// host mirrors synced Endpoints into slices itself) are not errors; docs/
+// configuration.md lists them.
+func Unsupported(cfg *config.Config) error {
+	th, fh := cfg.Sync.ToHost, cfg.Sync.FromHost
+	var errs []error
+	bad := func(path string, on bool) {
+		if on {
+			errs = append(errs, fmt.Errorf("%s: not supported by clustersync yet", path))
+		}
+	}
+	bad("sync.toHost.pods.translate", len(th.Pods.Translate) > 0)
+	bad("sync.toHost.pods.useSecretsForSATokens", th.Pods.UseSecretsForSATokens)
+	bad("sync.toHost.secrets.translate", len(th.Secrets.Translate) > 0)
+	bad("sync.toHost.configMaps.translate", len(th.ConfigMaps.Translate) > 0)
+	bad("sync.toHost.services.translate", len(th.Services.Translate) > 0)
+	bad("sync.toHost.persistentVolumeClaims.translate", len(th.PersistentVolumeClaims.Translate) > 0)
+	bad("sync.toHost.ingresses.enabled", th.Ingresses.Enabled)
+	bad("sync.toHost.networkPolicies.enabled", th.NetworkPolicies.Enabled)
+	bad("sync.toHost.persistentVolumes.enabled", th.PersistentVolumes.Enabled)
+	bad("sync.toHost.volumeSnapshots.enabled", th.VolumeSnapshots.Enabled)
+	bad("sync.toHost.storageClasses.enabled", th.StorageClasses.Enabled)
+	bad("sync.toHost.serviceAccounts.enabled", th.ServiceAccounts.Enabled)
+	bad("sync.toHost.podDisruptionBudgets.enabled", th.PodDisruptionBudgets.Enabled)
+	bad("sync.toHost.priorityClasses.enabled", th.PriorityClasses.Enabled)
+	bad("sync.fromHost.nodes.enabled", fh.Nodes.Enabled)
+	bad("sync.fromHost.ingressClasses.enabled", fh.IngressClasses.Enabled)
+	bad("sync.fromHost.runtimeClasses.enabled", fh.RuntimeClasses.Enabled)
+	bad("sync.fromHost.priorityClasses.enabled", fh.PriorityClasses.Enabled)
+	// "auto" means: with a virtual scheduler, which clustersync does not run.
+	bad("sync.fromHost.storageClasses.enabled", fh.StorageClasses.Enabled.Resolve(false))
+	bad("sync.fromHost.csiNodes.enabled", fh.CSINodes.Enabled.Resolve(false))
+	bad("sync.fromHost.csiDrivers.enabled", fh.CSIDrivers.Enabled.Resolve(false))
+	bad("sync.fromHost.csiStorageCapacities.enabled", fh.CSIStorageCapacities.Enabled.Resolve(false))
+	for _, name := range sortedKeys(th.CustomResources) {
+		bad("sync.toHost.customResources["+name+"]", th.CustomResources[name].Enabled)
+	}
+	for _, name := range sortedKeys(fh.CustomResources) {
+		bad("sync.fromHost.customResources["+name+"]", fh.CustomResources[name].Enabled)
+	}
+	return errors.Join(errs...)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
