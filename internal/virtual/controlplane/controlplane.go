@@ -74,7 +74,7 @@ type ControlPlane struct {
 // returns once the API server answers /readyz and the controller manager
 // /healthz. A component that fails to start yields an error with the last
 // lines of its log; whatever had started is stopped again.
-func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
+func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 	l := Layout{Dir: o.Dir}
 	if o.ServiceCIDR == "" {
 		return nil, errors.New("controlplane: ServiceCIDR is required")
@@ -90,7 +90,7 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 	if err := ensureCerts(l, o.Name, server); err != nil {
 		return nil, err
 	}
-	cp = &ControlPlane{Layout: l, Ports: ports}
+	cp := &ControlPlane{Layout: l, Ports: ports}
 	defer func() {
 		if err != nil {
 			cp.Stop()
