@@ -25,6 +25,9 @@ func ParseTolerations(entries []string) ([]corev1.Toleration, error) {
 			return nil, fmt.Errorf("[%d] %q: effect must be NoSchedule, PreferNoSchedule or NoExecute", i, e)
 		}
 		if key, value, hasValue := strings.Cut(keyValue, "="); hasValue {
+			if key == "" {
+				return nil, fmt.Errorf("[%d] %q: a value needs a key", i, e)
+			}
 			t.Key, t.Operator, t.Value = key, corev1.TolerationOpEqual, value
 		} else {
 			t.Key, t.Operator = keyValue, corev1.TolerationOpExists

@@ -133,7 +133,7 @@ func HostSpec(pod *corev1.Pod, env Environment, token *Token) corev1.PodSpec {
 	spec.EnableServiceLinks = ptr.To(false)
 	spec.PriorityClassName, spec.Priority, spec.PreemptionPolicy = "", nil, nil
 	if spec.Hostname == "" {
-		spec.Hostname = truncate(pod.Name, 63)
+		spec.Hostname = hostnameOf(pod.Name)
 	}
 	if spec.Subdomain != "" {
 		spec.Subdomain = name(spec.Subdomain)
@@ -169,11 +169,14 @@ func HostSpec(pod *corev1.Pod, env Environment, token *Token) corev1.PodSpec {
 	return spec
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+// hostnameOf makes a pod name (a DNS subdomain, dots allowed) into the DNS
+// label spec.hostname must be: dots become dashes, cut to 63 characters.
+func hostnameOf(name string) string {
+	h := strings.ReplaceAll(name, ".", "-")
+	if len(h) > 63 {
+		h = h[:63]
 	}
-	return strings.TrimRight(s[:n], "-.")
+	return strings.TrimRight(h, "-")
 }
 
 func kubernetesHostnames(domain string) []string {
@@ -340,7 +343,8 @@ func HostAnnotations(pod *corev1.Pod, token *Token) map[string]string {
 // per label of the pod's virtual namespace, so host network policies can
 // select by virtual namespace.
 func HostLabels(labels map[string]string, tr translate.Translator, namespaceLabels map[string]string) map[string]string {
-	out := maps.Clone(labels)
+	out := make(map[string]string, len(labels)+len(namespaceLabels))
+	maps.Copy(out, labels)
 	for k, v := range namespaceLabels {
 		out[tr.NamespaceLabelKey(k)] = v
 	}

@@ -1,0 +1,730 @@
+package pods
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"maps"
+	"reflect"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
+
+	"github.com/clustersync/clustersync/internal/virtual/mapping"
+	"github.com/clustersync/clustersync/internal/virtual/translate"
+)
+
+var testTr = translate.Translator{VCluster: "vc", HostNamespace: "vc-host"}
+
+// toJSON renders v for failure messages.
+func toJSON(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}
+
+func cmRef(name string) corev1.LocalObjectReference { return corev1.LocalObjectReference{Name: name} }
+
+func envCM(name, cm string) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: cmRef(cm), Key: "k"}}}
+}
+
+func envSecret(name, secret string) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: cmRef(secret), Key: "k"}}}
+}
+
+func envField(name, path string) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: path}}}
+}
+
+// referencePod uses every reference form References and HostSpec know, each
+// with a name of its own so that a form that is missed shows in the result.
+// cm-vol and sec-vol are referenced twice to check de-duplication.
+func referencePod() *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team", UID: "uid-web"},
+		Spec: corev1.PodSpec{
+			ServiceAccountName:           "app-sa",
+			DeprecatedServiceAccount:     "app-sa",
+			AutomountServiceAccountToken: ptr.To(true),
+			EnableServiceLinks:           ptr.To(true),
+			PriorityClassName:            "high",
+			Priority:                     ptr.To(int32(1000)),
+			PreemptionPolicy:             ptr.To(corev1.PreemptLowerPriority),
+			Subdomain:                    "headless",
+			ImagePullSecrets:             []corev1.LocalObjectReference{cmRef("pull"), cmRef("sec-vol")},
+			Volumes: []corev1.Volume{
+				{Name: "cm", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: cmRef("cm-vol")}}},
+				{Name: "sec", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "sec-vol"}}},
+				{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}},
+				{Name: "proj", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+					{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: cmRef("cm-proj")}},
+					{Secret: &corev1.SecretProjection{LocalObjectReference: cmRef("sec-proj")}},
+				}}}},
+				{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			},
+			InitContainers: []corev1.Container{{
+				Name: "init", Image: "busybox:1",
+				Env: []corev1.EnvVar{envCM("A", "cm-init"), envSecret("B", "sec-init")},
+			}},
+			Containers: []corev1.Container{{
+				Name: "app", Image: "nginx:1.27",
+				Env: []corev1.EnvVar{{Name: "PLAIN", Value: "x"}, envCM("C", "cm-vol"), envField("POD_IP", "status.podIP")},
+				EnvFrom: []corev1.EnvFromSource{
+					{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: cmRef("cm-envfrom")}},
+					{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: cmRef("sec-envfrom")}},
+				},
+			}},
+			EphemeralContainers: []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
+				Name: "debug", Image: "busybox:1",
+				Env:     []corev1.EnvVar{envSecret("D", "sec-eph")},
+				EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: cmRef("cm-eph")}}},
+			}}},
+		},
+	}
+}
+
+func TestReferences(t *testing.T) {
+	ref := func(kind, name string) mapping.Ref { return mapping.Ref{Kind: kind, Namespace: "team", Name: name} }
+	tests := []struct {
+		name string
+		pod  *corev1.Pod
+		want []mapping.Ref
+	}{
+		{
+			name: "every reference form, sorted and de-duplicated",
+			pod:  referencePod(),
+			want: []mapping.Ref{
+				ref("ConfigMap", "cm-envfrom"),
+				ref("ConfigMap", "cm-eph"),
+				ref("ConfigMap", "cm-init"),
+				ref("ConfigMap", "cm-proj"),
+				ref("ConfigMap", "cm-vol"),
+				ref("PersistentVolumeClaim", "data"),
+				ref("Secret", "pull"),
+				ref("Secret", "sec-envfrom"),
+				ref("Secret", "sec-eph"),
+				ref("Secret", "sec-init"),
+				ref("Secret", "sec-proj"),
+				ref("Secret", "sec-vol"),
+			},
+		},
+		{
+			name: "empty pod",
+			pod:  &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "empty", Namespace: "team"}},
+			want: nil,
+		},
+		{
+			name: "empty names are ignored",
+			pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "team"}, Spec: corev1.PodSpec{
+				ImagePullSecrets: []corev1.LocalObjectReference{{Name: ""}},
+				Containers:       []corev1.Container{{Name: "c", Env: []corev1.EnvVar{envSecret("X", "")}}},
+			}},
+			want: nil,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := References(tt.pod)
+			if len(got) != len(tt.want) || (len(got) > 0 && !reflect.DeepEqual(got, tt.want)) {
+				t.Errorf("References() = %v\nwant %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestHostSpecRenamesReferencesAndResetsIdentity(t *testing.T) {
+	pod := referencePod()
+	before := pod.DeepCopy()
+	env := Environment{Translator: testTr, HostServiceAccount: "vc-workload", ClusterDomain: "cluster.local"}
+	spec := HostSpec(pod, env, nil)
+	if !reflect.DeepEqual(before, pod) {
+		t.Fatalf("HostSpec modified its input pod:\nbefore %s\nafter %s", toJSON(before), toJSON(pod))
+	}
+
+	checks := []struct {
+		field string
+		got   any
+		want  any
+	}{
+		{"imagePullSecrets", spec.ImagePullSecrets, []corev1.LocalObjectReference{cmRef("pull-x-team-x-vc"), cmRef("sec-vol-x-team-x-vc")}},
+		{"volumes[cm].configMap.name", spec.Volumes[0].ConfigMap.Name, "cm-vol-x-team-x-vc"},
+		{"volumes[sec].secret.secretName", spec.Volumes[1].Secret.SecretName, "sec-vol-x-team-x-vc"},
+		{"volumes[data].persistentVolumeClaim.claimName", spec.Volumes[2].PersistentVolumeClaim.ClaimName, "data-x-team-x-vc"},
+		{"volumes[proj].projected.sources[0].configMap.name", spec.Volumes[3].Projected.Sources[0].ConfigMap.Name, "cm-proj-x-team-x-vc"},
+		{"volumes[proj].projected.sources[1].secret.name", spec.Volumes[3].Projected.Sources[1].Secret.Name, "sec-proj-x-team-x-vc"},
+		{"volumes[scratch]", spec.Volumes[4], corev1.Volume{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		{"initContainers[0].env", spec.InitContainers[0].Env, []corev1.EnvVar{envCM("A", "cm-init-x-team-x-vc"), envSecret("B", "sec-init-x-team-x-vc")}},
+		{"containers[0].env", spec.Containers[0].Env, []corev1.EnvVar{{Name: "PLAIN", Value: "x"}, envCM("C", "cm-vol-x-team-x-vc"), envField("POD_IP", "status.podIP")}},
+		{"containers[0].envFrom", spec.Containers[0].EnvFrom, []corev1.EnvFromSource{
+			{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: cmRef("cm-envfrom-x-team-x-vc")}},
+			{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: cmRef("sec-envfrom-x-team-x-vc")}},
+		}},
+		{"ephemeralContainers[0].env", spec.EphemeralContainers[0].Env, []corev1.EnvVar{envSecret("D", "sec-eph-x-team-x-vc")}},
+		{"ephemeralContainers[0].envFrom", spec.EphemeralContainers[0].EnvFrom, []corev1.EnvFromSource{
+			{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: cmRef("cm-eph-x-team-x-vc")}},
+		}},
+		{"subdomain", spec.Subdomain, "headless-x-team-x-vc"},
+		{"serviceAccountName", spec.ServiceAccountName, "vc-workload"},
+		{"serviceAccount", spec.DeprecatedServiceAccount, "vc-workload"}, //nolint:staticcheck
+		{"automountServiceAccountToken", spec.AutomountServiceAccountToken, ptr.To(false)},
+		{"enableServiceLinks", spec.EnableServiceLinks, ptr.To(false)},
+		{"priorityClassName", spec.PriorityClassName, ""},
+		{"priority", spec.Priority, (*int32)(nil)},
+		{"preemptionPolicy", spec.PreemptionPolicy, (*corev1.PreemptionPolicy)(nil)},
+		{"hostname", spec.Hostname, "web"},
+		// Without KubernetesIP and DNSIP nothing else is added.
+		{"hostAliases", spec.HostAliases, []corev1.HostAlias(nil)},
+		{"dnsPolicy", spec.DNSPolicy, corev1.DNSPolicy("")},
+		{"dnsConfig", spec.DNSConfig, (*corev1.PodDNSConfig)(nil)},
+	}
+	for _, c := range checks {
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("%s = %s, want %s", c.field, toJSON(c.got), toJSON(c.want))
+		}
+	}
+}
+
+func TestHostSpecDoesNotModifyInputWithFullEnvironment(t *testing.T) {
+	pod := referencePod()
+	pod.Spec.HostAliases = []corev1.HostAlias{{IP: "10.1.1.1", Hostnames: []string{"db"}}}
+	pod.Spec.DNSConfig = &corev1.PodDNSConfig{Nameservers: []string{"1.1.1.1"}, Searches: []string{"example.com"}}
+	pod.Spec.Tolerations = []corev1.Toleration{{Key: "a", Operator: corev1.TolerationOpExists}}
+	pod.Spec.Volumes = append(pod.Spec.Volumes, tokenVolume())
+	before := pod.DeepCopy()
+	env := Environment{
+		Translator: testTr, HostServiceAccount: "vc-workload", KubernetesIP: "10.96.0.10", DNSIP: "10.96.0.53",
+		ClusterDomain: "cluster.local", TranslateImage: map[string]string{"nginx:1.27": "mirror/nginx:1.27"},
+		EnforceTolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "tenants", Effect: corev1.TaintEffectNoSchedule}},
+	}
+	_ = HostSpec(pod, env, &Token{Annotation: "vcluster.loft.sh/token-abcdefgh", Value: "jwt"})
+	if !reflect.DeepEqual(before, pod) {
+		t.Errorf("HostSpec modified its input pod:\nbefore %s\nafter %s", toJSON(before), toJSON(pod))
+	}
+}
+
+func TestHostSpecHostname(t *testing.T) {
+	tests := []struct {
+		name, podName, hostname, want string
+	}{
+		{"defaulted to the pod name", "web-0", "", "web-0"},
+		{"explicit hostname kept", "web-0", "custom", "custom"},
+		{"63 characters kept", strings.Repeat("a", 63), "", strings.Repeat("a", 63)},
+		{"64 characters truncated", strings.Repeat("c", 64), "", strings.Repeat("c", 63)},
+		{"truncated without trailing dash", strings.Repeat("a", 62) + "-bcdef", "", strings.Repeat("a", 62)},
+		{"truncated without trailing dot and dash", strings.Repeat("b", 61) + ".-tail", "", strings.Repeat("b", 61)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: tt.podName, Namespace: "team"}, Spec: corev1.PodSpec{Hostname: tt.hostname}}
+			got := HostSpec(pod, Environment{Translator: testTr}, nil).Hostname
+			if got != tt.want {
+				t.Errorf("Hostname = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// A pod name is a DNS subdomain and may contain dots; spec.hostname must be a
+// DNS-1123 label (k8s.io/kubernetes pkg/apis/core/validation, ValidatePodSpec).
+func TestHostSpecHostnameOfDottedPodNameIsDNSLabel(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web.v1", Namespace: "team"}}
+	got := HostSpec(pod, Environment{Translator: testTr}, nil).Hostname
+	if errs := validation.IsDNS1123Label(got); len(errs) > 0 {
+		t.Errorf("Hostname = %q is not a valid DNS-1123 label: %v", got, errs)
+	}
+}
+
+// tokenVolume is the projected volume the API server injects for the
+// service-account token.
+func tokenVolume() corev1.Volume {
+	return corev1.Volume{Name: "kube-api-access-xxxx", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		DefaultMode: ptr.To(int32(420)),
+		Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To(int64(3607))}},
+			{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: cmRef("kube-root-ca.crt"), Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
+			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{
+				{Path: "namespace", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}},
+			}}},
+		},
+	}}}
+}
+
+func TestHostSpecTokenVolume(t *testing.T) {
+	rest := []corev1.VolumeProjection{
+		{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: cmRef("kube-root-ca.crt-x-team-x-vc"), Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
+		{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{
+			{Path: "namespace", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.annotations['vcluster.loft.sh/namespace']"}},
+		}}},
+	}
+	tests := []struct {
+		name  string
+		token *Token
+		first corev1.VolumeProjection
+	}{
+		{
+			name:  "token read from its annotation",
+			token: &Token{Annotation: "vcluster.loft.sh/token-abcdefgh", Value: "jwt"},
+			first: corev1.VolumeProjection{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{
+				{Path: "token", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.annotations['vcluster.loft.sh/token-abcdefgh']"}},
+			}}},
+		},
+		{
+			name:  "nil token leaves an empty downwardAPI projection",
+			token: nil,
+			first: corev1.VolumeProjection{DownwardAPI: &corev1.DownwardAPIProjection{}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}, Spec: corev1.PodSpec{Volumes: []corev1.Volume{tokenVolume()}}}
+			got := HostSpec(pod, Environment{Translator: testTr, HostServiceAccount: "vc-workload"}, tt.token).Volumes
+			want := []corev1.Volume{{Name: "kube-api-access-xxxx", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+				DefaultMode: ptr.To(int32(420)),
+				Sources:     append([]corev1.VolumeProjection{tt.first}, rest...),
+			}}}}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("Volumes = %s\nwant %s", toJSON(got), toJSON(want))
+			}
+		})
+	}
+}
+
+func TestNeedsToken(t *testing.T) {
+	tests := []struct {
+		name    string
+		volumes []corev1.Volume
+		want    bool
+	}{
+		{"injected token volume", []corev1.Volume{tokenVolume()}, true},
+		{"no volumes", nil, false},
+		{"projected without token", []corev1.Volume{{Name: "p", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+			Sources: []corev1.VolumeProjection{{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: cmRef("c")}}},
+		}}}}, false},
+		{"secret volume", []corev1.Volume{{Name: "s", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s"}}}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := &corev1.Pod{Spec: corev1.PodSpec{Volumes: tt.volumes}}
+			if got := NeedsToken(pod); got != tt.want {
+				t.Errorf("NeedsToken() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestTokenAnnotation(t *testing.T) {
+	tests := []struct {
+		name   string
+		anns   map[string]string
+		want   string
+		wantOK bool
+	}{
+		{"present", map[string]string{"vcluster.loft.sh/name": "web", "vcluster.loft.sh/token-abcdefgh": "jwt"}, "vcluster.loft.sh/token-abcdefgh", true},
+		{"absent", map[string]string{"vcluster.loft.sh/name": "web", "token": "x"}, "", false},
+		{"nil", nil, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := TokenAnnotation(tt.anns)
+			if got != tt.want || ok != tt.wantOK {
+				t.Errorf("TokenAnnotation() = %q, %v; want %q, %v", got, ok, tt.want, tt.wantOK)
+			}
+		})
+	}
+}
+
+func TestHostSpecDownwardAPIFieldRefs(t *testing.T) {
+	tests := []struct{ path, want string }{
+		{"metadata.name", "metadata.annotations['vcluster.loft.sh/name']"},
+		{"metadata.namespace", "metadata.annotations['vcluster.loft.sh/namespace']"},
+		{"metadata.uid", "metadata.annotations['vcluster.loft.sh/uid']"},
+		{"metadata.labels", "metadata.annotations['vcluster.loft.sh/labels']"},
+		{"spec.serviceAccountName", "metadata.annotations['vcluster.loft.sh/service-account-name']"},
+		{"metadata.labels['release']", "metadata.labels['vcluster.loft.sh/label-vc-x-a4d451ec23']"},
+		{"metadata.labels['app']", "metadata.labels['app']"},
+		{"metadata.annotations['note']", "metadata.annotations['note']"},
+		{"status.podIP", "status.podIP"},
+		{"spec.nodeName", "spec.nodeName"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			sel := func() *corev1.ObjectFieldSelector {
+				return &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: tt.path}
+			}
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}, Spec: corev1.PodSpec{
+				Volumes: []corev1.Volume{
+					{Name: "dapi", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
+						Items: []corev1.DownwardAPIVolumeFile{{Path: "f", FieldRef: sel()}},
+					}}},
+					{Name: "proj", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+						{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "f", FieldRef: sel()}}}},
+					}}}},
+				},
+				InitContainers: []corev1.Container{{Name: "init", Env: []corev1.EnvVar{envField("F", tt.path)}}},
+				Containers:     []corev1.Container{{Name: "app", Env: []corev1.EnvVar{envField("F", tt.path)}}},
+			}}
+			spec := HostSpec(pod, Environment{Translator: testTr}, nil)
+			got := map[string]string{
+				"env (init)":         spec.InitContainers[0].Env[0].ValueFrom.FieldRef.FieldPath,
+				"env":                spec.Containers[0].Env[0].ValueFrom.FieldRef.FieldPath,
+				"downwardAPI volume": spec.Volumes[0].DownwardAPI.Items[0].FieldRef.FieldPath,
+				"projected volume":   spec.Volumes[1].Projected.Sources[0].DownwardAPI.Items[0].FieldRef.FieldPath,
+			}
+			for where, g := range got {
+				if g != tt.want {
+					t.Errorf("%s: fieldPath %q → %q, want %q", where, tt.path, g, tt.want)
+				}
+			}
+		})
+	}
+}
+
+func kubernetesEnv(ip string) []corev1.EnvVar {
+	return []corev1.EnvVar{
+		{Name: "KUBERNETES_SERVICE_HOST", Value: ip},
+		{Name: "KUBERNETES_SERVICE_PORT", Value: "443"},
+		{Name: "KUBERNETES_SERVICE_PORT_HTTPS", Value: "443"},
+		{Name: "KUBERNETES_PORT", Value: "tcp://" + ip + ":443"},
+		{Name: "KUBERNETES_PORT_443_TCP", Value: "tcp://" + ip + ":443"},
+		{Name: "KUBERNETES_PORT_443_TCP_PROTO", Value: "tcp"},
+		{Name: "KUBERNETES_PORT_443_TCP_ADDR", Value: ip},
+		{Name: "KUBERNETES_PORT_443_TCP_PORT", Value: "443"},
+	}
+}
+
+func TestHostSpecKubernetesEnvAndHostAliases(t *testing.T) {
+	newPod := func() *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}, Spec: corev1.PodSpec{
+			HostAliases:    []corev1.HostAlias{{IP: "10.1.1.1", Hostnames: []string{"db"}}},
+			InitContainers: []corev1.Container{{Name: "init"}},
+			Containers: []corev1.Container{
+				{Name: "app", Env: []corev1.EnvVar{{Name: "FOO", Value: "bar"}}},
+				{Name: "own", Env: []corev1.EnvVar{{Name: "KUBERNETES_SERVICE_HOST", Value: "my.apiserver"}}},
+			},
+			EphemeralContainers: []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debug"}}},
+		}}
+	}
+
+	t.Run("with KubernetesIP", func(t *testing.T) {
+		ip := "10.96.0.10"
+		spec := HostSpec(newPod(), Environment{Translator: testTr, KubernetesIP: ip, ClusterDomain: "cluster.local"}, nil)
+		checks := []struct {
+			where string
+			got   []corev1.EnvVar
+			want  []corev1.EnvVar
+		}{
+			{"initContainers[init]", spec.InitContainers[0].Env, kubernetesEnv(ip)},
+			{"containers[app]", spec.Containers[0].Env, append([]corev1.EnvVar{{Name: "FOO", Value: "bar"}}, kubernetesEnv(ip)...)},
+			{"containers[own]", spec.Containers[1].Env, append([]corev1.EnvVar{{Name: "KUBERNETES_SERVICE_HOST", Value: "my.apiserver"}}, kubernetesEnv(ip)[1:]...)},
+			{"ephemeralContainers[debug]", spec.EphemeralContainers[0].Env, kubernetesEnv(ip)},
+		}
+		for _, c := range checks {
+			if !reflect.DeepEqual(c.got, c.want) {
+				t.Errorf("%s env = %s\nwant %s", c.where, toJSON(c.got), toJSON(c.want))
+			}
+		}
+		wantAliases := []corev1.HostAlias{
+			{IP: "10.1.1.1", Hostnames: []string{"db"}},
+			{IP: ip, Hostnames: []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}},
+		}
+		if !reflect.DeepEqual(spec.HostAliases, wantAliases) {
+			t.Errorf("HostAliases = %s\nwant %s", toJSON(spec.HostAliases), toJSON(wantAliases))
+		}
+	})
+
+	t.Run("without KubernetesIP", func(t *testing.T) {
+		pod := newPod()
+		spec := HostSpec(pod, Environment{Translator: testTr, ClusterDomain: "cluster.local"}, nil)
+		if !reflect.DeepEqual(spec.InitContainers, pod.Spec.InitContainers) ||
+			!reflect.DeepEqual(spec.Containers, pod.Spec.Containers) ||
+			!reflect.DeepEqual(spec.EphemeralContainers, pod.Spec.EphemeralContainers) {
+			t.Errorf("containers changed without KubernetesIP:\ngot %s\nwant %s", toJSON(spec.Containers), toJSON(pod.Spec.Containers))
+		}
+		if !reflect.DeepEqual(spec.HostAliases, pod.Spec.HostAliases) {
+			t.Errorf("HostAliases = %s, want only the pod's own %s", toJSON(spec.HostAliases), toJSON(pod.Spec.HostAliases))
+		}
+	})
+}
+
+func TestHostSpecDNS(t *testing.T) {
+	ours := func(extraNS, extraSearch []string, opts ...corev1.PodDNSConfigOption) *corev1.PodDNSConfig {
+		if len(opts) == 0 {
+			opts = []corev1.PodDNSConfigOption{{Name: "ndots", Value: ptr.To("5")}}
+		}
+		return &corev1.PodDNSConfig{
+			Nameservers: append([]string{"10.96.0.53"}, extraNS...),
+			Searches:    append([]string{"team.svc.cluster.local", "svc.cluster.local", "cluster.local"}, extraSearch...),
+			Options:     opts,
+		}
+	}
+	userCfg := func() *corev1.PodDNSConfig {
+		return &corev1.PodDNSConfig{
+			Nameservers: []string{"1.1.1.1"},
+			Searches:    []string{"example.com"},
+			Options:     []corev1.PodDNSConfigOption{{Name: "ndots", Value: ptr.To("2")}, {Name: "edns0"}},
+		}
+	}
+	tests := []struct {
+		name        string
+		dnsIP       string
+		policy      corev1.DNSPolicy
+		hostNetwork bool
+		cfg         *corev1.PodDNSConfig
+		wantPolicy  corev1.DNSPolicy
+		wantCfg     *corev1.PodDNSConfig
+	}{
+		{name: "empty policy", dnsIP: "10.96.0.53", policy: "", wantPolicy: corev1.DNSNone, wantCfg: ours(nil, nil)},
+		{name: "ClusterFirst", dnsIP: "10.96.0.53", policy: corev1.DNSClusterFirst, wantPolicy: corev1.DNSNone, wantCfg: ours(nil, nil)},
+		{name: "Default unchanged", dnsIP: "10.96.0.53", policy: corev1.DNSDefault, wantPolicy: corev1.DNSDefault},
+		{
+			name: "None unchanged", dnsIP: "10.96.0.53", policy: corev1.DNSNone, cfg: userCfg(),
+			wantPolicy: corev1.DNSNone, wantCfg: userCfg(),
+		},
+		{name: "ClusterFirst with hostNetwork unchanged", dnsIP: "10.96.0.53", policy: corev1.DNSClusterFirst, hostNetwork: true, wantPolicy: corev1.DNSClusterFirst},
+		{name: "ClusterFirstWithHostNet with hostNetwork", dnsIP: "10.96.0.53", policy: corev1.DNSClusterFirstWithHostNet, hostNetwork: true, wantPolicy: corev1.DNSNone, wantCfg: ours(nil, nil)},
+		{name: "ClusterFirstWithHostNet without hostNetwork", dnsIP: "10.96.0.53", policy: corev1.DNSClusterFirstWithHostNet, wantPolicy: corev1.DNSNone, wantCfg: ours(nil, nil)},
+		{
+			name: "existing dnsConfig appended, its ndots replaces ours", dnsIP: "10.96.0.53", policy: corev1.DNSClusterFirst, cfg: userCfg(),
+			wantPolicy: corev1.DNSNone,
+			wantCfg: ours([]string{"1.1.1.1"}, []string{"example.com"},
+				corev1.PodDNSConfigOption{Name: "ndots", Value: ptr.To("2")}, corev1.PodDNSConfigOption{Name: "edns0"}),
+		},
+		{
+			name: "existing dnsConfig without ndots keeps ours", dnsIP: "10.96.0.53", policy: corev1.DNSClusterFirst,
+			cfg:        &corev1.PodDNSConfig{Options: []corev1.PodDNSConfigOption{{Name: "edns0"}}},
+			wantPolicy: corev1.DNSNone,
+			wantCfg:    ours(nil, nil, corev1.PodDNSConfigOption{Name: "ndots", Value: ptr.To("5")}, corev1.PodDNSConfigOption{Name: "edns0"}),
+		},
+		{name: "no DNSIP unchanged", dnsIP: "", policy: corev1.DNSClusterFirst, wantPolicy: corev1.DNSClusterFirst},
+		{name: "no DNSIP, empty policy unchanged", dnsIP: "", policy: "", wantPolicy: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}, Spec: corev1.PodSpec{
+				DNSPolicy: tt.policy, HostNetwork: tt.hostNetwork, DNSConfig: tt.cfg,
+			}}
+			spec := HostSpec(pod, Environment{Translator: testTr, DNSIP: tt.dnsIP, ClusterDomain: "cluster.local"}, nil)
+			if spec.DNSPolicy != tt.wantPolicy {
+				t.Errorf("DNSPolicy = %q, want %q", spec.DNSPolicy, tt.wantPolicy)
+			}
+			if !reflect.DeepEqual(spec.DNSConfig, tt.wantCfg) {
+				t.Errorf("DNSConfig = %s\nwant %s", toJSON(spec.DNSConfig), toJSON(tt.wantCfg))
+			}
+		})
+	}
+}
+
+func TestHostSpecTranslateImageAndEnforceTolerations(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}, Spec: corev1.PodSpec{
+		InitContainers: []corev1.Container{{Name: "init", Image: "nginx:1.27"}},
+		Containers:     []corev1.Container{{Name: "app", Image: "nginx:1.27"}, {Name: "cache", Image: "redis:7"}},
+		EphemeralContainers: []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
+			Name: "debug", Image: "nginx:1.27",
+		}}},
+		Tolerations: []corev1.Toleration{{Key: "own", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}},
+	}}
+	enforced := []corev1.Toleration{
+		{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "tenants", Effect: corev1.TaintEffectNoSchedule},
+		{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectPreferNoSchedule},
+	}
+	env := Environment{Translator: testTr, TranslateImage: map[string]string{"nginx:1.27": "mirror/nginx:1.27"}, EnforceTolerations: enforced}
+	spec := HostSpec(pod, env, nil)
+	images := map[string]string{
+		"initContainers[init]":       spec.InitContainers[0].Image,
+		"containers[app]":            spec.Containers[0].Image,
+		"containers[cache]":          spec.Containers[1].Image,
+		"ephemeralContainers[debug]": spec.EphemeralContainers[0].Image,
+	}
+	wantImages := map[string]string{
+		"initContainers[init]":       "mirror/nginx:1.27",
+		"containers[app]":            "mirror/nginx:1.27",
+		"containers[cache]":          "redis:7",
+		"ephemeralContainers[debug]": "mirror/nginx:1.27",
+	}
+	if !maps.Equal(images, wantImages) {
+		t.Errorf("images = %v, want %v", images, wantImages)
+	}
+	wantTol := append([]corev1.Toleration{{Key: "own", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}}, enforced...)
+	if !reflect.DeepEqual(spec.Tolerations, wantTol) {
+		t.Errorf("Tolerations = %s\nwant %s", toJSON(spec.Tolerations), toJSON(wantTol))
+	}
+	if len(env.EnforceTolerations) != 2 || len(pod.Spec.Tolerations) != 1 {
+		t.Errorf("inputs changed: EnforceTolerations %v, pod tolerations %v", env.EnforceTolerations, pod.Spec.Tolerations)
+	}
+}
+
+func TestHostAnnotations(t *testing.T) {
+	owners := []metav1.OwnerReference{
+		{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-abc", UID: "rs-uid", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)},
+		{APIVersion: "v1", Kind: "ConfigMap", Name: "cfg", UID: "cm-uid"},
+	}
+	ownersJSON := `[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-abc","uid":"rs-uid","controller":true,"blockOwnerDeletion":true},` +
+		`{"apiVersion":"v1","kind":"ConfigMap","name":"cfg","uid":"cm-uid"}]`
+	base := map[string]string{
+		"vcluster.loft.sh/name":                 "web",
+		"vcluster.loft.sh/namespace":            "team",
+		"vcluster.loft.sh/uid":                  "uid-web",
+		"vcluster.loft.sh/labels":               "app=\"web\"\ntier=\"front end\"",
+		"vcluster.loft.sh/service-account-name": "app-sa",
+	}
+	with := func(kv ...string) map[string]string {
+		m := maps.Clone(base)
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	tests := []struct {
+		name   string
+		owners []metav1.OwnerReference
+		token  *Token
+		want   map[string]string
+	}{
+		{name: "no owners, no token", want: base},
+		{
+			name: "owners with a controller", owners: owners,
+			want: with("vcluster.loft.sh/owner-references", ownersJSON, "vcluster.loft.sh/owner-set-kind", "ReplicaSet"),
+		},
+		{
+			name: "owners without a controller", owners: owners[1:],
+			want: with("vcluster.loft.sh/owner-references", `[{"apiVersion":"v1","kind":"ConfigMap","name":"cfg","uid":"cm-uid"}]`),
+		},
+		{
+			name: "token", token: &Token{Annotation: "vcluster.loft.sh/token-abcdefgh", Value: "jwt"},
+			want: with("vcluster.loft.sh/token-abcdefgh", "jwt"),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{
+					Name: "web", Namespace: "team", UID: "uid-web",
+					Labels:          map[string]string{"tier": "front end", "app": "web"},
+					OwnerReferences: tt.owners,
+				},
+				Spec: corev1.PodSpec{ServiceAccountName: "app-sa"},
+			}
+			got := HostAnnotations(pod, tt.token)
+			if !maps.Equal(got, tt.want) {
+				t.Errorf("HostAnnotations() = %s\nwant %s", toJSON(got), toJSON(tt.want))
+			}
+		})
+	}
+}
+
+func sha10(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])[:10]
+}
+
+func TestHostLabels(t *testing.T) {
+	in := map[string]string{"vcluster.loft.sh/managed-by": "vc", "app": "web"}
+	inBefore := maps.Clone(in)
+	nsLabels := map[string]string{"kubernetes.io/metadata.name": "team", "env": "prod"}
+	got := HostLabels(in, testTr, nsLabels)
+	want := map[string]string{
+		"vcluster.loft.sh/managed-by": "vc",
+		"app":                         "web",
+		"vcluster.loft.sh/ns-label-vc-x-" + sha10("kubernetes.io/metadata.name"): "team",
+		"vcluster.loft.sh/ns-label-vc-x-" + sha10("env"):                         "prod",
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("HostLabels() = %s\nwant %s", toJSON(got), toJSON(want))
+	}
+	if !maps.Equal(in, inBefore) {
+		t.Errorf("HostLabels modified its input: %v, was %v", in, inBefore)
+	}
+	if got := HostLabels(in, testTr, nil); !maps.Equal(got, inBefore) {
+		t.Errorf("HostLabels(no namespace labels) = %v, want %v", got, inBefore)
+	}
+}
+
+// HostLabels(nil, …) is not reached by the syncer today (host labels always
+// carry managed-by), but the exported function panics on it.
+func TestHostLabelsNilLabels(t *testing.T) {
+	got := HostLabels(nil, testTr, map[string]string{"env": "prod"})
+	want := map[string]string{"vcluster.loft.sh/ns-label-vc-x-" + sha10("env"): "prod"}
+	if !maps.Equal(got, want) {
+		t.Errorf("HostLabels(nil) = %v, want %v", got, want)
+	}
+}
+
+func TestSyncSpec(t *testing.T) {
+	notReady := corev1.Toleration{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To(int64(300))}
+	enforced := corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "tenants", Effect: corev1.TaintEffectNoSchedule}
+	gpu := corev1.Toleration{Key: "gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
+	gates := func(names ...string) []corev1.PodSchedulingGate {
+		out := make([]corev1.PodSchedulingGate, len(names))
+		for i, n := range names {
+			out[i] = corev1.PodSchedulingGate{Name: n}
+		}
+		return out
+	}
+	h := corev1.PodSpec{
+		InitContainers:  []corev1.Container{{Name: "init", Image: "alpine:3"}},
+		Containers:      []corev1.Container{{Name: "app", Image: "mirror/nginx:1.26"}, {Name: "side", Image: "busybox:1"}, {Name: "extra", Image: "keep:1"}},
+		Tolerations:     []corev1.Toleration{enforced, notReady},
+		SchedulingGates: gates("a", "b", "c"),
+	}
+	v := corev1.PodSpec{
+		InitContainers:        []corev1.Container{{Name: "init", Image: "alpine:4"}},
+		Containers:            []corev1.Container{{Name: "app", Image: "nginx:1.27"}, {Name: "side", Image: "busybox:2"}},
+		ActiveDeadlineSeconds: ptr.To(int64(600)),
+		Tolerations:           []corev1.Toleration{notReady, gpu},
+		SchedulingGates:       gates("a", "c"),
+	}
+	vBefore := *v.DeepCopy()
+	syncSpec(&h, &v, Environment{Translator: testTr, TranslateImage: map[string]string{"nginx:1.27": "mirror/nginx:1.27"}})
+
+	want := corev1.PodSpec{
+		InitContainers:        []corev1.Container{{Name: "init", Image: "alpine:4"}},
+		Containers:            []corev1.Container{{Name: "app", Image: "mirror/nginx:1.27"}, {Name: "side", Image: "busybox:2"}, {Name: "extra", Image: "keep:1"}},
+		ActiveDeadlineSeconds: ptr.To(int64(600)),
+		Tolerations:           []corev1.Toleration{enforced, notReady, gpu},
+		SchedulingGates:       gates("a", "c"),
+	}
+	if !reflect.DeepEqual(h, want) {
+		t.Errorf("host spec = %s\nwant %s", toJSON(h), toJSON(want))
+	}
+	if !reflect.DeepEqual(v, vBefore) {
+		t.Errorf("syncSpec modified the virtual spec: %s", toJSON(v))
+	}
+
+	// A second sync changes nothing: tolerations are not duplicated.
+	syncSpec(&h, &v, Environment{Translator: testTr, TranslateImage: map[string]string{"nginx:1.27": "mirror/nginx:1.27"}})
+	if !reflect.DeepEqual(h, want) {
+		t.Errorf("second sync: host spec = %s\nwant %s", toJSON(h), toJSON(want))
+	}
+}
+
+func TestVirtualStatus(t *testing.T) {
+	host := &corev1.PodStatus{
+		Phase:             corev1.PodRunning,
+		HostIP:            "192.168.1.10",
+		PodIP:             "10.244.1.5",
+		PodIPs:            []corev1.PodIP{{IP: "10.244.1.5"}},
+		QOSClass:          corev1.PodQOSBestEffort,
+		Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Ready: true, RestartCount: 2, Image: "mirror/nginx:1.27"}},
+	}
+	hostBefore := host.DeepCopy()
+	virtual := &corev1.PodStatus{Phase: corev1.PodPending, QOSClass: corev1.PodQOSBurstable, Message: "old"}
+	got := VirtualStatus(host, virtual)
+	want := *hostBefore.DeepCopy()
+	want.QOSClass = corev1.PodQOSBurstable
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("VirtualStatus() = %s\nwant %s", toJSON(got), toJSON(want))
+	}
+	got.ContainerStatuses[0].Ready = false
+	got.PodIPs[0].IP = "changed"
+	if !reflect.DeepEqual(host, hostBefore) {
+		t.Errorf("VirtualStatus result shares memory with the host status: %s", toJSON(host))
+	}
+}

@@ -1,0 +1,281 @@
+package services
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/clustersync/clustersync/internal/virtual/translate"
+)
+
+var testTr = translate.Translator{VCluster: "vc", HostNamespace: "vc-host"}
+
+func toJSON(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}
+
+func port(name string, proto corev1.Protocol, p, nodePort int32) corev1.ServicePort {
+	return corev1.ServicePort{Name: name, Protocol: proto, Port: p, TargetPort: intstr.FromInt32(p + 8000), NodePort: nodePort}
+}
+
+func virtualService(spec corev1.ServiceSpec) *corev1.Service {
+	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}, Spec: spec}
+}
+
+func TestHostSpecSelector(t *testing.T) {
+	tests := []struct {
+		name     string
+		selector map[string]string
+		want     map[string]string
+	}{
+		{
+			name:     "scoped to the virtual cluster and namespace",
+			selector: map[string]string{"app": "web"},
+			want:     map[string]string{"app": "web", "vcluster.loft.sh/managed-by": "vc", "vcluster.loft.sh/namespace": "team"},
+		},
+		{
+			name:     "reserved key translated like pod labels",
+			selector: map[string]string{"app": "web", "release": "r1"},
+			want: map[string]string{
+				"app": "web", "vcluster.loft.sh/label-vc-x-a4d451ec23": "r1",
+				"vcluster.loft.sh/managed-by": "vc", "vcluster.loft.sh/namespace": "team",
+			},
+		},
+		{name: "nil selector stays nil", selector: nil, want: nil},
+		{name: "empty selector becomes nil", selector: map[string]string{}, want: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := virtualService(corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.96.5.5", Selector: tt.selector})
+			got := HostSpec(v, testTr, nil).Selector
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Selector = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestHostSpec(t *testing.T) {
+	hostSel := map[string]string{"app": "web", "vcluster.loft.sh/managed-by": "vc", "vcluster.loft.sh/namespace": "team"}
+	tests := []struct {
+		name    string
+		virtual corev1.ServiceSpec
+		current *corev1.ServiceSpec
+		want    corev1.ServiceSpec
+	}{
+		{
+			name: "create ClusterIP asks for the virtual clusterIP",
+			virtual: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeClusterIP, Selector: map[string]string{"app": "web"},
+				ClusterIP: "10.96.5.5", ClusterIPs: []string{"10.96.5.5"},
+				IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol}, IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicySingleStack),
+				Ports: []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 0)},
+			},
+			want: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeClusterIP, Selector: hostSel,
+				ClusterIP: "10.96.5.5", ClusterIPs: []string{"10.96.5.5"},
+				Ports: []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 0)},
+			},
+		},
+		{
+			name: "create: ClusterIPs set from the clusterIP",
+			virtual: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.96.5.5",
+				Ports: []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 0)},
+			},
+			want: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.96.5.5", ClusterIPs: []string{"10.96.5.5"},
+				Ports: []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 0)},
+			},
+		},
+		{
+			name: "create LoadBalancer zeroes node ports and the health-check port",
+			virtual: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "web"},
+				ClusterIP: "10.96.5.5", ClusterIPs: []string{"10.96.5.5"},
+				ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal, HealthCheckNodePort: 32000,
+				Ports: []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 30080), port("https", corev1.ProtocolTCP, 443, 30443)},
+			},
+			want: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeLoadBalancer, Selector: hostSel,
+				ClusterIP: "10.96.5.5", ClusterIPs: []string{"10.96.5.5"},
+				ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal,
+				Ports:                 []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 0), port("https", corev1.ProtocolTCP, 443, 0)},
+			},
+		},
+		{
+			name: "create headless keeps None",
+			virtual: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeClusterIP, Selector: map[string]string{"app": "web"},
+				ClusterIP: corev1.ClusterIPNone, ClusterIPs: []string{corev1.ClusterIPNone},
+			},
+			want: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeClusterIP, Selector: hostSel,
+				ClusterIP: corev1.ClusterIPNone, ClusterIPs: []string{corev1.ClusterIPNone},
+			},
+		},
+		{
+			name: "update NodePort keeps the host's node ports and clusterIP per port",
+			virtual: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeNodePort, Selector: map[string]string{"app": "web"},
+				ClusterIP: "10.96.5.5", ClusterIPs: []string{"10.96.5.5"},
+				Ports: []corev1.ServicePort{
+					port("http", corev1.ProtocolTCP, 80, 30080), // virtual value differs: host wins
+					port("https", corev1.ProtocolTCP, 443, 0),
+					port("metrics", corev1.ProtocolTCP, 9090, 30090), // new: host allocates
+					port("dns", corev1.ProtocolTCP, 53, 0),           // host has UDP only
+				},
+			},
+			current: &corev1.ServiceSpec{
+				Type: corev1.ServiceTypeNodePort, ClusterIP: "10.96.7.7", ClusterIPs: []string{"10.96.7.7"},
+				IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol}, IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicySingleStack),
+				Ports: []corev1.ServicePort{
+					port("http", corev1.ProtocolTCP, 80, 31080),
+					port("https", corev1.ProtocolTCP, 443, 31443),
+					port("dns", corev1.ProtocolUDP, 53, 31053),
+				},
+			},
+			want: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeNodePort, Selector: hostSel,
+				ClusterIP: "10.96.7.7", ClusterIPs: []string{"10.96.7.7"},
+				IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol}, IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicySingleStack),
+				Ports: []corev1.ServicePort{
+					port("http", corev1.ProtocolTCP, 80, 31080),
+					port("https", corev1.ProtocolTCP, 443, 31443),
+					port("metrics", corev1.ProtocolTCP, 9090, 0),
+					port("dns", corev1.ProtocolTCP, 53, 0),
+				},
+			},
+		},
+		{
+			name: "update LoadBalancer keeps the host's health-check port",
+			virtual: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeLoadBalancer, ClusterIP: "10.96.5.5", ClusterIPs: []string{"10.96.5.5"},
+				ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal, HealthCheckNodePort: 32000,
+				Ports: []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 0)},
+			},
+			current: &corev1.ServiceSpec{
+				Type: corev1.ServiceTypeLoadBalancer, ClusterIP: "10.96.5.5", ClusterIPs: []string{"10.96.5.5"},
+				ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal, HealthCheckNodePort: 32100,
+				Ports: []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 31080)},
+			},
+			want: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeLoadBalancer, ClusterIP: "10.96.5.5", ClusterIPs: []string{"10.96.5.5"},
+				ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal, HealthCheckNodePort: 32100,
+				Ports: []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 31080)},
+			},
+		},
+		{
+			name: "update to ClusterIP zeroes node ports",
+			virtual: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.96.5.5", ClusterIPs: []string{"10.96.5.5"},
+				Ports: []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 0)},
+			},
+			current: &corev1.ServiceSpec{
+				Type: corev1.ServiceTypeNodePort, ClusterIP: "10.96.5.5", ClusterIPs: []string{"10.96.5.5"},
+				ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal, HealthCheckNodePort: 32100,
+				Ports: []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 31080)},
+			},
+			want: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.96.5.5", ClusterIPs: []string{"10.96.5.5"},
+				Ports: []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 0)},
+			},
+		},
+		{
+			name: "update headless keeps None",
+			virtual: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeClusterIP, ClusterIP: corev1.ClusterIPNone, ClusterIPs: []string{corev1.ClusterIPNone},
+			},
+			current: &corev1.ServiceSpec{
+				Type: corev1.ServiceTypeClusterIP, ClusterIP: corev1.ClusterIPNone, ClusterIPs: []string{corev1.ClusterIPNone},
+			},
+			want: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeClusterIP, ClusterIP: corev1.ClusterIPNone, ClusterIPs: []string{corev1.ClusterIPNone},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := virtualService(tt.virtual)
+			vBefore := v.DeepCopy()
+			var curBefore *corev1.ServiceSpec
+			if tt.current != nil {
+				curBefore = tt.current.DeepCopy()
+			}
+			got := HostSpec(v, testTr, tt.current)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("HostSpec() = %s\nwant %s", toJSON(got), toJSON(tt.want))
+			}
+			if !reflect.DeepEqual(v, vBefore) {
+				t.Errorf("HostSpec modified the virtual Service: %s", toJSON(v))
+			}
+			if !reflect.DeepEqual(tt.current, curBefore) {
+				t.Errorf("HostSpec modified the current host spec: %s", toJSON(tt.current))
+			}
+		})
+	}
+}
+
+func TestVirtualNodePorts(t *testing.T) {
+	tests := []struct {
+		name        string
+		virtual     []corev1.ServicePort
+		host        []corev1.ServicePort
+		want        []corev1.ServicePort
+		wantChanged bool
+	}{
+		{
+			name:        "host node ports copied",
+			virtual:     []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 0), port("https", corev1.ProtocolTCP, 443, 30443), port("extra", corev1.ProtocolTCP, 9000, 0)},
+			host:        []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 31080), port("https", corev1.ProtocolTCP, 443, 31443)},
+			want:        []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 31080), port("https", corev1.ProtocolTCP, 443, 31443), port("extra", corev1.ProtocolTCP, 9000, 0)},
+			wantChanged: true,
+		},
+		{
+			name:        "already equal",
+			virtual:     []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 31080)},
+			host:        []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 31080)},
+			want:        []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 31080)},
+			wantChanged: false,
+		},
+		{
+			name:        "host without node port leaves the virtual one",
+			virtual:     []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 30080)},
+			host:        []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 0)},
+			want:        []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 30080)},
+			wantChanged: false,
+		},
+		{
+			name:        "matched by protocol",
+			virtual:     []corev1.ServicePort{port("dns", corev1.ProtocolTCP, 53, 0)},
+			host:        []corev1.ServicePort{port("dns", corev1.ProtocolUDP, 53, 31053)},
+			want:        []corev1.ServicePort{port("dns", corev1.ProtocolTCP, 53, 0)},
+			wantChanged: false,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := &corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: tt.virtual}
+			h := &corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: tt.host}
+			changed := VirtualNodePorts(v, h)
+			if changed != tt.wantChanged {
+				t.Errorf("VirtualNodePorts() changed = %v, want %v", changed, tt.wantChanged)
+			}
+			if !reflect.DeepEqual(v.Ports, tt.want) {
+				t.Errorf("virtual ports = %s\nwant %s", toJSON(v.Ports), toJSON(tt.want))
+			}
+			if again := VirtualNodePorts(v, h); again {
+				t.Errorf("second VirtualNodePorts() reported a change")
+			}
+		})
+	}
+}
