@@ -85,6 +85,12 @@ func Run(ctx context.Context, o Options) error {
 	hcfg.QPS, hcfg.Burst = sc.HostQPS, sc.HostBurst
 	// v1 Endpoints are deprecated but are what vCluster syncs; keep the log clean.
 	vcfg.WarningHandlerWithContext, hcfg.WarningHandlerWithContext = rest.NoWarnings{}, rest.NoWarnings{}
+	// Protobuf, as kube-controller-manager uses: less encoding work for both
+	// API servers and for the syncer than JSON.
+	for _, c := range []*rest.Config{vcfg, hcfg} {
+		c.ContentType = runtime.ContentTypeProtobuf
+		c.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	}
 
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
