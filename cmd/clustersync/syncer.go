@@ -17,8 +17,8 @@ import (
 // can also run by hand against any virtual and host API servers.
 func newSyncerCommand() *cobra.Command {
 	var o struct {
-		name, hostNamespace, virtualKubeconfig, hostKubeconfig, configFile, stateDir, healthAddr string
-		verbosity                                                                                int
+		name, hostNamespace, virtualKubeconfig, hostKubeconfig, configFile, stateDir, healthAddr, metricsAddr string
+		verbosity                                                                                             int
 	}
 	cmd := &cobra.Command{
 		Use:   "syncer",
@@ -44,7 +44,7 @@ func newSyncerCommand() *cobra.Command {
 			ctrl.SetLogger(log)
 			return runner.Run(ctrl.SetupSignalHandler(), runner.Options{
 				Name: o.name, HostNamespace: o.hostNamespace, Virtual: vcfg, Host: hcfg, Config: cfg,
-				StateDir: o.stateDir, HealthAddr: o.healthAddr, Log: log,
+				StateDir: o.stateDir, HealthAddr: o.healthAddr, MetricsAddr: o.metricsAddr, Log: log,
 			})
 		},
 	}
@@ -56,6 +56,7 @@ func newSyncerCommand() *cobra.Command {
 	f.StringVar(&o.configFile, "config", "", "virtual cluster configuration file (default: every default)")
 	f.StringVar(&o.stateDir, "state-dir", "", "folder for the mapping store (default: in memory)")
 	f.StringVar(&o.healthAddr, "health-addr", "", "address serving /healthz and /readyz, e.g. 127.0.0.1:8081")
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "address serving Prometheus metrics on /metrics, e.g. 127.0.0.1:8080")
 	f.IntVarP(&o.verbosity, "v", "v", 1, "log verbosity")
 	for _, n := range []string{"name", "host-namespace", "virtual-kubeconfig", "host-kubeconfig"} {
 		_ = cmd.MarkFlagRequired(n)

@@ -156,7 +156,7 @@ with --output, or print an export line with --print:
 			return err
 		},
 	}
-	cmd.Flags().BoolVar(&printExport, "print", false, "print `export KUBECONFIG=...` instead of the kubeconfig")
+	cmd.Flags().BoolVar(&printExport, "print", false, "print an export KUBECONFIG=... line instead of the kubeconfig")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write the kubeconfig to this file")
 	return cmd
 }

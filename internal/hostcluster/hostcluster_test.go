@@ -31,15 +31,15 @@ func (l testLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// requireBinaries skips in -short mode when the binaries are missing and
-// fails otherwise.
+// requireBinaries skips in -short mode (which runs only tests without API
+// servers) and fails when the binaries are missing.
 func requireBinaries(t *testing.T) binaries.Set {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: no API servers")
+	}
 	b := binaries.Default()
 	if err := b.Check(); err != nil {
-		if testing.Short() {
-			t.Skip(err)
-		}
 		t.Fatal(err)
 	}
 	return b

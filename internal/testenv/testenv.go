@@ -10,6 +10,7 @@ package testenv
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -183,19 +184,20 @@ func (e *Env) Stop() {
 }
 
 // Main is TestMain's body: it starts an Env with o and the syncer with
-// default configuration, runs the tests, stops everything and exits. When
-// the binaries are missing and -short is set, the package's tests are
-// skipped; otherwise missing binaries fail the run.
+// default configuration, runs the tests, stops everything and exits. With
+// -short the package's tests are skipped (no API servers); without it,
+// missing binaries fail the run.
 func Main(m *testing.M, o Options, env **Env) {
 	os.Exit(run(m, o, env))
 }
 
 func run(m *testing.M, o Options, env **Env) int {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("skipping integration tests: -short runs no API servers")
+		return 0
+	}
 	if err := binaries.Default().Check(); err != nil {
-		if testing.Short() {
-			fmt.Println("skipping integration tests:", err)
-			return 0
-		}
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

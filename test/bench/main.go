@@ -24,6 +24,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -53,6 +54,9 @@ import (
 )
 
 const vcName = "bench"
+
+// metricsURL is the syncer's Prometheus endpoint, set by startSyncer.
+var metricsURL string
 
 type options struct {
 	n, workers, pacedN, replicas, nodes int
@@ -175,6 +179,7 @@ func run(ctx context.Context, o options) error {
 		}
 		seen := watchHost(ctx, hk, hostNS, kind)
 		cpu0 := cpuMillis(syncer.PID())
+		req0 := requests()
 		created := make([]time.Time, o.n)
 		start := time.Now()
 		createAll(ctx, vk, ns, o.n, o.workers, mk, created)
@@ -187,6 +192,7 @@ func run(ctx context.Context, o options) error {
 		rate := float64(o.n) / total.Seconds()
 		fmt.Printf("(b) sync    %-8s %6.0f objects/s (ratio to ceiling %.2f), create-to-host p50 %s p90 %s p99 %s, syncer CPU %.2f ms/object\n",
 			kind, rate, rate/ceiling[kind], pct(lat, 50), pct(lat, 90), pct(lat, 99), float64(cpu)/float64(o.n))
+		fmt.Printf("            %-8s syncer API requests per object: %s\n", kind, perObject(requests(), req0, o.n))
 	}
 
 	// Paced run: latency at a moderate, steady rate.
@@ -251,13 +257,18 @@ func startSyncer(ctx context.Context, o options, exe string, cp *controlplane.Co
 		return nil, "", err
 	}
 	health := fmt.Sprintf("127.0.0.1:%d", port)
+	mport, err := proc.FreePort()
+	if err != nil {
+		return nil, "", err
+	}
+	metricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", mport)
 	stateDir := filepath.Join(o.dir, "syncer")
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return nil, "", err
 	}
 	p, err := proc.Start("syncer", exe, []string{"syncer", "--name", vcName, "--host-namespace", hostNS,
 		"--virtual-kubeconfig", cp.Layout.AdminKubeconfig(), "--host-kubeconfig", host.Kubeconfig,
-		"--config", cfgFile, "--state-dir", stateDir, "--health-addr", health}, filepath.Join(o.dir, "syncer.log"), nil)
+		"--config", cfgFile, "--state-dir", stateDir, "--health-addr", health, "--metrics-addr", strings.TrimSuffix(strings.TrimPrefix(metricsURL, "http://"), "/metrics")}, filepath.Join(o.dir, "syncer.log"), nil)
 	if err != nil {
 		return nil, "", err
 	}
@@ -498,4 +509,37 @@ func rssKiB(pid int, field string) int64 {
 		}
 	}
 	return 0
+}
+
+// requests reads the syncer's REST client request counters by host, method
+// and code from its Prometheus endpoint.
+func requests() map[string]float64 {
+	out := map[string]float64{}
+	resp, err := http.Get(metricsURL) //nolint:gosec,noctx // loopback, our own child process
+	if err != nil {
+		return out
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(data), "\n") {
+		if !strings.HasPrefix(line, "rest_client_requests_total{") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, _ := strconv.ParseFloat(line[i+1:], 64)
+		out[line[len("rest_client_requests_total"):i]] = v
+	}
+	return out
+}
+
+// perObject renders the request counters that grew between before and after, per object.
+func perObject(after, before map[string]float64, n int) string {
+	var parts []string
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.2f", k, d/float64(n)))
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, "; ")
 }

@@ -16,7 +16,7 @@ func apiServerArgs(l Layout, o Options, p Ports, etcdServers string, etcdTLS Etc
 		"--etcd-cafile=" + etcdTLS.CAFile,
 		"--etcd-certfile=" + etcdTLS.CertFile,
 		"--etcd-keyfile=" + etcdTLS.KeyFile,
-		"--etcd-prefix=/registry",
+		"--etcd-prefix=" + etcdPrefix(o),
 		"--tls-cert-file=" + l.PKI("apiserver.crt"),
 		"--tls-private-key-file=" + l.PKI("apiserver.key"),
 		"--client-ca-file=" + l.PKI("ca.crt"),
@@ -32,6 +32,17 @@ func apiServerArgs(l Layout, o Options, p Ports, etcdServers string, etcdTLS Etc
 		"--profiling=false",
 		"--event-ttl=1h",
 	}
+}
+
+// etcdPrefix is where the API server keeps its objects: the usual /registry
+// in the embedded etcd, which belongs to this cluster alone, and
+// /clustersync/NAME/registry in an external one, so several virtual clusters
+// can share it.
+func etcdPrefix(o Options) string {
+	if o.Etcd != nil {
+		return "/clustersync/" + o.Name + "/registry"
+	}
+	return "/registry"
 }
 
 // disabledControllers are the kube-controller-manager controllers that act

@@ -19,11 +19,11 @@ import (
 
 func bins(t *testing.T) binaries.Set {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: no API servers")
+	}
 	b := binaries.Default()
 	if err := b.Check(); err != nil {
-		if testing.Short() {
-			t.Skip(err)
-		}
 		t.Fatal(err)
 	}
 	return b
@@ -79,8 +79,9 @@ func TestRestartKeepsStateAndAddress(t *testing.T) {
 	}
 }
 
-// With an external etcd the control plane runs no etcd of its own, and a
-// second control plane on the same etcd sees the first one's objects.
+// With an external etcd the control plane runs no etcd of its own; a
+// control plane of the same name on the same etcd sees the first one's
+// objects, and one of another name does not (each has its own key prefix).
 func TestExternalEtcd(t *testing.T) {
 	b := bins(t)
 	dir := t.TempDir()
@@ -111,10 +112,15 @@ func TestExternalEtcd(t *testing.T) {
 	}
 	first.Stop()
 
-	second := start(t, Options{Dir: filepath.Join(dir, "second"), Name: "second", ServiceCIDR: "10.96.0.0/16", Binaries: b, Etcd: ext})
-	defer second.Stop()
-	if err := getConfigMap(second, "shared"); err != nil {
+	again := start(t, Options{Dir: filepath.Join(dir, "again"), Name: "first", ServiceCIDR: "10.96.0.0/16", Binaries: b, Etcd: ext})
+	if err := getConfigMap(again, "shared"); err != nil {
 		t.Errorf("object not in the external etcd: %v", err)
+	}
+	again.Stop()
+	other := start(t, Options{Dir: filepath.Join(dir, "other"), Name: "other", ServiceCIDR: "10.96.0.0/16", Binaries: b, Etcd: ext})
+	defer other.Stop()
+	if err := getConfigMap(other, "shared"); err == nil {
+		t.Error("a virtual cluster of another name sees the first one's object in the shared etcd")
 	}
 }
 

@@ -6,7 +6,8 @@
 //	config.yaml        the virtual cluster's configuration (package config)
 //	controlplane/      certificates, etcd data, ports, kubeconfig.yaml (the tenant's)
 //	syncer/            the mapping store
-//	logs/              serve.log, syncer.log, and the control plane's logs
+//	logs/              serve.log (the supervisor) and syncer.log
+//	controlplane/logs/ etcd.log, kube-apiserver.log, kube-controller-manager.log
 //	serve.json         written by the running supervisor: PIDs and readiness
 //
 // A running virtual cluster is one detached supervisor process

@@ -54,7 +54,7 @@ func Create(ctx context.Context, o CreateOptions, exe string) (*Instance, error)
 		if err != nil {
 			return nil, err
 		}
-		if err := runner.Unsupported(cfg); err != nil {
+		if err := runner.CheckConfig(cfg); err != nil {
 			return nil, fmt.Errorf("%s: %w", o.ConfigFile, err)
 		}
 		data, err := os.ReadFile(o.ConfigFile)

@@ -57,6 +57,9 @@ type Options struct {
 	StateDir string
 	// HealthAddr serves /healthz and /readyz (e.g. "127.0.0.1:0"); "" serves none.
 	HealthAddr string
+	// MetricsAddr serves Prometheus metrics on /metrics (controller-runtime's:
+	// reconciles, work queues, REST client requests); "" serves none.
+	MetricsAddr string
 	// Ready, when set, is called once every cache has synced and the
 	// controllers are running.
 	Ready func()
@@ -75,7 +78,7 @@ func Run(ctx context.Context, o Options) error {
 	if o.Name == "" || o.HostNamespace == "" {
 		return errors.New("runner: Name and HostNamespace are required")
 	}
-	if err := Unsupported(o.Config); err != nil {
+	if err := CheckConfig(o.Config); err != nil {
 		return err
 	}
 	tr := translate.Translator{VCluster: o.Name, HostNamespace: o.HostNamespace}
@@ -100,7 +103,7 @@ func Run(ctx context.Context, o Options) error {
 	mgr, err := ctrl.NewManager(vcfg, manager.Options{
 		Scheme:                  scheme,
 		Logger:                  o.Log,
-		Metrics:                 metricsserver.Options{BindAddress: "0"},
+		Metrics:                 metricsserver.Options{BindAddress: healthAddr(o.MetricsAddr)},
 		HealthProbeBindAddress:  healthAddr(o.HealthAddr),
 		Cache:                   cache.Options{DefaultTransform: strip},
 		Controller:              ctrlconfig.Controller{SkipNameValidation: ptrTrue(), MaxConcurrentReconciles: sc.Workers},
@@ -242,6 +245,7 @@ func rebuildReferences(ctx context.Context, vc client.Client, store *mapping.Sto
 	return nil
 }
 
+// healthAddr maps "" (serve nothing) to controller-runtime's "0".
 func healthAddr(a string) string {
 	if a == "" {
 		return "0"

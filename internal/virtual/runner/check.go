@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
 )
 
 // Unsupported returns one error per setting of cfg that asks for something
@@ -14,13 +15,16 @@ import (
 // that are on but have no effect here (rewriteHosts, endpointSlices — the
 // host mirrors synced Endpoints into slices itself) are not errors; docs/
 // configuration.md lists them.
-func Unsupported(cfg *config.Config) error {
+func CheckConfig(cfg *config.Config) error {
 	th, fh := cfg.Sync.ToHost, cfg.Sync.FromHost
 	var errs []error
 	bad := func(path string, on bool) {
 		if on {
 			errs = append(errs, fmt.Errorf("%s: not supported by clustersync yet", path))
 		}
+	}
+	if _, err := pods.ParseTolerations(th.Pods.EnforceTolerations); err != nil {
+		errs = append(errs, fmt.Errorf("sync.toHost.pods.enforceTolerations%w", err))
 	}
 	bad("sync.toHost.pods.translate", len(th.Pods.Translate) > 0)
 	bad("sync.toHost.pods.useSecretsForSATokens", th.Pods.UseSecretsForSATokens)

@@ -7,14 +7,16 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/config"
 )
 
-func TestUnsupported(t *testing.T) {
-	if err := Unsupported(config.Default()); err != nil {
+func TestCheckConfig(t *testing.T) {
+	if err := CheckConfig(config.Default()); err != nil {
 		t.Fatalf("defaults rejected: %v", err)
 	}
 	cfg, err := config.Parse([]byte(`
 sync:
   toHost:
     ingresses: {enabled: true}
+    pods:
+      enforceTolerations: ["=v:NoSchedule"]
     secrets:
       translate:
         - path: data.x
@@ -26,9 +28,12 @@ sync:
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = Unsupported(cfg)
+	err = CheckConfig(cfg)
 	if err == nil {
 		t.Fatal("unsupported settings accepted")
+	}
+	if !strings.Contains(err.Error(), "sync.toHost.pods.enforceTolerations[0]") {
+		t.Errorf("error does not name the bad toleration:\n%v", err)
 	}
 	for _, path := range []string{"sync.toHost.ingresses.enabled", "sync.toHost.secrets.translate",
 		"sync.fromHost.storageClasses.enabled", "sync.fromHost.customResources[widgets.example.com]"} {
