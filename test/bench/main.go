@@ -66,6 +66,7 @@ type options struct {
 	hostBurst, syncerWorkers            int
 	kinds                               string
 	keep                                bool
+	profile                             string
 }
 
 func main() {
@@ -83,6 +84,7 @@ func main() {
 	flag.StringVar(&o.exe, "clustersync", "bin/clustersync", "clustersync binary (the syncer runs as its process)")
 	flag.StringVar(&o.dir, "dir", "", "state folder (default: a temporary folder, removed afterwards)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the state folder")
+	flag.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the syncer during the first sync run to this file")
 	flag.Parse()
 	if err := run(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -180,6 +182,9 @@ func run(ctx context.Context, o options) error {
 		seen := watchHost(ctx, hk, hostNS, kind)
 		cpu0 := cpuMillis(syncer.PID())
 		req0 := requests()
+		if o.profile != "" && kind == kinds[0] {
+			go saveProfile(o.profile, 3)
+		}
 		created := make([]time.Time, o.n)
 		start := time.Now()
 		createAll(ctx, vk, ns, o.n, o.workers, mk, created)
@@ -542,4 +547,18 @@ func perObject(after, before map[string]float64, n int) string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, "; ")
+}
+
+// saveProfile writes a CPU profile of the syncer over seconds to file.
+func saveProfile(file string, seconds int) {
+	resp, err := http.Get(fmt.Sprintf("%s?seconds=%d", strings.Replace(metricsURL, "/metrics", "/debug/pprof/profile", 1), seconds)) //nolint:gosec,noctx
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "profile:", err)
+		return
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, "profile:", err)
+	}
 }

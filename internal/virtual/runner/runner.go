@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 	"path/filepath"
 	"sync/atomic"
 	"time"
@@ -58,7 +59,8 @@ type Options struct {
 	// HealthAddr serves /healthz and /readyz (e.g. "127.0.0.1:0"); "" serves none.
 	HealthAddr string
 	// MetricsAddr serves Prometheus metrics on /metrics (controller-runtime's:
-	// reconciles, work queues, REST client requests); "" serves none.
+	// reconciles, work queues, REST client requests) and Go profiles on
+	// /debug/pprof/; "" serves none.
 	MetricsAddr string
 	// Ready, when set, is called once every cache has synced and the
 	// controllers are running.
@@ -103,7 +105,7 @@ func Run(ctx context.Context, o Options) error {
 	mgr, err := ctrl.NewManager(vcfg, manager.Options{
 		Scheme:                  scheme,
 		Logger:                  o.Log,
-		Metrics:                 metricsserver.Options{BindAddress: healthAddr(o.MetricsAddr)},
+		Metrics:                 metricsserver.Options{BindAddress: healthAddr(o.MetricsAddr), ExtraHandlers: pprofHandlers()},
 		HealthProbeBindAddress:  healthAddr(o.HealthAddr),
 		Cache:                   cache.Options{DefaultTransform: strip},
 		Controller:              ctrlconfig.Controller{SkipNameValidation: ptrTrue(), MaxConcurrentReconciles: sc.Workers},
@@ -243,6 +245,15 @@ func rebuildReferences(ctx context.Context, vc client.Client, store *mapping.Sto
 		}
 	}
 	return nil
+}
+
+// pprofHandlers serve Go's profiles next to the metrics, under /debug/pprof/.
+func pprofHandlers() map[string]http.Handler {
+	return map[string]http.Handler{
+		"/debug/pprof/":        http.HandlerFunc(pprof.Index),
+		"/debug/pprof/profile": http.HandlerFunc(pprof.Profile),
+		"/debug/pprof/heap":    pprof.Handler("heap"),
+	}
 }
 
 // healthAddr maps "" (serve nothing) to controller-runtime's "0".
