@@ -306,3 +306,35 @@ func TestUnmanagedCollisionLeftAlone(t *testing.T) {
 		t.Errorf("foreign host secret was modified: labels %v data %q rv %s→%s", h.Labels, h.Data, foreign.ResourceVersion, h.ResourceVersion)
 	}
 }
+
+// When the host already uses the virtual Service's clusterIP, the host copy
+// gets another address and the virtual Service is recreated with it.
+func TestServiceClusterIPTakenOnHost(t *testing.T) {
+	ns := env.NewNamespace(t)
+	ip := "10.96.250.17"
+	create(t, env.HostClient, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "squatter-" + ns, Namespace: env.HostNamespace},
+		Spec:       corev1.ServiceSpec{ClusterIP: ip, Ports: []corev1.ServicePort{{Port: 80}}},
+	})
+	t.Cleanup(func() {
+		_ = env.HostClient.Delete(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "squatter-" + ns, Namespace: env.HostNamespace}})
+	})
+	create(t, env.VirtualClient, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, Labels: map[string]string{"keep": "me"}},
+		Spec:       corev1.ServiceSpec{ClusterIP: ip, Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Port: 80}}},
+	})
+	hs := hostObject(t, &corev1.Service{}, "web", ns)
+	if hs.Spec.ClusterIP == ip {
+		t.Fatalf("host copy got the taken address %s", ip)
+	}
+	testenv.Eventually(t, wait, func() error {
+		var v corev1.Service
+		if err := env.VirtualClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &v); err != nil {
+			return err
+		}
+		if v.Spec.ClusterIP != hs.Spec.ClusterIP || v.Labels["keep"] != "me" {
+			return fmt.Errorf("virtual service clusterIP %s labels %v, want %s", v.Spec.ClusterIP, v.Labels, hs.Spec.ClusterIP)
+		}
+		return nil
+	})
+}

@@ -40,6 +40,8 @@ type Context struct {
 	// reported remembers SyncError events already recorded, per object and
 	// message, so a collision is reported once rather than at every retry.
 	reported map[string]string
+	// echoes are the object versions this syncer wrote.
+	echoes echoes
 }
 
 // NewContext returns a Context; call Register for each resource afterwards.

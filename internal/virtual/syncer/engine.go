@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -49,12 +50,13 @@ func Register[T client.Object](mgr ctrl.Manager, host cluster.Cluster, s *Contex
 	managedBy := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return o.GetLabels()[translate.LabelManagedBy] == s.Translator.VCluster
 	})
+	notEcho := s.echoes.notEcho()
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(r.Name()).
-		For(r.New()).
+		For(r.New(), builder.WithPredicates(notEcho)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		WatchesRawSource(source.Kind(host.GetCache(), r.New(),
-			handler.TypedEnqueueRequestsFromMapFunc(e.hostToVirtual), typedPredicate[T](managedBy))).
+			handler.TypedEnqueueRequestsFromMapFunc(e.hostToVirtual), typedPredicate[T](predicate.And(managedBy, notEcho)))).
 		WatchesRawSource(source.Channel(s.queue(r.Name()), &handler.EnqueueRequestForObject{}))
 	if w, ok := any(r).(Watcher); ok {
 		b = w.Watch(b, s)
@@ -62,8 +64,18 @@ func Register[T client.Object](mgr ctrl.Manager, host cluster.Cluster, s *Contex
 	return b.Complete(e)
 }
 
+// typedPredicate adapts an untyped predicate to the typed events of a source.
 func typedPredicate[T client.Object](p predicate.Predicate) predicate.TypedPredicate[T] {
-	return predicate.NewTypedPredicateFuncs(func(o T) bool { return p.Generic(event.GenericEvent{Object: o}) })
+	return predicate.TypedFuncs[T]{
+		CreateFunc: func(e event.TypedCreateEvent[T]) bool { return p.Create(event.CreateEvent{Object: e.Object}) },
+		UpdateFunc: func(e event.TypedUpdateEvent[T]) bool {
+			return p.Update(event.UpdateEvent{ObjectOld: e.ObjectOld, ObjectNew: e.ObjectNew})
+		},
+		DeleteFunc: func(e event.TypedDeleteEvent[T]) bool {
+			return p.Delete(event.DeleteEvent{Object: e.Object, DeleteStateUnknown: e.DeleteStateUnknown})
+		},
+		GenericFunc: func(e event.TypedGenericEvent[T]) bool { return p.Generic(event.GenericEvent{Object: e.Object}) },
+	}
 }
 
 // hostToVirtual maps a host object to the virtual object it was made from.

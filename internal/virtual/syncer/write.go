@@ -18,32 +18,35 @@ func (s *Context) CreateHost(ctx context.Context, obj client.Object) (ctrl.Resul
 	if kerrors.IsAlreadyExists(err) {
 		return ctrl.Result{RequeueAfter: conflictRetry}, nil
 	}
+	if err == nil {
+		s.echoes.note(obj)
+	}
 	return ctrl.Result{}, err
 }
 
 // PatchHost sends a JSON merge patch from before to after to the host, or
 // nothing when they are equal.
 func (s *Context) PatchHost(ctx context.Context, before, after client.Object) error {
-	return patch(ctx, s.Host, before, after, false)
+	return s.patch(ctx, s.Host, before, after, false)
 }
 
 // PatchVirtual sends a JSON merge patch from before to after to the virtual
 // cluster, or nothing when they are equal.
 func (s *Context) PatchVirtual(ctx context.Context, before, after client.Object) error {
-	return patch(ctx, s.Virtual, before, after, false)
+	return s.patch(ctx, s.Virtual, before, after, false)
 }
 
 // PatchVirtualStatus patches the status subresource of a virtual object.
 func (s *Context) PatchVirtualStatus(ctx context.Context, before, after client.Object) error {
-	return patch(ctx, s.Virtual, before, after, true)
+	return s.patch(ctx, s.Virtual, before, after, true)
 }
 
 // PatchHostStatus patches the status subresource of a host object.
 func (s *Context) PatchHostStatus(ctx context.Context, before, after client.Object) error {
-	return patch(ctx, s.Host, before, after, true)
+	return s.patch(ctx, s.Host, before, after, true)
 }
 
-func patch(ctx context.Context, c client.Client, before, after client.Object, status bool) error {
+func (s *Context) patch(ctx context.Context, c client.Client, before, after client.Object, status bool) error {
 	if equality.Semantic.DeepEqual(before, after) {
 		return nil
 	}
@@ -51,8 +54,14 @@ func patch(ctx context.Context, c client.Client, before, after client.Object, st
 	// keys other writers (host controllers, kwok) add meanwhile are kept, and
 	// the frequent status writes on the host do not turn into conflicts.
 	p := client.MergeFrom(before)
+	var err error
 	if status {
-		return c.Status().Patch(ctx, after, p)
+		err = c.Status().Patch(ctx, after, p)
+	} else {
+		err = c.Patch(ctx, after, p)
 	}
-	return c.Patch(ctx, after, p)
+	if err == nil {
+		s.echoes.note(after)
+	}
+	return err
 }

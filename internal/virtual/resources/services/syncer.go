@@ -10,6 +10,7 @@ package services
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -59,7 +60,12 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 	res, err := s.CreateHost(ctx, host)
 	if err != nil && apierrors.IsInvalid(err) && host.Spec.ClusterIP != "" && host.Spec.ClusterIP != corev1.ClusterIPNone {
 		host.Spec.ClusterIP, host.Spec.ClusterIPs = "", nil
-		return s.CreateHost(ctx, host)
+		if res, err = s.CreateHost(ctx, host); err != nil || res.RequeueAfter > 0 {
+			return res, err
+		}
+		// The host chose another address: Sync moves the virtual Service to
+		// it. Our own create does not wake us, so come back at once.
+		return ctrl.Result{RequeueAfter: time.Millisecond}, nil
 	}
 	return res, err
 }
