@@ -31,19 +31,8 @@ func (l testLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// requireBinaries skips in -short mode (which runs only tests without API
-// servers) and fails when the binaries are missing.
-func requireBinaries(t *testing.T) binaries.Set {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: no API servers")
-	}
-	b := binaries.Default()
-	if err := b.Check(); err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+// requireBinaries is binaries.Require.
+func requireBinaries(t *testing.T) binaries.Set { return binaries.Require(t) }
 
 // deleteOnCleanup deletes whatever cluster is left in dir when the test ends.
 func deleteOnCleanup(t *testing.T, dir string) {

@@ -10,7 +10,6 @@ package testenv
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -192,12 +191,10 @@ func Main(m *testing.M, o Options, env **Env) {
 }
 
 func run(m *testing.M, o Options, env **Env) int {
-	flag.Parse()
-	if testing.Short() {
-		fmt.Println("skipping integration tests: -short runs no API servers")
+	if _, err := binaries.ForTestMain(); errors.Is(err, binaries.ErrShort) {
+		fmt.Println("skipping integration tests:", err)
 		return 0
-	}
-	if err := binaries.Default().Check(); err != nil {
+	} else if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

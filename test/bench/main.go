@@ -300,19 +300,7 @@ func startSyncer(ctx context.Context, o options, exe string, cp *controlplane.Co
 		return nil, "", err
 	}
 	err = p.WaitReady(ctx, time.Minute, func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+health+"/readyz", nil)
-		if err != nil {
-			return err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("readyz: %s", resp.Status)
-		}
-		return nil
+		return proc.HTTPOK(ctx, nil, "http://"+health+"/readyz")
 	})
 	return p, health, err
 }

@@ -5,7 +5,7 @@
 package e2e
 
 import (
-	"flag"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -23,12 +23,10 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	flag.Parse()
-	if testing.Short() {
-		fmt.Println("skipping e2e tests: -short runs no API servers")
+	if _, err := binaries.ForTestMain(); errors.Is(err, binaries.ErrShort) {
+		fmt.Println("skipping e2e tests:", err)
 		return 0
-	}
-	if err := binaries.Default().Check(); err != nil {
+	} else if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

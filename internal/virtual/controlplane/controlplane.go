@@ -133,16 +133,7 @@ func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 	insecure := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback health probe of our own child process
 	healthz := fmt.Sprintf("https://127.0.0.1:%d/healthz", ports.ControllerManager)
 	if err := kcm.WaitReady(ctx, 60*time.Second, func(ctx context.Context) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, healthz, nil)
-		resp, err := insecure.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("healthz: %s", resp.Status)
-		}
-		return nil
+		return proc.HTTPOK(ctx, insecure, healthz)
 	}); err != nil {
 		return nil, err
 	}

@@ -17,17 +17,7 @@ import (
 	"github.com/clustersync/clustersync/internal/proc"
 )
 
-func bins(t *testing.T) binaries.Set {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: no API servers")
-	}
-	b := binaries.Default()
-	if err := b.Check(); err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+func bins(t *testing.T) binaries.Set { return binaries.Require(t) }
 
 func start(t *testing.T, o Options) *ControlPlane {
 	t.Helper()

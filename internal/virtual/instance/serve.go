@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -59,7 +58,7 @@ func Serve(ctx context.Context, dir, exe string, log io.Writer) error {
 		if err != nil {
 			return nil, err
 		}
-		if err := p.WaitReady(ctx, 2*time.Minute, func(ctx context.Context) error { return httpOK(ctx, "http://"+health+"/readyz") }); err != nil {
+		if err := p.WaitReady(ctx, 2*time.Minute, func(ctx context.Context) error { return proc.HTTPOK(ctx, nil, "http://"+health+"/readyz") }); err != nil {
 			p.Stop(5 * time.Second)
 			return nil, err
 		}
@@ -109,19 +108,3 @@ func Serve(ctx context.Context, dir, exe string, log io.Writer) error {
 }
 
 func now() string { return time.Now().Format(time.RFC3339) }
-
-func httpOK(ctx context.Context, url string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", url, resp.Status)
-	}
-	return nil
-}

@@ -10,7 +10,6 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/clustersync/clustersync/internal/virtual/config"
@@ -20,26 +19,18 @@ import (
 
 // Syncer is the ConfigMap resource syncer.
 type Syncer struct {
-	tr  translate.Translator
+	syncer.Kind[*corev1.ConfigMap]
 	cfg config.SelectiveSync
 }
 
 // New returns the ConfigMap syncer for a virtual cluster.
-func New(tr translate.Translator, cfg config.SelectiveSync) *Syncer { return &Syncer{tr: tr, cfg: cfg} }
-
-// Name implements syncer.Resource.
-func (r *Syncer) Name() string { return "configmaps" }
-
-// GVK implements syncer.Resource.
-func (r *Syncer) GVK() schema.GroupVersionKind {
-	return corev1.SchemeGroupVersion.WithKind("ConfigMap")
+func New(tr translate.Translator, cfg config.SelectiveSync) *Syncer {
+	return &Syncer{Kind: syncer.Kind[*corev1.ConfigMap]{Plural: "configmaps", Kind: corev1.SchemeGroupVersion.WithKind("ConfigMap"),
+		NewObject: func() *corev1.ConfigMap { return &corev1.ConfigMap{} }, Translator: tr}, cfg: cfg}
 }
 
 // New implements syncer.Resource.
 func (r *Syncer) New() *corev1.ConfigMap { return &corev1.ConfigMap{} }
-
-// HostName implements syncer.Resource.
-func (r *Syncer) HostName(name, namespace string) string { return r.tr.HostName(name, namespace) }
 
 // ShouldSync implements syncer.Selector.
 func (r *Syncer) ShouldSync(_ context.Context, s *syncer.Context, v *corev1.ConfigMap) bool {

@@ -8,7 +8,6 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -17,24 +16,13 @@ import (
 )
 
 // Syncer is the Endpoints resource syncer.
-type Syncer struct{ tr translate.Translator }
+type Syncer struct{ syncer.Kind[*corev1.Endpoints] }
 
 // New returns the Endpoints syncer.
-func New(tr translate.Translator) *Syncer { return &Syncer{tr: tr} }
-
-// Name implements syncer.Resource.
-func (r *Syncer) Name() string { return "endpoints" }
-
-// GVK implements syncer.Resource.
-func (r *Syncer) GVK() schema.GroupVersionKind {
-	return corev1.SchemeGroupVersion.WithKind("Endpoints")
+func New(tr translate.Translator) *Syncer {
+	return &Syncer{Kind: syncer.Kind[*corev1.Endpoints]{Plural: "endpoints", Kind: corev1.SchemeGroupVersion.WithKind("Endpoints"),
+		NewObject: func() *corev1.Endpoints { return &corev1.Endpoints{} }, Translator: tr}}
 }
-
-// New implements syncer.Resource.
-func (r *Syncer) New() *corev1.Endpoints { return &corev1.Endpoints{} } //nolint:staticcheck // the kind vCluster syncs
-
-// HostName implements syncer.Resource.
-func (r *Syncer) HostName(name, namespace string) string { return r.tr.HostName(name, namespace) }
 
 // ShouldSync implements syncer.Selector: only Endpoints whose Service has no
 // selector (or that have no Service yet), never default/kubernetes.
@@ -72,13 +60,13 @@ func HostSubsets(v *corev1.Endpoints, tr translate.Translator) []corev1.Endpoint
 
 // SyncToHost implements syncer.Resource.
 func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Create[*corev1.Endpoints]) (ctrl.Result, error) { //nolint:staticcheck
-	return s.CreateHost(ctx, &corev1.Endpoints{ObjectMeta: syncer.HostMeta(s, c), Subsets: HostSubsets(c.Virtual, r.tr)}) //nolint:staticcheck
+	return s.CreateHost(ctx, &corev1.Endpoints{ObjectMeta: syncer.HostMeta(s, c), Subsets: HostSubsets(c.Virtual, r.Translator)}) //nolint:staticcheck
 }
 
 // Sync implements syncer.Resource.
 func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*corev1.Endpoints]) (ctrl.Result, error) { //nolint:staticcheck
 	v, h := syncer.ApplyMeta(p)
-	h.Subsets = HostSubsets(p.Virtual, r.tr)
+	h.Subsets = HostSubsets(p.Virtual, r.Translator)
 	if err := s.PatchHost(ctx, p.Host, h); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -29,25 +28,15 @@ const tokenLifetime = 365 * 24 * time.Hour
 
 // Syncer is the pod resource syncer.
 type Syncer struct {
+	syncer.Kind[*corev1.Pod]
 	env Environment
 }
 
 // New returns the pod syncer. env.KubernetesIP and env.DNSIP are looked up
 // on the host for each new pod; the other fields are used as given.
-func New(env Environment) *Syncer { return &Syncer{env: env} }
-
-// Name implements syncer.Resource.
-func (r *Syncer) Name() string { return "pods" }
-
-// GVK implements syncer.Resource.
-func (r *Syncer) GVK() schema.GroupVersionKind { return corev1.SchemeGroupVersion.WithKind("Pod") }
-
-// New implements syncer.Resource.
-func (r *Syncer) New() *corev1.Pod { return &corev1.Pod{} }
-
-// HostName implements syncer.Resource.
-func (r *Syncer) HostName(name, namespace string) string {
-	return r.env.Translator.HostName(name, namespace)
+func New(env Environment) *Syncer {
+	return &Syncer{env: env, Kind: syncer.Kind[*corev1.Pod]{Plural: "pods", Kind: corev1.SchemeGroupVersion.WithKind("Pod"),
+		NewObject: func() *corev1.Pod { return &corev1.Pod{} }, Translator: env.Translator}}
 }
 
 // environment completes env with the current host IPs of the virtual

@@ -9,7 +9,6 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/clustersync/clustersync/internal/virtual/syncer"
@@ -17,24 +16,18 @@ import (
 )
 
 // Syncer is the PersistentVolumeClaim resource syncer.
-type Syncer struct{ tr translate.Translator }
+type Syncer struct {
+	syncer.Kind[*corev1.PersistentVolumeClaim]
+}
 
 // New returns the PersistentVolumeClaim syncer.
-func New(tr translate.Translator) *Syncer { return &Syncer{tr: tr} }
-
-// Name implements syncer.Resource.
-func (r *Syncer) Name() string { return "persistentvolumeclaims" }
-
-// GVK implements syncer.Resource.
-func (r *Syncer) GVK() schema.GroupVersionKind {
-	return corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim")
+func New(tr translate.Translator) *Syncer {
+	return &Syncer{Kind: syncer.Kind[*corev1.PersistentVolumeClaim]{Plural: "persistentvolumeclaims", Kind: corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"),
+		NewObject: func() *corev1.PersistentVolumeClaim { return &corev1.PersistentVolumeClaim{} }, Translator: tr}}
 }
 
 // New implements syncer.Resource.
 func (r *Syncer) New() *corev1.PersistentVolumeClaim { return &corev1.PersistentVolumeClaim{} }
-
-// HostName implements syncer.Resource.
-func (r *Syncer) HostName(name, namespace string) string { return r.tr.HostName(name, namespace) }
 
 // KeepOnUIDMismatch implements syncer.UIDPolicy.
 func (r *Syncer) KeepOnUIDMismatch() bool { return true }
@@ -56,7 +49,7 @@ func HostSpec(v *corev1.PersistentVolumeClaim, tr translate.Translator) corev1.P
 
 // SyncToHost implements syncer.Resource.
 func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Create[*corev1.PersistentVolumeClaim]) (ctrl.Result, error) {
-	return s.CreateHost(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(c.Virtual, r.tr)})
+	return s.CreateHost(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(c.Virtual, r.Translator)})
 }
 
 // Sync implements syncer.Resource.

@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/clustersync/clustersync/internal/virtual/config"
@@ -21,24 +20,18 @@ import (
 
 // Syncer is the Secret resource syncer.
 type Syncer struct {
-	tr  translate.Translator
+	syncer.Kind[*corev1.Secret]
 	cfg config.SelectiveSync
 }
 
 // New returns the Secret syncer for a virtual cluster.
-func New(tr translate.Translator, cfg config.SelectiveSync) *Syncer { return &Syncer{tr: tr, cfg: cfg} }
-
-// Name implements syncer.Resource.
-func (r *Syncer) Name() string { return "secrets" }
-
-// GVK implements syncer.Resource.
-func (r *Syncer) GVK() schema.GroupVersionKind { return corev1.SchemeGroupVersion.WithKind("Secret") }
+func New(tr translate.Translator, cfg config.SelectiveSync) *Syncer {
+	return &Syncer{Kind: syncer.Kind[*corev1.Secret]{Plural: "secrets", Kind: corev1.SchemeGroupVersion.WithKind("Secret"),
+		NewObject: func() *corev1.Secret { return &corev1.Secret{} }, Translator: tr}, cfg: cfg}
+}
 
 // New implements syncer.Resource.
 func (r *Syncer) New() *corev1.Secret { return &corev1.Secret{} }
-
-// HostName implements syncer.Resource.
-func (r *Syncer) HostName(name, namespace string) string { return r.tr.HostName(name, namespace) }
 
 // ShouldSync implements syncer.Selector.
 func (r *Syncer) ShouldSync(_ context.Context, s *syncer.Context, v *corev1.Secret) bool {

@@ -15,7 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -24,22 +23,16 @@ import (
 )
 
 // Syncer is the Service resource syncer.
-type Syncer struct{ tr translate.Translator }
+type Syncer struct{ syncer.Kind[*corev1.Service] }
 
 // New returns the Service syncer.
-func New(tr translate.Translator) *Syncer { return &Syncer{tr: tr} }
-
-// Name implements syncer.Resource.
-func (r *Syncer) Name() string { return "services" }
-
-// GVK implements syncer.Resource.
-func (r *Syncer) GVK() schema.GroupVersionKind { return corev1.SchemeGroupVersion.WithKind("Service") }
+func New(tr translate.Translator) *Syncer {
+	return &Syncer{Kind: syncer.Kind[*corev1.Service]{Plural: "services", Kind: corev1.SchemeGroupVersion.WithKind("Service"),
+		NewObject: func() *corev1.Service { return &corev1.Service{} }, Translator: tr}}
+}
 
 // New implements syncer.Resource.
 func (r *Syncer) New() *corev1.Service { return &corev1.Service{} }
-
-// HostName implements syncer.Resource.
-func (r *Syncer) HostName(name, namespace string) string { return r.tr.HostName(name, namespace) }
 
 // KeepOnUIDMismatch implements syncer.UIDPolicy: a virtual Service recreated
 // to take the host clusterIP keeps its host copy.
@@ -56,7 +49,7 @@ func (r *Syncer) ShouldSync(_ context.Context, _ *syncer.Context, v *corev1.Serv
 // virtual clusterIP; when the host has given that address to another
 // Service, the host allocates one and Sync moves the virtual Service to it.
 func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Create[*corev1.Service]) (ctrl.Result, error) {
-	host := &corev1.Service{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(c.Virtual, r.tr, nil)}
+	host := &corev1.Service{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(c.Virtual, r.Translator, nil)}
 	res, err := s.CreateHost(ctx, host)
 	if err != nil && apierrors.IsInvalid(err) && host.Spec.ClusterIP != "" && host.Spec.ClusterIP != corev1.ClusterIPNone {
 		host.Spec.ClusterIP, host.Spec.ClusterIPs = "", nil
@@ -76,7 +69,7 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 		return ctrl.Result{}, recreateVirtual(ctx, s, p.Virtual, p.Host)
 	}
 	v, h := syncer.ApplyMeta(p)
-	h.Spec = HostSpec(p.Virtual, r.tr, &p.Host.Spec)
+	h.Spec = HostSpec(p.Virtual, r.Translator, &p.Host.Spec)
 	if err := s.PatchHost(ctx, p.Host, h); err != nil {
 		return ctrl.Result{}, err
 	}
