@@ -5,10 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clustersync/clustersync/internal/testenv"
+	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
@@ -147,4 +151,40 @@ func TestFakeNodeRemovedWhenUnused(t *testing.T) {
 		}
 		return client.IgnoreNotFound(err)
 	})
+}
+
+// A StatefulSet pod runs on the host with the rewriteHosts init container
+// (on by default, as in vCluster) and its containers read the rewritten
+// /etc/hosts.
+func TestStatefulSetPodRewriteHosts(t *testing.T) {
+	ns := env.NewNamespace(t)
+	labels := map[string]string{"app": "db"}
+	create(t, env.VirtualClient, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns},
+		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: labels, Ports: []corev1.ServicePort{{Port: 5432}}}})
+	create(t, env.VirtualClient, &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns},
+		Spec: appsv1.StatefulSetSpec{
+			ServiceName: "db", Replicas: ptr.To(int32(1)), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "postgres:17"}}}},
+		},
+	})
+	runningPod(t, "db-0", ns)
+	hp := hostObject(t, &corev1.Pod{}, "db-0", ns)
+	if len(hp.Spec.InitContainers) == 0 || hp.Spec.InitContainers[0].Name != pods.RewriteHostsContainer {
+		t.Fatalf("host pod init containers = %+v", hp.Spec.InitContainers)
+	}
+	if script := strings.Join(hp.Spec.InitContainers[0].Command, " "); !strings.Contains(script, "db-0.db."+ns+".svc.cluster.local") {
+		t.Errorf("rewrite script does not name the virtual FQDN: %s", script)
+	}
+	mounted := false
+	for _, m := range hp.Spec.Containers[0].VolumeMounts {
+		mounted = mounted || m.MountPath == "/etc/hosts"
+	}
+	if !mounted {
+		t.Errorf("container does not mount the rewritten /etc/hosts: %+v", hp.Spec.Containers[0].VolumeMounts)
+	}
+	if hp.Spec.Subdomain != env.HostKey("db", ns).Name {
+		t.Errorf("host subdomain %q, want the host name of the headless Service", hp.Spec.Subdomain)
+	}
 }

@@ -13,9 +13,9 @@ import (
 // honour, naming the setting's path: values it cannot use (an enforced
 // toleration it cannot parse) and features clustersync does not implement
 // yet, so that a vCluster configuration is never silently half-applied.
-// vCluster defaults that are on but have no effect here (rewriteHosts,
-// endpointSlices: the host mirrors synced Endpoints into slices itself) are
-// not errors; docs/configuration.md lists them.
+// vCluster defaults that are on but have no effect here (endpointSlices: the
+// host mirrors synced Endpoints into slices itself) are not errors;
+// docs/configuration.md lists them.
 func CheckConfig(cfg *config.Config) error {
 	th, fh := cfg.Sync.ToHost, cfg.Sync.FromHost
 	var errs []error

@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -198,6 +199,11 @@ func register(ctx context.Context, mgr ctrl.Manager, host cluster.Cluster, s *sy
 			Translator: tr, HostServiceAccount: HostServiceAccount(tr.VCluster), ClusterDomain: "cluster.local",
 			TranslateImage: th.Pods.TranslateImage, EnforceTolerations: tolerations,
 		}
+		if rh := th.Pods.RewriteHosts; rh.Enabled {
+			env.RewriteHosts = &pods.RewriteHosts{Image: rh.InitContainer.Image, Resources: corev1.ResourceRequirements{
+				Limits: resourceList(rh.InitContainer.Resources.Limits), Requests: resourceList(rh.InitContainer.Resources.Requests),
+			}}
+		}
 		errs = append(errs, syncer.Register(mgr, host, s, pods.New(env), w))
 		if !fh.Nodes.Enabled {
 			errs = append(errs, nodes.Register(ctx, mgr, host, s))
@@ -222,6 +228,14 @@ func register(ctx context.Context, mgr ctrl.Manager, host cluster.Cluster, s *sy
 		errs = append(errs, events.Register(mgr, host, s))
 	}
 	return errors.Join(errs...)
+}
+
+func resourceList(m map[string]resource.Quantity) corev1.ResourceList {
+	out := make(corev1.ResourceList, len(m))
+	for k, v := range m {
+		out[corev1.ResourceName(k)] = v
+	}
+	return out
 }
 
 // rebuildReferences recomputes from the virtual pods which objects are

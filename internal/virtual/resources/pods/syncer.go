@@ -169,17 +169,21 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 }
 
 // syncSpec copies the spec fields a running pod may change from the
-// virtual spec v to the host spec h: container images, activeDeadlineSeconds,
+// virtual spec v to the host spec h: container images (by container name), activeDeadlineSeconds,
 // added tolerations, and removed scheduling gates.
 func syncSpec(h, v *corev1.PodSpec, env Environment) {
+	// Containers are matched by name: the host spec may have more (the
+	// rewriteHosts init container) in other positions.
 	images := func(hc, vc []corev1.Container) {
 		for i := range hc {
-			if i < len(vc) {
-				img := vc[i].Image
-				if t, ok := env.TranslateImage[img]; ok {
-					img = t
+			for j := range vc {
+				if vc[j].Name == hc[i].Name {
+					img := vc[j].Image
+					if t, ok := env.TranslateImage[img]; ok {
+						img = t
+					}
+					hc[i].Image = img
 				}
-				hc[i].Image = img
 			}
 		}
 	}

@@ -32,6 +32,9 @@ type Environment struct {
 	TranslateImage map[string]string
 	// EnforceTolerations are added to every host pod (sync.toHost.pods.enforceTolerations).
 	EnforceTolerations []corev1.Toleration
+	// RewriteHosts, when set, fixes /etc/hosts of StatefulSet pods
+	// (sync.toHost.pods.rewriteHosts).
+	RewriteHosts *RewriteHosts
 }
 
 // Token is a service account token minted in the virtual cluster for a pod,
@@ -120,7 +123,8 @@ func forEachContainer(spec *corev1.PodSpec, f func(*corev1.Container)) {
 // downward-API fields redirected to the pod's vcluster.loft.sh/ annotations;
 // KUBERNETES_* env and hostAliases pointing at the virtual API server's
 // host Service; ClusterFirst DNS pointed at the virtual kube-dns Service;
-// priority classes cleared (they are not synced).
+// priority classes cleared (they are not synced); StatefulSet pods get the
+// rewriteHosts init container when env.RewriteHosts is set.
 func HostSpec(pod *corev1.Pod, env Environment, token *Token) corev1.PodSpec {
 	tr := env.Translator
 	ns := pod.Namespace
@@ -165,6 +169,7 @@ func HostSpec(pod *corev1.Pod, env Environment, token *Token) corev1.PodSpec {
 		spec.HostAliases = append(spec.HostAliases, corev1.HostAlias{IP: env.KubernetesIP, Hostnames: kubernetesHostnames(env.ClusterDomain)})
 	}
 	translateDNS(&spec, ns, env)
+	addRewriteHosts(&spec, pod, env.RewriteHosts, env.ClusterDomain)
 	spec.Tolerations = append(spec.Tolerations, env.EnforceTolerations...)
 	return spec
 }
