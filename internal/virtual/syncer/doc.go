@@ -7,8 +7,9 @@
 //
 //   - both objects exist → UID check, then Sync (bidirectional);
 //   - only the virtual object exists → SyncToHost;
-//   - only the host object exists → the host copy is deleted, since its
-//     virtual object is gone (unless it carries vcluster.loft.sh/skip-backsync).
+//   - only the host object exists → SyncToVirtual; for kinds synced to the
+//     host (Kind's default) the host copy is deleted, since its virtual
+//     object is gone, unless it carries vcluster.loft.sh/skip-backsync.
 //
 // A host object the virtual cluster does not manage (translate.IsManaged) is
 // never changed or deleted; a name collision with one is reported as a

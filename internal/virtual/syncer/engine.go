@@ -177,11 +177,12 @@ func (e *engine[T]) reconcile(ctx context.Context, key types.NamespacedName) (ct
 		return res, err
 
 	case hok:
-		// The virtual object is gone (or no longer selected): remove its host copy.
-		if host.GetAnnotations()[translate.AnnotationSkipBacksync] == "true" {
-			return ctrl.Result{}, nil
+		// The virtual object is gone (or no longer selected).
+		res, err := e.r.SyncToVirtual(ctx, s, host)
+		if err == nil {
+			e.lastSeen.Delete(key)
 		}
-		return ctrl.Result{}, e.deleteHost(ctx, host, key)
+		return res, err
 
 	default:
 		e.lastSeen.Delete(key)
@@ -198,13 +199,10 @@ func (e *engine[T]) virtualRef(v T) translate.VirtualRef {
 	return translate.VirtualRef{Kind: e.kind, Name: v.GetName(), Namespace: v.GetNamespace(), UID: v.GetUID()}
 }
 
-// deleteHost deletes a managed host object, with a UID precondition so that
-// a newer object of the same name is never hit.
+// deleteHost deletes a stale host copy and forgets its last-seen metadata.
 func (e *engine[T]) deleteHost(ctx context.Context, host T, key types.NamespacedName) error {
-	uid := host.GetUID()
-	err := e.s.Host.Delete(ctx, host, client.Preconditions{UID: &uid})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("delete host %s %s: %w", e.r.GVK().Kind, host.GetName(), err)
+	if err := e.s.DeleteHost(ctx, host); err != nil {
+		return err
 	}
 	e.lastSeen.Delete(key)
 	return nil

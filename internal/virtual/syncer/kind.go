@@ -1,7 +1,10 @@
 package syncer
 
 import (
+	"context"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clustersync/clustersync/internal/virtual/translate"
@@ -33,4 +36,14 @@ func (k Kind[T]) New() T { return k.NewObject() }
 // HostName implements Resource: vCluster's NAME-x-NAMESPACE-x-VCLUSTER.
 func (k Kind[T]) HostName(name, namespace string) string {
 	return k.Translator.HostName(name, namespace)
+}
+
+// SyncToVirtual implements Resource for kinds synced to the host: the
+// virtual object is gone, so its host copy is deleted, unless the host copy
+// carries vcluster.loft.sh/skip-backsync=true (vCluster's opt-out).
+func (k Kind[T]) SyncToVirtual(ctx context.Context, s *Context, host T) (ctrl.Result, error) {
+	if host.GetAnnotations()[translate.AnnotationSkipBacksync] == "true" {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, s.DeleteHost(ctx, host)
 }

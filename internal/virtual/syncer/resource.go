@@ -25,6 +25,10 @@ type Resource[T client.Object] interface {
 	SyncToHost(ctx context.Context, s *Context, c *Create[T]) (ctrl.Result, error)
 	// Sync brings an existing pair together.
 	Sync(ctx context.Context, s *Context, p *Pair[T]) (ctrl.Result, error)
+	// SyncToVirtual handles a managed host object whose virtual object does
+	// not exist (or is no longer selected). For kinds synced to the host the
+	// virtual object was deleted, so the host copy goes: Kind provides that.
+	SyncToVirtual(ctx context.Context, s *Context, host T) (ctrl.Result, error)
 }
 
 // Create is the input of SyncToHost.

@@ -2,6 +2,7 @@ package syncer
 
 import (
 	"context"
+	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,6 +23,17 @@ func (s *Context) CreateHost(ctx context.Context, obj client.Object) (ctrl.Resul
 		s.echoes.note(obj)
 	}
 	return ctrl.Result{}, err
+}
+
+// DeleteHost deletes a managed host object, with a UID precondition so that
+// a newer object of the same name is never hit; gone already is success.
+func (s *Context) DeleteHost(ctx context.Context, host client.Object) error {
+	uid := host.GetUID()
+	err := s.Host.Delete(ctx, host, client.Preconditions{UID: &uid})
+	if err != nil && !kerrors.IsNotFound(err) && !kerrors.IsConflict(err) {
+		return fmt.Errorf("delete host %s/%s: %w", host.GetNamespace(), host.GetName(), err)
+	}
+	return nil
 }
 
 // PatchHost sends a JSON merge patch from before to after to the host, or

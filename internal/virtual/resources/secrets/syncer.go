@@ -59,7 +59,7 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*corev1.Secret]) (ctrl.Result, error) {
 	if p.Host.Type != HostType(p.Virtual.Type) {
 		// The type is immutable: replace the host copy.
-		return ctrl.Result{RequeueAfter: time.Second}, s.Host.Delete(ctx, p.Host)
+		return ctrl.Result{RequeueAfter: time.Second}, s.DeleteHost(ctx, p.Host)
 	}
 	v, h := syncer.ApplyMeta(p)
 	if !equality.Semantic.DeepEqual(h.Data, p.Virtual.Data) && (p.Host.Immutable == nil || !*p.Host.Immutable) {
