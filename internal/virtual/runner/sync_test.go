@@ -338,3 +338,29 @@ func TestServiceClusterIPTakenOnHost(t *testing.T) {
 		return nil
 	})
 }
+
+// A host copy annotated vcluster.loft.sh/skip-backsync=true outlives its
+// virtual object (vCluster's opt-out); one without it is deleted.
+func TestSkipBacksync(t *testing.T) {
+	ns := env.NewNamespace(t)
+	forced := map[string]string{translate.AnnotationForceSync: "true"}
+	for _, name := range []string{"kept", "dropped"} {
+		create(t, env.VirtualClient, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: forced}})
+	}
+	h := hostObject(t, &corev1.ConfigMap{}, "kept", ns)
+	hostObject(t, &corev1.ConfigMap{}, "dropped", ns)
+	patched := h.DeepCopy()
+	patched.Annotations[translate.AnnotationSkipBacksync] = "true"
+	if err := env.HostClient.Patch(ctx, patched, client.MergeFrom(h)); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"kept", "dropped"} {
+		if err := env.VirtualClient.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hostGone(t, &corev1.ConfigMap{}, "dropped", ns)
+	if err := env.HostClient.Get(ctx, env.HostKey("kept", ns), &corev1.ConfigMap{}); err != nil {
+		t.Errorf("host copy with skip-backsync was deleted: %v", err)
+	}
+}
