@@ -202,7 +202,7 @@ func run(ctx context.Context, o options) error {
 		req0 := requests()
 		before := processCPU(o.dir)
 		if o.profile != "" && kind == kinds[0] {
-			go saveProfile(o.profile, 3)
+			go saveProfile(o.profile, 8)
 		}
 		created := make([]time.Time, o.n)
 		start := time.Now()
