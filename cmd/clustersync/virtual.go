@@ -8,9 +8,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/clustersync/clustersync/internal/virtual/inspect"
 	"github.com/clustersync/clustersync/internal/virtual/instance"
+	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
 // newVirtualCommand is `clustersync virtual`: virtual clusters on this machine.
@@ -20,7 +25,7 @@ func newVirtualCommand() *cobra.Command {
 		Aliases: []string{"vcluster", "vc"},
 		Short:   "Create and manage virtual clusters backed by a host cluster",
 	}
-	cmd.AddCommand(newVirtualCreateCommand(), newVirtualListCommand(), newVirtualConnectCommand(),
+	cmd.AddCommand(newVirtualCreateCommand(), newVirtualListCommand(), newVirtualStatusCommand(), newVirtualConnectCommand(),
 		newVirtualStartCommand(), newVirtualStopCommand(), newVirtualDeleteCommand(), newVirtualServeCommand())
 	return cmd
 }
@@ -116,6 +121,51 @@ func newVirtualListCommand() *cobra.Command {
 			return w.Flush()
 		},
 	}
+}
+
+func newVirtualStatusCommand() *cobra.Command {
+	var namespace string
+	cmd := &cobra.Command{
+		Use:   "status NAME",
+		Short: "Show the objects of a virtual namespace next to their host copies",
+		Long: `Show each Pod, Service, ConfigMap, Secret and PersistentVolumeClaim of a
+virtual namespace next to its host copy (or "not synced"), as ` + "`make run`" + ` does.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			i, err := instance.Load(stateHome(), args[0])
+			if err != nil {
+				return err
+			}
+			if _, ok := i.Status(); !ok {
+				return fmt.Errorf("virtual cluster %s is stopped; `clustersync virtual start %s` starts it", i.Name, i.Name)
+			}
+			vcfg, err := clientcmd.BuildConfigFromFlags("", i.Kubeconfig())
+			if err != nil {
+				return err
+			}
+			hcfg, err := i.HostConfig()
+			if err != nil {
+				return err
+			}
+			vc, err := client.New(vcfg, client.Options{Scheme: clientgoscheme.Scheme})
+			if err != nil {
+				return err
+			}
+			hc, err := client.New(hcfg, client.Options{Scheme: clientgoscheme.Scheme})
+			if err != nil {
+				return err
+			}
+			tr := translate.Translator{VCluster: i.Name, HostNamespace: i.HostNamespace}
+			rows, err := inspect.Namespace(cmd.Context(), vc, hc, tr, namespace)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Virtual namespace %s of %s, host namespace %s:\n\n", namespace, i.Name, i.HostNamespace)
+			return inspect.Print(cmd.OutOrStdout(), rows)
+		},
+	}
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "virtual namespace to show")
+	return cmd
 }
 
 func newVirtualConnectCommand() *cobra.Command {

@@ -87,6 +87,13 @@ func TestVirtualClusterLifecycle(t *testing.T) {
 	if out := cli(t, "virtual", "list"); !strings.Contains(out, "e2e") || !strings.Contains(out, "Running") {
 		t.Fatalf("list output:\n%s", out)
 	}
+	status := strings.Join(strings.Fields(cli(t, "virtual", "status", "e2e", "-n", "default")), " ")
+	for _, want := range []string{"Pod default/before " + hostNS + "/" + tr.HostName("before", "default") + " Running on",
+		"ConfigMap default/cfg " + hostNS + "/" + tr.HostName("cfg", "default") + " synced (force-sync)"} {
+		if !strings.Contains(status, want) {
+			t.Errorf("status lacks %q:\n%s", want, status)
+		}
+	}
 	cli(t, "virtual", "stop", "e2e")
 	if out := cli(t, "virtual", "list"); !strings.Contains(out, "Stopped") {
 		t.Fatalf("list after stop:\n%s", out)

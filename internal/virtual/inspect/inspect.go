@@ -13,6 +13,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/clustersync/clustersync/internal/virtual/mapping"
+	podrefs "github.com/clustersync/clustersync/internal/virtual/resources/pods"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
@@ -61,12 +63,30 @@ func Namespace(ctx context.Context, virtual, host client.Client, tr translate.Tr
 			return nil, err
 		}
 	}
+	used := map[mapping.Ref]bool{}
+	for i := range pods.Items {
+		for _, r := range podrefs.References(&pods.Items[i]) {
+			used[r] = true
+		}
+	}
+	// why says why a synced Secret or ConfigMap is on the host.
+	why := func(kind string, o client.Object) func() string {
+		return func() string {
+			switch {
+			case used[mapping.Ref{Kind: kind, Namespace: ns, Name: o.GetName()}]:
+				return "synced (used by a pod)"
+			case o.GetAnnotations()[translate.AnnotationForceSync] == "true":
+				return "synced (force-sync)"
+			}
+			return "synced (all)"
+		}
+	}
 	var cms corev1.ConfigMapList
 	if err := virtual.List(ctx, &cms, client.InNamespace(ns)); err != nil {
 		return nil, err
 	}
 	for i := range cms.Items {
-		if err := add("ConfigMap", &cms.Items[i], &corev1.ConfigMap{}, func() string { return "synced (used by a pod)" }); err != nil {
+		if err := add("ConfigMap", &cms.Items[i], &corev1.ConfigMap{}, why("ConfigMap", &cms.Items[i])); err != nil {
 			return nil, err
 		}
 	}
@@ -75,7 +95,7 @@ func Namespace(ctx context.Context, virtual, host client.Client, tr translate.Tr
 		return nil, err
 	}
 	for i := range secrets.Items {
-		if err := add("Secret", &secrets.Items[i], &corev1.Secret{}, func() string { return "synced (used by a pod)" }); err != nil {
+		if err := add("Secret", &secrets.Items[i], &corev1.Secret{}, why("Secret", &secrets.Items[i])); err != nil {
 			return nil, err
 		}
 	}
