@@ -32,7 +32,7 @@ type Change struct {
 // Conflict is a managed field changed both in the config and upstream since
 // clustersync last applied it.
 type Conflict struct {
-	Path                     string
+	Path                      string
 	Config, Upstream, Applied any
 }
 

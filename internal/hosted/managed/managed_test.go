@@ -89,7 +89,7 @@ func TestReconcileFields(t *testing.T) {
 			push: []string{"tags"}, adopt: []string{}, conflicts: []string{}},
 		{name: "never applied (set on an imported cluster) pushed", config: spec{KubernetesVersion: p("1.32")},
 			upstream: spec{KubernetesVersion: p("1.31")},
-			push: []string{"kubernetesVersion"}, adopt: []string{}, conflicts: []string{}},
+			push:     []string{"kubernetesVersion"}, adopt: []string{}, conflicts: []string{}},
 		{name: "outside change adopted", config: spec{PrivateAccess: p(false)},
 			upstream: spec{PrivateAccess: p(true)}, applied: spec{PrivateAccess: p(false)},
 			push: []string{}, adopt: []string{"privateAccess"}, conflicts: []string{},
