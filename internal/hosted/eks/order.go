@@ -1,0 +1,73 @@
+package eks
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/clustersync/clustersync/internal/hosted/managed"
+)
+
+// Update ranks, in the order the operator applies changes, one per pass
+// (Rancher's eks-operator order, shared/design/anchors.md section 2).
+const (
+	rankVersion = iota
+	rankEndpointAccess
+	rankPublicAccessSources
+	rankTags
+	rankLogging
+	rankCreateNodegroup
+	rankDeleteNodegroup
+	rankNodegroupLaunchTemplate
+	rankNodegroupVersion
+	rankNodegroupConfig
+	rankEBSCSIDriver
+	// rankImmutable are fields EKS cannot change after creation (subnets,
+	// security groups, service role, encryption, IP family): reported, last.
+	rankImmutable
+)
+
+// rank places one pushed change in the update order.
+func rank(c managed.Change) int {
+	path := c.Path
+	if strings.HasPrefix(path, "nodeGroups[") {
+		_, field, isField := strings.Cut(path, "].")
+		switch {
+		case !isField && c.Old == nil:
+			return rankCreateNodegroup
+		case !isField:
+			return rankDeleteNodegroup
+		case field == "launchTemplate":
+			return rankNodegroupLaunchTemplate
+		case field == "version":
+			return rankNodegroupVersion
+		}
+		return rankNodegroupConfig
+	}
+	switch path {
+	case "kubernetesVersion":
+		return rankVersion
+	case "publicAccess", "privateAccess":
+		return rankEndpointAccess
+	case "publicAccessSources":
+		return rankPublicAccessSources
+	case "tags":
+		return rankTags
+	case "loggingTypes":
+		return rankLogging
+	case "ebsCSIDriver":
+		return rankEBSCSIDriver
+	}
+	return rankImmutable
+}
+
+// OrderUpdates sorts pushed changes into the order the operator applies
+// them; changes of equal rank keep their order (field order of the spec).
+func OrderUpdates(changes []managed.Change) []managed.Change {
+	out := slices.Clone(changes)
+	slices.SortStableFunc(out, func(a, b managed.Change) int { return rank(a) - rank(b) })
+	return out
+}
+
+// Immutable reports whether a change is to a field EKS cannot update after
+// the cluster exists.
+func Immutable(c managed.Change) bool { return rank(c) == rankImmutable }
