@@ -70,8 +70,8 @@ func createInput(name string) *eks.CreateClusterInput {
 			SecurityGroupIds:     []string{"sg-1"},
 			EndpointPublicAccess: aws.Bool(true),
 		},
-		Logging: &types.Logging{ClusterLogging: []types.LogSetup{{Types: []types.LogType{types.LogTypeApi, types.LogTypeAudit}, Enabled: aws.Bool(true)}}},
-		Tags:    map[string]string{"team": "a"},
+		Logging:                 &types.Logging{ClusterLogging: []types.LogSetup{{Types: []types.LogType{types.LogTypeApi, types.LogTypeAudit}, Enabled: aws.Bool(true)}}},
+		Tags:                    map[string]string{"team": "a"},
 		KubernetesNetworkConfig: &types.KubernetesNetworkConfigRequest{IpFamily: types.IpFamilyIpv4},
 	}
 }
