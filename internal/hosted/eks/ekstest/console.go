@@ -52,14 +52,23 @@ type NodegroupSpec struct {
 
 // ClusterSnapshot is a deep copy of a cluster's emulated state.
 type ClusterSnapshot struct {
+	// Name, ARN, Status, Version, PlatformVersion, RoleARN and Endpoint are
+	// as DescribeCluster reports them (Endpoint is empty while CREATING).
 	Name, ARN, Status, Version, PlatformVersion, RoleARN, Endpoint string
-	SubnetIDs, SecurityGroupIDs, PublicAccessCIDRs                 []string
-	EndpointPublicAccess, EndpointPrivateAccess                    bool
-	EnabledLogTypes                                                []string
-	Tags                                                           map[string]string
-	CreatedAt                                                      time.Time
-	Nodegroups                                                     map[string]NodegroupSnapshot
-	Addons                                                         map[string]AddonSnapshot
+	// SubnetIDs, SecurityGroupIDs and PublicAccessCIDRs are the VPC config.
+	SubnetIDs, SecurityGroupIDs, PublicAccessCIDRs []string
+	// EndpointPublicAccess and EndpointPrivateAccess are the access flags.
+	EndpointPublicAccess, EndpointPrivateAccess bool
+	// EnabledLogTypes are the control-plane log types turned on.
+	EnabledLogTypes []string
+	// Tags are the cluster's tags.
+	Tags map[string]string
+	// CreatedAt is the creation time (by the server's clock).
+	CreatedAt time.Time
+	// Nodegroups are the node groups by name.
+	Nodegroups map[string]NodegroupSnapshot
+	// Addons are the add-ons by name.
+	Addons map[string]AddonSnapshot
 	// Updates lists every update of the cluster and its node groups and
 	// add-ons, oldest first.
 	Updates []UpdateSnapshot
@@ -67,23 +76,34 @@ type ClusterSnapshot struct {
 
 // NodegroupSnapshot is a deep copy of a node group's emulated state.
 type NodegroupSnapshot struct {
+	// Name, ARN, Status, ... are as DescribeNodegroup reports them.
 	Name, ARN, Status, Version, ReleaseVersion, CapacityType, AMIType, NodeRole string
-	MinSize, MaxSize, DesiredSize                                               int32
-	InstanceTypes, Subnets                                                      []string
-	Labels, Tags                                                                map[string]string
+	// MinSize, MaxSize and DesiredSize are the scaling configuration.
+	MinSize, MaxSize, DesiredSize int32
+	// InstanceTypes and Subnets of the node group.
+	InstanceTypes, Subnets []string
+	// Labels and Tags of the node group.
+	Labels, Tags map[string]string
 }
 
 // AddonSnapshot is a deep copy of an add-on's emulated state.
 type AddonSnapshot struct {
+	// Name, ARN, Status, Version and ServiceAccountRoleARN as DescribeAddon
+	// reports them.
 	Name, ARN, Status, Version, ServiceAccountRoleARN string
-	Tags                                              map[string]string
+	// Tags of the add-on.
+	Tags map[string]string
 }
 
 // UpdateSnapshot is a copy of an update. Nodegroup is empty for cluster
 // updates; Params maps parameter type to value.
 type UpdateSnapshot struct {
-	ID, Status, Type, Nodegroup string
-	Params                      map[string]string
+	// ID, Status and Type as DescribeUpdate reports them.
+	ID, Status, Type string
+	// Nodegroup is the node group the update belongs to, if any.
+	Nodegroup string
+	// Params maps update parameter type (e.g. "DesiredSize") to value.
+	Params map[string]string
 }
 
 // Cluster returns a snapshot of the named cluster after applying due

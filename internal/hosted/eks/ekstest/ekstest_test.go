@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -512,4 +514,74 @@ func TestConsole(t *testing.T) {
 func isAPIErr(err error, typ string) bool {
 	var e *ekstest.APIError
 	return errors.As(err, &e) && e.Type == typ
+}
+
+func TestWireFormat(t *testing.T) {
+	srv, client, _ := setup(t)
+	ctx := context.Background()
+
+	// Errors: status code, X-Amzn-ErrorType header, {"message": ...} body.
+	resp, err := http.Get(srv.URL + "/clusters/nope")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]string
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 || resp.Header.Get("X-Amzn-ErrorType") != "ResourceNotFoundException" || body["message"] == "" {
+		t.Fatalf("error wire: %d %q %v", resp.StatusCode, resp.Header.Get("X-Amzn-ErrorType"), body)
+	}
+
+	// Timestamps are epoch seconds (JSON numbers).
+	if err := srv.ImportCluster(ekstest.ClusterSpec{Name: "w", Nodegroups: []ekstest.NodegroupSpec{{Name: "n"}}}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = http.Get(srv.URL + "/clusters/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw struct {
+		Cluster map[string]any `json:"cluster"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&raw); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if _, ok := raw.Cluster["createdAt"].(float64); !ok {
+		t.Fatalf("createdAt = %#v", raw.Cluster["createdAt"])
+	}
+
+	// Error members reach the SDK's typed errors.
+	_, err = client.DeleteCluster(ctx, &eks.DeleteClusterInput{Name: aws.String("w")})
+	var inUse *types.ResourceInUseException
+	if !errors.As(err, &inUse) || aws.ToString(inUse.ClusterName) != "w" || inUse.ErrorMessage() == "" {
+		t.Fatalf("in use: %v", err)
+	}
+	_, err = client.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: aws.String("w"), NodegroupName: aws.String("x")})
+	var nf *types.ResourceNotFoundException
+	if !errors.As(err, &nf) || aws.ToString(nf.NodegroupName) != "x" {
+		t.Fatalf("not found: %v", err)
+	}
+	// Nodegroup updates are only visible with the nodegroupName query.
+	id, err := srv.ConsoleScaleNodegroup("w", "n", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.DescribeUpdate(ctx, &eks.DescribeUpdateInput{Name: aws.String("w"), UpdateId: aws.String(id)}); !isErr[*types.ResourceNotFoundException](err) {
+		t.Fatalf("nodegroup update without nodegroupName: %v", err)
+	}
+	// Bad parameters.
+	_, err = client.UpdateNodegroupConfig(ctx, &eks.UpdateNodegroupConfigInput{ClusterName: aws.String("w"), NodegroupName: aws.String("n"),
+		ScalingConfig: &types.NodegroupScalingConfig{DesiredSize: aws.Int32(9)}})
+	if !isErr[*types.ResourceInUseException](err) {
+		t.Fatalf("nodegroup update during update: %v", err)
+	}
+	_, err = client.UpdateClusterConfig(ctx, &eks.UpdateClusterConfigInput{Name: aws.String("w"),
+		ResourcesVpcConfig: &types.VpcConfigRequest{EndpointPublicAccess: aws.Bool(false)},
+		Logging:            &types.Logging{ClusterLogging: []types.LogSetup{{Types: []types.LogType{types.LogTypeApi}, Enabled: aws.Bool(true)}}}})
+	if !isErr[*types.InvalidParameterException](err) {
+		t.Fatalf("two kinds of update at once: %v", err)
+	}
 }

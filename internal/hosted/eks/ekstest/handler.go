@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -147,11 +148,15 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		if f.n <= 0 {
 			delete(s.faults, rt.op)
 		}
+		status := f.status
+		if status == 0 {
+			status = http.StatusBadRequest
+		}
 		msg := "injected fault"
 		if f.errType == "ThrottlingException" {
 			msg = "Rate exceeded"
 		}
-		writeError(w, &APIError{Status: f.status, Type: f.errType, Message: msg})
+		writeError(w, &APIError{Status: status, Type: f.errType, Message: msg})
 		return
 	}
 	now := s.settle()
@@ -168,18 +173,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 func readAll(r *http.Request) ([]byte, error) {
 	defer r.Body.Close()
-	var buf strings.Builder
-	b := make([]byte, 32*1024)
-	for {
-		n, err := r.Body.Read(b)
-		buf.Write(b[:n])
-		if err != nil {
-			if err.Error() == "EOF" {
-				return []byte(buf.String()), nil
-			}
-			return nil, err
-		}
-	}
+	return io.ReadAll(r.Body)
 }
 
 func writeError(w http.ResponseWriter, e *APIError) {

@@ -31,12 +31,20 @@ const (
 
 // Cluster, node group, add-on and update statuses, as EKS spells them.
 const (
-	StatusCreating   = "CREATING"
-	StatusActive     = "ACTIVE"
-	StatusDeleting   = "DELETING"
-	StatusFailed     = "FAILED"
-	StatusUpdating   = "UPDATING"
+	// StatusCreating is the status of a resource being created.
+	StatusCreating = "CREATING"
+	// StatusActive is the status of a ready resource.
+	StatusActive = "ACTIVE"
+	// StatusDeleting is the status of a resource being deleted.
+	StatusDeleting = "DELETING"
+	// StatusFailed is the EKS failure status; the emulator never sets it.
+	StatusFailed = "FAILED"
+	// StatusUpdating is the status of a cluster or node group with an
+	// update in progress.
+	StatusUpdating = "UPDATING"
+	// UpdateInProgress is the status of a running update.
 	UpdateInProgress = "InProgress"
+	// UpdateSuccessful is the status of a finished update.
 	UpdateSuccessful = "Successful"
 )
 
@@ -180,7 +188,9 @@ func (s *Server) CACertPEM() []byte { return append([]byte(nil), s.caPEM...) }
 // FailNext makes the next n calls of operation (an EKS operation name such
 // as "UpdateClusterConfig") fail with the given error type (sent in the
 // X-Amzn-ErrorType header) and HTTP status, before touching any state.
-// Injected failures are counted by Calls. n <= 0 clears the fault.
+// Injected failures are counted by Calls. status 0 means 400; n <= 0 clears
+// the fault. The SDK retries ThrottlingException (and 5xx) by itself, so n
+// failures cost n extra calls unless the client disables retries.
 func (s *Server) FailNext(operation, errType string, status, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
