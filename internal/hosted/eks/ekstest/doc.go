@@ -21,7 +21,12 @@
 // group on a cluster that is not ACTIVE fails with InvalidRequestException
 // (400, "Cluster '<name>' is not in ACTIVE status", as EKS answers), and
 // no-op endpoint/logging updates fail with InvalidParameterException as EKS
-// does. Create and update calls honour clientRequestToken, so SDK retries are
+// does (so does mixing endpoint and logging changes in one call). Chosen
+// where EKS is not documented: DeleteCluster is refused with
+// ResourceInUseException while the cluster is CREATING or updating, and
+// repeating a delete of a DELETING resource returns it again (200). Node
+// group updates and DescribeUpdate/ListUpdates for them need the
+// nodegroupName query, as in EKS. Create and update calls honour clientRequestToken, so SDK retries are
 // idempotent. The console API (ConsoleSetEndpointAccess, ConsoleUpgrade,
 // ConsoleScaleNodegroup, ... and ImportCluster) changes state the way a human
 // in the AWS console would, outside clustersync; FailNext injects errors
