@@ -36,6 +36,26 @@ run: binaries build
 bench: binaries build
 	$(GO) run ./test/bench $(BENCH_ARGS)
 
+# controller-gen (built once into the cache by hack/build-binaries.sh unless
+# CLUSTERSYNC_CONTROLLER_GEN_BIN names one) writes the deepcopy functions of
+# api/ (zz_generated.deepcopy.go) and the CRDs in config/crd/ from the Go
+# types and their kubebuilder markers. Commit what it writes. Old CRD files
+# are removed first, so a renamed kind leaves none behind (config/crd embeds
+# every *.yaml).
+CONTROLLER_GEN = $(or $(CLUSTERSYNC_CONTROLLER_GEN_BIN),$(shell hack/build-binaries.sh --print-env | sed -n 's/^export CLUSTERSYNC_CONTROLLER_GEN_BIN=//p'))
+
+.PHONY: generate
+generate:
+	@[ -n "$(CLUSTERSYNC_CONTROLLER_GEN_BIN)" ] || hack/build-binaries.sh controller-gen
+	$(CONTROLLER_GEN) object paths=./api/...
+	@$(MAKE) --no-print-directory crds
+
+# The CRD half of generate.
+crds:
+	@[ -n "$(CLUSTERSYNC_CONTROLLER_GEN_BIN)" ] || hack/build-binaries.sh controller-gen
+	rm -f config/crd/*.clustersync.io_*.yaml
+	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd
+
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 

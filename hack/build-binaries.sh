@@ -5,11 +5,13 @@
 #   $CLUSTERSYNC_CACHE/etcd-v3.7.0/etcd
 #   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0/{kube-apiserver,kube-controller-manager,kube-scheduler}
 #   $CLUSTERSYNC_CACHE/kwok-v0.8.0/{kwok,kwokctl}
+#   $CLUSTERSYNC_CACHE/controller-gen-v0.23.0/controller-gen   (make generate)
 #
 # CLUSTERSYNC_CACHE defaults to ${XDG_CACHE_HOME:-$HOME/.cache}/clustersync.
 # A folder that is already complete is skipped, so a warm machine builds
-# nothing. Usage: hack/build-binaries.sh [--print-env]
-#   --print-env  print only the CLUSTERSYNC_*_BIN variables, as shell exports.
+# nothing. Usage: hack/build-binaries.sh [--print-env|controller-gen]
+#   --print-env     print only the CLUSTERSYNC_*_BIN variables, as shell exports.
+#   controller-gen  build only controller-gen (what `make generate` needs).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,10 +20,12 @@ cache=${CLUSTERSYNC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/clustersync}
 ETCD_VERSION=v3.7.0
 KUBE_VERSION=v1.37.0
 KWOK_VERSION=v0.8.0
+CONTROLLER_GEN_VERSION=v0.23.0 # keep in step with hack/tools/controller-gen/go.mod
 
 etcd_dir=$cache/etcd-$ETCD_VERSION
 kube_dir=$cache/kubernetes-$KUBE_VERSION
 kwok_dir=$cache/kwok-$KWOK_VERSION
+controller_gen_dir=$cache/controller-gen-$CONTROLLER_GEN_VERSION
 
 print_env() {
 	cat <<ENV
@@ -31,6 +35,7 @@ export CLUSTERSYNC_KUBE_CONTROLLER_MANAGER_BIN=$kube_dir/kube-controller-manager
 export CLUSTERSYNC_KUBE_SCHEDULER_BIN=$kube_dir/kube-scheduler
 export CLUSTERSYNC_KWOK_BIN=$kwok_dir/kwok
 export CLUSTERSYNC_KWOKCTL_BIN=$kwok_dir/kwokctl
+export CLUSTERSYNC_CONTROLLER_GEN_BIN=$controller_gen_dir/controller-gen
 ENV
 }
 
@@ -55,6 +60,18 @@ build_into() {
 	mkdir -p "$dir"
 	mv "$tmp"/* "$dir"/
 	rmdir "$tmp"
+}
+
+# controller_gen builds controller-gen, which writes api/'s deepcopy functions
+# and config/crd/'s CRDs (make generate), unless it is cached.
+controller_gen() {
+	if complete "$controller_gen_dir" controller-gen; then
+		log "controller-gen $CONTROLLER_GEN_VERSION: cached in $controller_gen_dir"
+	else
+		log "controller-gen $CONTROLLER_GEN_VERSION: building (about 30 seconds, once per machine)"
+		build_into "$controller_gen_dir" "$here/tools/controller-gen" "-s -w" \
+			"sigs.k8s.io/controller-tools/cmd/controller-gen:controller-gen"
+	fi
 }
 
 main() {
@@ -91,11 +108,14 @@ main() {
 			"sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION"
 		mkdir -p "$kwok_dir"; mv "$tmp"/* "$kwok_dir"/; rmdir "$tmp"
 	fi
+
+	controller_gen
 	log "all binaries ready in $cache ($((SECONDS - start)) s)"
 }
 
 case "${1:-}" in
 --print-env) print_env ;;
+controller-gen) mkdir -p "$cache"; controller_gen ;;
 "") main ;;
-*) echo "usage: $0 [--print-env]" >&2; exit 2 ;;
+*) echo "usage: $0 [--print-env|controller-gen]" >&2; exit 2 ;;
 esac

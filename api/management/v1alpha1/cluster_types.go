@@ -1,0 +1,218 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+)
+
+// ClusterSpec is the desired state of a managed cluster: its name for
+// people and the configuration of its cloud driver. Exactly one driver
+// config is set; today only eksConfig exists (aksConfig and gkeConfig come
+// with the AKS and GKE drivers).
+type ClusterSpec struct {
+	// DisplayName is the cluster's name as shown to people.
+	// +kubebuilder:validation:MinLength=1
+	DisplayName string `json:"displayName"`
+
+	// EKSConfig is the desired state of an Amazon EKS cluster. Its non-nil
+	// fields are the managed ones: clustersync makes the cloud match them
+	// and leaves nil fields as the cloud has them (shared/reference/000).
+	// +optional
+	EKSConfig *eksv1.EKSClusterConfigSpec `json:"eksConfig,omitempty"`
+}
+
+// Drivers (status.driver): the cloud service a Cluster is managed through.
+const (
+	// DriverEKS is Amazon Elastic Kubernetes Service (spec.eksConfig).
+	DriverEKS = "EKS"
+)
+
+// Phases of a Cluster (status.phase), a summary of its conditions for
+// `kubectl get clusters`.
+const (
+	// PhasePending means the cluster was accepted and nothing was done yet.
+	PhasePending = "Pending"
+	// PhaseProvisioning means the cluster is being created or registered.
+	PhaseProvisioning = "Provisioning"
+	// PhaseActive means the cluster is provisioned and no change is in
+	// flight.
+	PhaseActive = "Active"
+	// PhaseUpdating means a change is being applied in the cloud.
+	PhaseUpdating = "Updating"
+	// PhaseError means the last attempt failed; see the conditions'
+	// messages.
+	PhaseError = "Error"
+	// PhaseDeleting means the cluster is being deleted, or disconnected if
+	// it was imported.
+	PhaseDeleting = "Deleting"
+)
+
+// Condition types of a Cluster (status.conditions), following Rancher's
+// cluster conditions where they have one.
+const (
+	// ConditionPending is True once the driver accepted the cluster
+	// (an imported cluster: Unknown while it is being registered, then
+	// True).
+	ConditionPending = "Pending"
+	// ConditionProvisioned is True once the cluster exists in the cloud;
+	// Unknown while it is being created.
+	ConditionProvisioned = "Provisioned"
+	// ConditionWaiting is False while the cluster cannot run workloads yet;
+	// e.g. with no node group and no node, its message is "Cluster must
+	// have at least one managed nodegroup or one self-managed node."
+	ConditionWaiting = "Waiting"
+	// ConditionUpdated is Unknown while a change is being applied in the
+	// cloud and True once the cloud matches the managed fields.
+	ConditionUpdated = "Updated"
+	// ConditionReady is True when the cluster is provisioned, reachable and
+	// not waiting on anything.
+	ConditionReady = "Ready"
+	// ConditionConflict is True when a managed field was changed both in
+	// spec and in the cloud since clustersync last applied it; its message
+	// names the fields. Nothing is written for them until the user edits
+	// the spec.
+	ConditionConflict = "Conflict"
+	// ConditionConnected is True when clustersync can reach the cluster's
+	// API server (directly or through a tunnel).
+	ConditionConnected = "Connected"
+)
+
+// EKSStatus is what clustersync knows of the cloud side of an EKS cluster,
+// copied from the EKSClusterConfig's status and refreshed from EKS.
+type EKSStatus struct {
+	// UpstreamSpec is the cluster as EKS reports it, refreshed every
+	// --eks-refresh seconds and right after an update completes. Every
+	// field the cloud has is set, managed or not. The identity fields
+	// (displayName, region, amazonCredentialSecret, imported) are copied
+	// from the config: the schema validates them here as in spec, so a
+	// status write without them is refused.
+	// +optional
+	UpstreamSpec *eksv1.EKSClusterConfigSpec `json:"upstreamSpec,omitempty"`
+
+	// VirtualNetwork is the ID of the cluster's VPC.
+	// +optional
+	VirtualNetwork string `json:"virtualNetwork,omitempty"`
+
+	// Subnets are the IDs of the cluster's subnets.
+	// +optional
+	Subnets []string `json:"subnets,omitempty"`
+
+	// SecurityGroups are the IDs of the cluster's security groups.
+	// +optional
+	SecurityGroups []string `json:"securityGroups,omitempty"`
+
+	// PrivateRequiresTunnel is, for a cluster without a public endpoint,
+	// whether clustersync must reach the private endpoint through a
+	// tunnel: true when dialling it failed to resolve or timed out, false
+	// when it succeeded, nil while undetermined.
+	// +optional
+	PrivateRequiresTunnel *bool `json:"privateRequiresTunnel,omitempty"`
+
+	// ManagedLaunchTemplateID is the ID of the launch template the EKS
+	// operator manages for the node groups.
+	// +optional
+	ManagedLaunchTemplateID string `json:"managedLaunchTemplateID,omitempty"`
+
+	// ManagedLaunchTemplateVersions maps a node group's name to the version
+	// of the managed launch template it uses.
+	// +optional
+	ManagedLaunchTemplateVersions map[string]string `json:"managedLaunchTemplateVersions,omitempty"`
+
+	// GeneratedNodeRole is the ARN of the node IAM role the EKS operator
+	// generated.
+	// +optional
+	GeneratedNodeRole string `json:"generatedNodeRole,omitempty"`
+}
+
+// ClusterStatus is the observed state of a managed cluster.
+type ClusterStatus struct {
+	// Driver is the cloud driver managing the cluster, e.g. "EKS".
+	// +optional
+	Driver string `json:"driver,omitempty"`
+
+	// Phase summarises the conditions: Pending, Provisioning, Active,
+	// Updating, Error or Deleting.
+	// +kubebuilder:validation:Enum=Pending;Provisioning;Active;Updating;Error;Deleting
+	// +optional
+	Phase string `json:"phase,omitempty"`
+
+	// Conditions are the cluster's conditions, one per type (see the
+	// Condition constants).
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// EKSStatus is the cloud side of an EKS cluster.
+	// +optional
+	EKSStatus *EKSStatus `json:"eksStatus,omitempty"`
+
+	// AppliedSpec holds, for each managed field, the last value clustersync
+	// applied to the cloud (or agreed with it). It closes the race window
+	// Rancher documents (shared/reference/000): comparing config, upstream
+	// and applied value tells a user change (push it) from an outside
+	// change (adopt it) from both (Conflict), where Rancher overwrites one
+	// of them. Its identity fields are the config's, as for UpstreamSpec.
+	// +optional
+	AppliedSpec *eksv1.EKSClusterConfigSpec `json:"appliedSpec,omitempty"`
+
+	// APIEndpoint is the URL of the cluster's Kubernetes API server.
+	// +optional
+	APIEndpoint string `json:"apiEndpoint,omitempty"`
+
+	// CACert is the cluster's CA certificate, base64-encoded PEM.
+	// +optional
+	CACert string `json:"caCert,omitempty"`
+
+	// ServiceAccountTokenSecret names the Secret holding the token of the
+	// service account clustersync created in the cluster.
+	// +optional
+	ServiceAccountTokenSecret string `json:"serviceAccountTokenSecret,omitempty"`
+
+	// Version is the Kubernetes version the cluster reports.
+	// +optional
+	Version string `json:"version,omitempty"`
+
+	// ObservedGeneration is the metadata.generation of the spec the
+	// management controller last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// Cluster is a Kubernetes cluster clustersync manages in a cloud service
+// (today Amazon EKS). It is cluster-scoped; for EKS, the management
+// controller creates an eks.clustersync.io EKSClusterConfig from
+// spec.eksConfig for the EKS operator.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Driver",type=string,JSONPath=`.status.driver`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Cluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the desired state of the cluster.
+	Spec ClusterSpec `json:"spec"`
+	// Status is the observed state of the cluster.
+	// +optional
+	Status ClusterStatus `json:"status,omitempty"`
+}
+
+// ClusterList is a list of Cluster objects.
+//
+// +kubebuilder:object:root=true
+type ClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the Cluster objects.
+	Items []Cluster `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Cluster{}, &ClusterList{})
+}
