@@ -3,7 +3,6 @@ package managed
 import (
 	"fmt"
 	"reflect"
-	"sort"
 	"strings"
 )
 
@@ -209,13 +208,4 @@ func iface(v reflect.Value) any {
 		return deepCopyValue(v.Elem()).Interface()
 	}
 	return deepCopyValue(v).Interface()
-}
-
-func sortedKeys(m map[string]reflect.Value) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

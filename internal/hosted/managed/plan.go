@@ -1,6 +1,7 @@
 package managed
 
 import (
+	"maps"
 	"reflect"
 	"slices"
 )
@@ -156,12 +157,12 @@ func (r *reconciler) keyed(path, key string, cfgOut, c, u, a, appOut reflect.Val
 	record := func(v reflect.Value) { appList = reflect.Append(appList, v) }
 
 	names := slices.Clone(corder)
-	for _, n := range sortedKeys(um) {
+	for _, n := range slices.Sorted(maps.Keys(um)) {
 		if _, ok := cm[n]; !ok {
 			names = append(names, n)
 		}
 	}
-	for _, n := range sortedKeys(am) {
+	for _, n := range slices.Sorted(maps.Keys(am)) {
 		if _, ok := cm[n]; !ok {
 			if _, ok := um[n]; !ok {
 				names = append(names, n)

@@ -2,7 +2,9 @@ package managed
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
+	"slices"
 )
 
 // Row is one line of the effective-state table (`clustersync cluster show`).
@@ -52,7 +54,7 @@ func rowsOf(rows *[]Row, prefix string, cfg, up, eff reflect.Value, o Options, t
 			um, _ := byKey(u, key)
 			em, _ := byKey(e, key)
 			names := corder
-			for _, n := range sortedKeys(um) {
+			for _, n := range slices.Sorted(maps.Keys(um)) {
 				if _, ok := cm[n]; !ok {
 					names = append(names, n)
 				}

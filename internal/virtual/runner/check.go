@@ -3,7 +3,8 @@ package runner
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
@@ -50,20 +51,11 @@ func CheckConfig(cfg *config.Config) error {
 	bad("sync.fromHost.csiNodes.enabled", fh.CSINodes.Enabled.Resolve(false))
 	bad("sync.fromHost.csiDrivers.enabled", fh.CSIDrivers.Enabled.Resolve(false))
 	bad("sync.fromHost.csiStorageCapacities.enabled", fh.CSIStorageCapacities.Enabled.Resolve(false))
-	for _, name := range sortedKeys(th.CustomResources) {
+	for _, name := range slices.Sorted(maps.Keys(th.CustomResources)) {
 		bad("sync.toHost.customResources["+name+"]", th.CustomResources[name].Enabled)
 	}
-	for _, name := range sortedKeys(fh.CustomResources) {
+	for _, name := range slices.Sorted(maps.Keys(fh.CustomResources)) {
 		bad("sync.fromHost.customResources["+name+"]", fh.CustomResources[name].Enabled)
 	}
 	return errors.Join(errs...)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -1,6 +1,8 @@
 package ekstest
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"time"
 )
@@ -158,7 +160,7 @@ func (s *Server) ClusterNames() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.settle()
-	names := sortedKeys(s.state)
+	names := slices.Sorted(maps.Keys(s.state))
 	sort.Strings(names)
 	return names
 }

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -218,7 +220,7 @@ func (s *Server) dispatch(rt route, q url.Values, body []byte, now time.Time) (a
 		}
 		return map[string]any{"cluster": s.wireCluster(c)}, nil
 	case "ListClusters":
-		names := sortedKeys(s.state)
+		names := slices.Sorted(maps.Keys(s.state))
 		page, next, err := paginate(names, q)
 		if err != nil {
 			return nil, err
@@ -306,7 +308,7 @@ func (s *Server) dispatch(rt route, q url.Values, body []byte, now time.Time) (a
 		if err != nil {
 			return nil, err
 		}
-		page, next, perr := paginate(sortedKeys(c.nodegroups), q)
+		page, next, perr := paginate(slices.Sorted(maps.Keys(c.nodegroups)), q)
 		if perr != nil {
 			return nil, perr
 		}
@@ -358,7 +360,7 @@ func (s *Server) dispatch(rt route, q url.Values, body []byte, now time.Time) (a
 		if err != nil {
 			return nil, err
 		}
-		page, next, perr := paginate(sortedKeys(c.addons), q)
+		page, next, perr := paginate(slices.Sorted(maps.Keys(c.addons)), q)
 		if perr != nil {
 			return nil, perr
 		}

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"math/big"
 	"net/http/httptest"
-	"sort"
 	"sync"
 	"time"
 )
@@ -468,15 +467,6 @@ func copyMap(m map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func mustJSON(v any) string {
