@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -211,65 +212,51 @@ with --output, or print an export line with --print:
 	return cmd
 }
 
-func newVirtualStartCommand() *cobra.Command {
+// instanceCommand is a `virtual VERB NAME` command that loads virtual
+// cluster NAME, runs act on it and prints act's message.
+func instanceCommand(use, short string, act func(ctx context.Context, i *instance.Instance) (string, error)) *cobra.Command {
 	return &cobra.Command{
-		Use:   "start NAME",
-		Short: "Start a stopped virtual cluster; its objects and address are kept",
+		Use:   use,
+		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			i, err := instance.Load(stateHome(), args[0])
 			if err != nil {
 				return err
 			}
-			exe, err := executable()
+			msg, err := act(cmd.Context(), i)
 			if err != nil {
 				return err
 			}
-			if err := i.Start(cmd.Context(), exe); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Virtual cluster %s is running.\n", i.Name)
+			fmt.Fprintln(cmd.OutOrStdout(), msg)
 			return nil
 		},
 	}
+}
+
+func newVirtualStartCommand() *cobra.Command {
+	return instanceCommand("start NAME", "Start a stopped virtual cluster; its objects and address are kept",
+		func(ctx context.Context, i *instance.Instance) (string, error) {
+			exe, err := executable()
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("Virtual cluster %s is running.", i.Name), i.Start(ctx, exe)
+		})
 }
 
 func newVirtualStopCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "stop NAME",
-		Short: "Stop a virtual cluster; its state and host objects are kept",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			i, err := instance.Load(stateHome(), args[0])
-			if err != nil {
-				return err
-			}
-			if err := i.Stop(cmd.Context()); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Virtual cluster %s is stopped.\n", i.Name)
-			return nil
-		},
-	}
+	return instanceCommand("stop NAME", "Stop a virtual cluster; its state and host objects are kept",
+		func(ctx context.Context, i *instance.Instance) (string, error) {
+			return fmt.Sprintf("Virtual cluster %s is stopped.", i.Name), i.Stop(ctx)
+		})
 }
 
 func newVirtualDeleteCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "delete NAME",
-		Short: "Stop a virtual cluster and delete every host object it created, and nothing else",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			i, err := instance.Load(stateHome(), args[0])
-			if err != nil {
-				return err
-			}
-			if err := i.Delete(cmd.Context()); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Virtual cluster %s deleted, with its objects in host namespace %s.\n", i.Name, i.HostNamespace)
-			return nil
-		},
-	}
+	return instanceCommand("delete NAME", "Stop a virtual cluster and delete every host object it created, and nothing else",
+		func(ctx context.Context, i *instance.Instance) (string, error) {
+			return fmt.Sprintf("Virtual cluster %s deleted, with its objects in host namespace %s.", i.Name, i.HostNamespace), i.Delete(ctx)
+		})
 }
 
 func newVirtualServeCommand() *cobra.Command {
