@@ -1,0 +1,203 @@
+package eks_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	"github.com/clustersync/clustersync/config/crd"
+	"github.com/clustersync/clustersync/internal/binaries"
+	"github.com/clustersync/clustersync/internal/hosted/eks"
+	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
+	"github.com/clustersync/clustersync/internal/virtual/controlplane"
+)
+
+// k is a client of a real kube-apiserver (a control plane started once for
+// the package) with the hosted-cluster CRDs installed.
+var k client.Client
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	bins, err := binaries.ForTestMain()
+	if err == binaries.ErrShort {
+		return m.Run() // the pure tests of the package still run
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "clustersync-eks-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, Name: "eks", ServiceCIDR: "10.96.0.0/16", Binaries: bins})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer cp.Stop()
+	if err := crd.Install(ctx, cp.Config); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = eksv1.AddToScheme(scheme)
+	if k, err = client.New(cp.Config, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func needServer(t *testing.T) {
+	if k == nil {
+		t.Skip("-short: no API server")
+	}
+}
+
+// setup makes a namespace with a credential Secret, an emulator and a
+// reconciler that talks to it.
+func setup(t *testing.T) (string, *ekstest.Server, *clock, *eks.Reconciler) {
+	t.Helper()
+	needServer(t)
+	ns := strings.ToLower(strings.ReplaceAll(t.Name(), "_", "-"))
+	if err := k.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Create(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "aws", Namespace: ns},
+		StringData: map[string]string{eks.AccessKeyField: "AKIAEXAMPLE", eks.SecretKeyField: "secret"}}); err != nil {
+		t.Fatal(err)
+	}
+	clk := &clock{now: time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC)}
+	srv := ekstest.New(ekstest.Options{Now: clk.Now, CreateDelay: 10 * time.Minute, Region: "us-west-2"})
+	t.Cleanup(srv.Close)
+	return ns, srv, clk, &eks.Reconciler{Client: k, NewClient: eks.NewClientFactory(srv.URL), Poll: time.Second}
+}
+
+func spec(ns string) eksv1.EKSClusterConfigSpec {
+	p := func(s string) *string { return &s }
+	n := func(i int64) *int64 { return &i }
+	return eksv1.EKSClusterConfigSpec{
+		DisplayName: "prod", Region: "us-west-2", AmazonCredentialSecret: ns + ":aws",
+		KubernetesVersion: p("1.31"), ServiceRole: p("arn:aws:iam::123456789012:role/eks"),
+		Subnets:      &[]string{"subnet-a", "subnet-b"},
+		PublicAccess: func() *bool { b := true; return &b }(),
+		Tags:         &map[string]string{"team": "platform"},
+		NodeGroups: &[]eksv1.NodeGroup{{NodegroupName: "workers", DesiredSize: n(2), MinSize: n(1), MaxSize: n(3),
+			InstanceType: p("t3.large"), NodeRole: p("arn:aws:iam::123456789012:role/nodes")}},
+	}
+}
+
+func reconcile(t *testing.T, r *eks.Reconciler, key types.NamespacedName) (ctrl.Result, eksv1.EKSClusterConfig) {
+	t.Helper()
+	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
+	if err != nil {
+		t.Fatalf("reconcile: %v", err)
+	}
+	var c eksv1.EKSClusterConfig
+	if err := k.Get(context.Background(), key, &c); err != nil {
+		t.Fatal(err)
+	}
+	return res, c
+}
+
+// Create with given subnets: "" → creating → (EKS ACTIVE) active, with the
+// CA Secret written and the node group created.
+func TestCreateWithGivenSubnets(t *testing.T) {
+	ns, srv, clk, r := setup(t)
+	key := types.NamespacedName{Namespace: ns, Name: "prod"}
+	if err := k.Create(context.Background(), &eksv1.EKSClusterConfig{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: ns}, Spec: spec(ns)}); err != nil {
+		t.Fatal(err)
+	}
+	res, c := reconcile(t, r, key)
+	if c.Status.Phase != eks.PhaseCreating || c.Status.FailureMessage != "" || res.RequeueAfter == 0 {
+		t.Fatalf("after create: phase %q failure %q requeue %v", c.Status.Phase, c.Status.FailureMessage, res.RequeueAfter)
+	}
+	snap, ok := srv.Cluster("prod")
+	if !ok || snap.Status != "CREATING" || snap.Version != "1.31" {
+		t.Fatalf("emulator cluster = %+v, %v", snap, ok)
+	}
+	// Still creating: nothing changes.
+	if _, c = reconcile(t, r, key); c.Status.Phase != eks.PhaseCreating {
+		t.Fatalf("phase %q while EKS is CREATING", c.Status.Phase)
+	}
+	clk.Advance(11 * time.Minute)
+	_, c = reconcile(t, r, key)
+	if c.Status.Phase != eks.PhaseActive || c.Status.VirtualNetwork == "" || len(c.Status.Subnets) != 2 {
+		t.Fatalf("after ACTIVE: %+v", c.Status)
+	}
+	var ca corev1.Secret
+	if err := k.Get(context.Background(), key, &ca); err != nil {
+		t.Fatalf("CA secret: %v", err)
+	}
+	if len(ca.Data["endpoint"]) == 0 || len(ca.Data["ca"]) == 0 || ca.OwnerReferences[0].Name != "prod" {
+		t.Errorf("CA secret = %v owners %v", ca.Data, ca.OwnerReferences)
+	}
+	if snap, _ = srv.Cluster("prod"); len(snap.Nodegroups) != 1 {
+		t.Errorf("emulator node groups = %+v", snap.Nodegroups)
+	}
+	if calls := srv.Calls(); calls["CreateCluster"] != 1 || calls["CreateNodegroup"] != 1 {
+		t.Errorf("calls = %v", calls)
+	}
+}
+
+// A name already taken in the region, and fields this version cannot
+// generate, are refused with a message naming them; nothing is created.
+func TestCreateRefused(t *testing.T) {
+	ns, srv, _, r := setup(t)
+	if err := srv.ImportCluster(ekstest.ClusterSpec{Name: "prod", Version: "1.31"}); err != nil {
+		t.Fatal(err)
+	}
+	key := types.NamespacedName{Namespace: ns, Name: "prod"}
+	if err := k.Create(context.Background(), &eksv1.EKSClusterConfig{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: ns}, Spec: spec(ns)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, c := reconcile(t, r, key); c.Status.Phase != "" || !strings.Contains(c.Status.FailureMessage, "already exists in us-west-2") {
+		t.Errorf("duplicate name: phase %q failure %q", c.Status.Phase, c.Status.FailureMessage)
+	}
+	s := spec(ns)
+	s.DisplayName, s.Subnets = "fresh", nil
+	key2 := types.NamespacedName{Namespace: ns, Name: "fresh"}
+	if err := k.Create(context.Background(), &eksv1.EKSClusterConfig{ObjectMeta: metav1.ObjectMeta{Name: key2.Name, Namespace: ns}, Spec: s}); err != nil {
+		t.Fatal(err)
+	}
+	if _, c := reconcile(t, r, key2); !strings.Contains(c.Status.FailureMessage, "spec.subnets: required") {
+		t.Errorf("no subnets: failure %q", c.Status.FailureMessage)
+	}
+	if calls := srv.Calls(); calls["CreateCluster"] != 0 {
+		t.Errorf("CreateCluster called %d times", calls["CreateCluster"])
+	}
+}
