@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awseks "github.com/aws/aws-sdk-go-v2/service/eks"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,6 +25,7 @@ import (
 	"github.com/clustersync/clustersync/internal/binaries"
 	"github.com/clustersync/clustersync/internal/hosted/eks"
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
+	"github.com/clustersync/clustersync/internal/hosted/managed"
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 )
 
@@ -199,5 +203,44 @@ func TestCreateRefused(t *testing.T) {
 	}
 	if calls := srv.Calls(); calls["CreateCluster"] != 0 {
 		t.Errorf("CreateCluster called %d times", calls["CreateCluster"])
+	}
+}
+
+// What the emulator reports for a cluster created from a spec reads back as
+// that spec: UpstreamSpec is the inverse of the create requests.
+func TestUpstreamSpecRoundTrip(t *testing.T) {
+	ns, srv, clk, r := setup(t)
+	key := types.NamespacedName{Namespace: ns, Name: "prod"}
+	want := spec(ns)
+	if err := k.Create(context.Background(), &eksv1.EKSClusterConfig{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: ns}, Spec: want}); err != nil {
+		t.Fatal(err)
+	}
+	reconcile(t, r, key)
+	clk.Advance(11 * time.Minute)
+	reconcile(t, r, key)
+	clk.Advance(11 * time.Minute) // node group ACTIVE
+
+	api, err := eks.NewClientFactory(srv.URL)(context.Background(), "us-west-2", map[string][]byte{eks.AccessKeyField: []byte("a"), eks.SecretKeyField: []byte("b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := api.(*awseks.Client)
+	cl, err := client.DescribeCluster(context.Background(), &awseks.DescribeClusterInput{Name: aws.String("prod")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ng, err := client.DescribeNodegroup(context.Background(), &awseks.DescribeNodegroupInput{ClusterName: aws.String("prod"), NodegroupName: aws.String("workers")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := eks.UpstreamSpec(want, cl.Cluster, []*ekstypes.Nodegroup{ng.Nodegroup}, false)
+	// Every field the spec set reads back unchanged: the managed plan of the
+	// spec against its own upstream is empty.
+	plan := managed.Reconcile(want, up, eksv1.EKSClusterConfigSpec{}, eks.ManagedOptions())
+	if len(plan.Push)+len(plan.Adopt)+len(plan.Conflicts) != 0 {
+		t.Errorf("spec and upstream differ: push %+v adopt %+v conflicts %+v", plan.Push, plan.Adopt, plan.Conflicts)
+	}
+	if up.PrivateAccess == nil || *up.PrivateAccess || up.LoggingTypes == nil || up.SecretsEncryption == nil {
+		t.Errorf("fields EKS reports but the spec left unset are missing from upstream: %+v", up)
 	}
 }

@@ -8,8 +8,6 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/managed"
 )
 
-func ptrTo[T any](v T) *T { return &v }
-
 // The reference's 11:01/11:03 race on the real EKSClusterConfigSpec, with
 // node groups: the console enables the private endpoint and scales ng-a;
 // clustersync edits tags and ng-b's labels. Everything is kept.
@@ -17,23 +15,23 @@ func TestManagedEKSSpecRace(t *testing.T) {
 	base := func() eksv1.EKSClusterConfigSpec {
 		return eksv1.EKSClusterConfigSpec{
 			DisplayName: "prod", Region: "us-west-2", AmazonCredentialSecret: "clustersync-global-data:aws",
-			KubernetesVersion: ptrTo("1.31"), PrivateAccess: ptrTo(false), PublicAccess: ptrTo(true),
-			Tags:    ptrTo(map[string]string{"team": "a"}),
-			Subnets: ptrTo([]string{"subnet-1"}),
-			NodeGroups: ptrTo([]eksv1.NodeGroup{
-				{NodegroupName: "ng-a", DesiredSize: ptrTo(int64(3)), LaunchTemplate: &eksv1.LaunchTemplate{ID: ptrTo("lt-1"), Version: ptrTo(int64(1))}},
-				{NodegroupName: "ng-b", DesiredSize: ptrTo(int64(2)), Labels: ptrTo(map[string]string{"tier": "web"})},
+			KubernetesVersion: ptr("1.31"), PrivateAccess: ptr(false), PublicAccess: ptr(true),
+			Tags:    ptr(map[string]string{"team": "a"}),
+			Subnets: ptr([]string{"subnet-1"}),
+			NodeGroups: ptr([]eksv1.NodeGroup{
+				{NodegroupName: "ng-a", DesiredSize: ptr(int64(3)), LaunchTemplate: &eksv1.LaunchTemplate{ID: ptr("lt-1"), Version: ptr(int64(1))}},
+				{NodegroupName: "ng-b", DesiredSize: ptr(int64(2)), Labels: ptr(map[string]string{"tier": "web"})},
 			}),
 		}
 	}
 	applied := base()
 	upstream := base()
-	upstream.PrivateAccess = ptrTo(true)                       // 11:01, console
-	(*upstream.NodeGroups)[0].DesiredSize = ptrTo(int64(5))    // console
-	upstream.Subnets = ptrTo([]string{"subnet-1", "subnet-2"}) // reported, never adopted
+	upstream.PrivateAccess = ptr(true)                       // 11:01, console
+	(*upstream.NodeGroups)[0].DesiredSize = ptr(int64(5))    // console
+	upstream.Subnets = ptr([]string{"subnet-1", "subnet-2"}) // reported, never adopted
 	config := base()
-	config.Tags = ptrTo(map[string]string{"team": "a", "cost": "42"}) // 11:03, clustersync
-	(*config.NodeGroups)[1].Labels = ptrTo(map[string]string{"tier": "api"})
+	config.Tags = ptr(map[string]string{"team": "a", "cost": "42"}) // 11:03, clustersync
+	(*config.NodeGroups)[1].Labels = ptr(map[string]string{"tier": "api"})
 
 	plan := managed.Reconcile(config, upstream, applied, ManagedOptions())
 	var push, adopt []string

@@ -65,8 +65,6 @@ func TestRequiresTunnel(t *testing.T) {
 	}
 }
 
-func ptr(b bool) *bool { return &b }
-
 func deref(b *bool) any {
 	if b == nil {
 		return nil
