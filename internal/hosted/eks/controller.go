@@ -32,8 +32,10 @@ const DefaultPoll = 30 * time.Second
 // Reconciler drives EKSClusterConfig objects through their phases. This
 // version creates clusters with given networking: "" → creating (after
 // CreateCluster) → active (EKS reports ACTIVE; the CA Secret is written and
-// the node groups are created). Updates, deletion, import and generated
-// networking are not implemented yet and say so in status.failureMessage.
+// the node groups are created), then applies spec changes one per pass
+// (active ⇄ updating, update.go). Deletion, import, launch templates,
+// add-ons and generated networking are not implemented yet and say so in
+// status.failureMessage.
 type Reconciler struct {
 	// Client reads and writes the EKSClusterConfig objects and Secrets.
 	Client client.Client
@@ -65,6 +67,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.create(ctx, api, &c)
 	case PhaseCreating:
 		return r.waitActive(ctx, api, &c)
+	case PhaseActive, PhaseUpdating:
+		return r.update(ctx, api, &c)
 	}
 	return ctrl.Result{}, nil
 }

@@ -106,7 +106,7 @@ func setup(t *testing.T) (string, *ekstest.Server, *clock, *eks.Reconciler) {
 		t.Fatal(err)
 	}
 	clk := &clock{now: time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC)}
-	srv := ekstest.New(ekstest.Options{Now: clk.Now, CreateDelay: 10 * time.Minute, Region: "us-west-2"})
+	srv := ekstest.New(ekstest.Options{Now: clk.Now, CreateDelay: 10 * time.Minute, UpdateDelay: 5 * time.Minute, Region: "us-west-2"})
 	t.Cleanup(srv.Close)
 	return ns, srv, clk, &eks.Reconciler{Client: k, NewClient: eks.NewClientFactory(srv.URL), Poll: time.Second}
 }

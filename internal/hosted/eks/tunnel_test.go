@@ -52,7 +52,7 @@ func TestRequiresTunnel(t *testing.T) {
 				t.Fatalf("err = %v, want error %v", err, tt.err)
 			}
 			if (got == nil) != (tt.want == nil) || (got != nil && *got != *tt.want) {
-				t.Fatalf("RequiresTunnel = %v, want %v", deref(got), deref(tt.want))
+				t.Fatalf("RequiresTunnel = %v, want %v", show(got), show(tt.want))
 			}
 		})
 	}
@@ -65,7 +65,7 @@ func TestRequiresTunnel(t *testing.T) {
 	}
 }
 
-func deref(b *bool) any {
+func show(b *bool) any {
 	if b == nil {
 		return nil
 	}

@@ -1,0 +1,251 @@
+package eks
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	"github.com/clustersync/clustersync/internal/hosted/managed"
+)
+
+// PhaseUpdating is the phase while a change is being applied.
+const PhaseUpdating = "updating"
+
+// observe describes the cluster and its node groups. busy is true while
+// EKS is changing something: the cluster is UPDATING, an update is
+// InProgress, or a node group is not ACTIVE (eks-operator#752: EKS stays
+// ACTIVE for a while after an update starts, hence the ListUpdates check).
+func (r *Reconciler) observe(ctx context.Context, api API, c *eksv1.EKSClusterConfig) (cl *ekstypes.Cluster, ngs []*ekstypes.Nodegroup, busy bool, err error) {
+	name := aws.String(c.Spec.DisplayName)
+	out, err := api.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: name})
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("describe cluster %s: %w", c.Spec.DisplayName, err)
+	}
+	cl = out.Cluster
+	busy = cl.Status != ekstypes.ClusterStatusActive
+	list, err := api.ListNodegroups(ctx, &eks.ListNodegroupsInput{ClusterName: name})
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("list node groups of %s: %w", c.Spec.DisplayName, err)
+	}
+	for _, n := range list.Nodegroups {
+		d, err := api.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: name, NodegroupName: aws.String(n)})
+		if err != nil {
+			return nil, nil, false, fmt.Errorf("describe node group %s: %w", n, err)
+		}
+		ngs = append(ngs, d.Nodegroup)
+		busy = busy || d.Nodegroup.Status != ekstypes.NodegroupStatusActive
+	}
+	updates, err := api.ListUpdates(ctx, &eks.ListUpdatesInput{Name: name})
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("list updates of %s: %w", c.Spec.DisplayName, err)
+	}
+	for _, id := range updates.UpdateIds {
+		if slices.Contains(c.Status.CompletedUpdateIDs, id) {
+			continue
+		}
+		u, err := api.DescribeUpdate(ctx, &eks.DescribeUpdateInput{Name: name, UpdateId: aws.String(id)})
+		if err != nil {
+			return nil, nil, false, fmt.Errorf("describe update %s: %w", id, err)
+		}
+		if u.Update.Status == ekstypes.UpdateStatusInProgress {
+			busy = true
+		} else {
+			c.Status.CompletedUpdateIDs = append(c.Status.CompletedUpdateIDs, id)
+		}
+	}
+	return cl, ngs, busy, nil
+}
+
+// update applies at most one pending change per pass, in OrderUpdates'
+// order, and waits while EKS is busy.
+func (r *Reconciler) update(ctx context.Context, api API, c *eksv1.EKSClusterConfig) (ctrl.Result, error) {
+	cl, ngs, busy, err := r.observe(ctx, api, c)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if busy {
+		c.Status.Phase = PhaseUpdating
+		return ctrl.Result{RequeueAfter: r.poll()}, r.Client.Status().Update(ctx, c)
+	}
+	up := UpstreamSpec(c.Spec, cl, ngs, false)
+	plan := managed.Reconcile(c.Spec, up, eksv1.EKSClusterConfigSpec{}, ManagedOptions())
+	var next *managed.Change
+	for _, ch := range OrderUpdates(plan.Push) {
+		if !Immutable(ch) {
+			next = &ch
+			break
+		}
+	}
+	if next == nil {
+		c.Status.Phase, c.Status.FailureMessage = PhaseActive, ""
+		return ctrl.Result{}, r.Client.Status().Update(ctx, c)
+	}
+	if err := r.apply(ctx, api, c, cl, up, *next); err != nil {
+		return ctrl.Result{}, r.fail(ctx, c, err.Error())
+	}
+	c.Status.Phase, c.Status.FailureMessage = PhaseUpdating, ""
+	return ctrl.Result{RequeueAfter: r.poll()}, r.Client.Status().Update(ctx, c)
+}
+
+// apply sends the EKS call for one change.
+func (r *Reconciler) apply(ctx context.Context, api API, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster, up eksv1.EKSClusterConfigSpec, ch managed.Change) error {
+	s, name := &c.Spec, cl.Name
+	switch path := ch.Path; {
+	case path == "kubernetesVersion":
+		next, err := NextVersion(aws.ToString(cl.Version), aws.ToString(s.KubernetesVersion))
+		if err != nil {
+			return err
+		}
+		_, err = api.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: name, Version: aws.String(next)})
+		return wrap("upgrade to "+next, err)
+	case path == "publicAccess" || path == "privateAccess":
+		pub, priv := pick(s.PublicAccess, up.PublicAccess), pick(s.PrivateAccess, up.PrivateAccess)
+		_, err := api.UpdateClusterConfig(ctx, &eks.UpdateClusterConfigInput{Name: name,
+			ResourcesVpcConfig: &ekstypes.VpcConfigRequest{EndpointPublicAccess: pub, EndpointPrivateAccess: priv}})
+		return wrap("endpoint access", err)
+	case path == "publicAccessSources":
+		_, err := api.UpdateClusterConfig(ctx, &eks.UpdateClusterConfigInput{Name: name,
+			ResourcesVpcConfig: &ekstypes.VpcConfigRequest{PublicAccessCidrs: *s.PublicAccessSources}})
+		return wrap("public access sources", err)
+	case path == "tags":
+		return r.tags(ctx, api, cl.Arn, *s.Tags, deref(up.Tags))
+	case path == "loggingTypes":
+		_, err := api.UpdateClusterConfig(ctx, &eks.UpdateClusterConfigInput{Name: name, Logging: loggingUpdate(*s.LoggingTypes)})
+		return wrap("logging", err)
+	case strings.HasPrefix(path, "nodeGroups["):
+		return r.nodegroup(ctx, api, c, cl, ch)
+	}
+	return fmt.Errorf("changing %s is not implemented yet", ch.Path)
+}
+
+// nodegroup creates, deletes or reconfigures one node group.
+func (r *Reconciler) nodegroup(ctx context.Context, api API, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster, ch managed.Change) error {
+	head, field, _ := strings.Cut(strings.TrimPrefix(ch.Path, "nodeGroups["), "].")
+	ngName := strings.TrimSuffix(head, "]")
+	var ng *eksv1.NodeGroup
+	for i := range *c.Spec.NodeGroups {
+		if (*c.Spec.NodeGroups)[i].NodegroupName == ngName {
+			ng = &(*c.Spec.NodeGroups)[i]
+		}
+	}
+	switch {
+	case ng == nil: // removed from the spec
+		_, err := api.DeleteNodegroup(ctx, &eks.DeleteNodegroupInput{ClusterName: cl.Name, NodegroupName: aws.String(ngName)})
+		return wrap("delete node group "+ngName, err)
+	case field == "": // added to the spec
+		var subnets []string
+		if cl.ResourcesVpcConfig != nil {
+			subnets = cl.ResourcesVpcConfig.SubnetIds
+		}
+		if ng.NodeRole == nil {
+			return fmt.Errorf("spec.nodeGroups[%s].nodeRole: required (generating the node role is not implemented yet)", ngName)
+		}
+		_, err := api.CreateNodegroup(ctx, CreateNodegroupInput(aws.ToString(cl.Name), ng, *ng.NodeRole, subnets))
+		return wrap("create node group "+ngName, err)
+	case field == "version":
+		_, err := api.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: cl.Name, NodegroupName: aws.String(ngName), Version: ng.Version})
+		return wrap("node group "+ngName+" version", err)
+	case field == "desiredSize" || field == "minSize" || field == "maxSize" || field == "labels":
+		in := &eks.UpdateNodegroupConfigInput{ClusterName: cl.Name, NodegroupName: aws.String(ngName)}
+		if field == "labels" {
+			old, _ := ch.Old.(map[string]string)
+			in.Labels = labelsUpdate(deref(ng.Labels), old)
+		} else {
+			in.ScalingConfig = &ekstypes.NodegroupScalingConfig{DesiredSize: int32Ptr(ng.DesiredSize), MinSize: int32Ptr(ng.MinSize), MaxSize: int32Ptr(ng.MaxSize)}
+		}
+		_, err := api.UpdateNodegroupConfig(ctx, in)
+		return wrap("node group "+ngName+" "+field, err)
+	}
+	return fmt.Errorf("changing %s is not implemented yet", ch.Path)
+}
+
+// tags sets the cluster's tags to want: tag what differs, untag what goes.
+func (r *Reconciler) tags(ctx context.Context, api API, arn *string, want, have map[string]string) error {
+	add := map[string]string{}
+	for k, v := range want {
+		if have[k] != v {
+			add[k] = v
+		}
+	}
+	var remove []string
+	for _, k := range slices.Sorted(maps.Keys(have)) {
+		if _, ok := want[k]; !ok {
+			remove = append(remove, k)
+		}
+	}
+	if len(add) > 0 {
+		if _, err := api.TagResource(ctx, &eks.TagResourceInput{ResourceArn: arn, Tags: add}); err != nil {
+			return wrap("tag cluster", err)
+		}
+	}
+	if len(remove) > 0 {
+		if _, err := api.UntagResource(ctx, &eks.UntagResourceInput{ResourceArn: arn, TagKeys: remove}); err != nil {
+			return wrap("untag cluster", err)
+		}
+	}
+	return nil
+}
+
+func labelsUpdate(want, have map[string]string) *ekstypes.UpdateLabelsPayload {
+	p := &ekstypes.UpdateLabelsPayload{AddOrUpdateLabels: map[string]string{}}
+	for k, v := range want {
+		if have[k] != v {
+			p.AddOrUpdateLabels[k] = v
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(have)) {
+		if _, ok := want[k]; !ok {
+			p.RemoveLabels = append(p.RemoveLabels, k)
+		}
+	}
+	return p
+}
+
+// loggingUpdate enables the wanted log types and disables the others.
+func loggingUpdate(want []string) *ekstypes.Logging {
+	var on, off []ekstypes.LogType
+	for _, t := range ekstypes.LogType("").Values() {
+		if slices.Contains(want, string(t)) {
+			on = append(on, t)
+		} else {
+			off = append(off, t)
+		}
+	}
+	l := &ekstypes.Logging{}
+	if len(on) > 0 {
+		l.ClusterLogging = append(l.ClusterLogging, ekstypes.LogSetup{Enabled: aws.Bool(true), Types: on})
+	}
+	if len(off) > 0 {
+		l.ClusterLogging = append(l.ClusterLogging, ekstypes.LogSetup{Enabled: aws.Bool(false), Types: off})
+	}
+	return l
+}
+
+func pick(v, fallback *bool) *bool {
+	if v != nil {
+		return v
+	}
+	return fallback
+}
+
+func deref(m *map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	return *m
+}
+
+func wrap(what string, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}

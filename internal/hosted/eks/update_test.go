@@ -1,0 +1,133 @@
+package eks_test
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	"github.com/clustersync/clustersync/internal/hosted/eks"
+	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
+)
+
+// activeCluster creates cluster "prod" and drives it to active.
+func activeCluster(t *testing.T) (types.NamespacedName, *ekstest.Server, *clock, *eks.Reconciler) {
+	t.Helper()
+	ns, srv, clk, r := setup(t)
+	key := types.NamespacedName{Namespace: ns, Name: "prod"}
+	if err := k.Create(context.Background(), &eksv1.EKSClusterConfig{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: ns}, Spec: spec(ns)}); err != nil {
+		t.Fatal(err)
+	}
+	reconcile(t, r, key)
+	clk.Advance(11 * time.Minute)
+	reconcile(t, r, key)
+	clk.Advance(11 * time.Minute) // node group ACTIVE
+	if _, c := reconcile(t, r, key); c.Status.Phase != eks.PhaseActive {
+		t.Fatalf("not active: %+v", c.Status)
+	}
+	return key, srv, clk, r
+}
+
+func editSpec(t *testing.T, key types.NamespacedName, edit func(*eksv1.EKSClusterConfigSpec)) {
+	t.Helper()
+	var c eksv1.EKSClusterConfig
+	if err := k.Get(context.Background(), key, &c); err != nil {
+		t.Fatal(err)
+	}
+	edit(&c.Spec)
+	if err := k.Update(context.Background(), &c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writes are the mutating EKS calls made since before.
+func writes(before, after map[string]int) []string {
+	var out []string
+	for _, op := range []string{"UpdateClusterVersion", "UpdateClusterConfig", "TagResource", "UntagResource",
+		"CreateNodegroup", "DeleteNodegroup", "UpdateNodegroupConfig", "UpdateNodegroupVersion"} {
+		for range after[op] - before[op] {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// Several changes at once are applied one per pass, in Rancher's order
+// (version, one minor at a time, then tags, then node groups), each after
+// the previous update has finished.
+func TestUpdatesOnePerPass(t *testing.T) {
+	key, srv, clk, r := activeCluster(t)
+	editSpec(t, key, func(s *eksv1.EKSClusterConfigSpec) {
+		v, size := "1.33", int64(3)
+		s.KubernetesVersion = &v
+		(*s.Tags)["cost"] = "42"
+		(*s.NodeGroups)[0].DesiredSize = &size
+	})
+	var sequence []string
+	for pass := 0; pass < 12; pass++ {
+		before := srv.Calls()
+		_, c := reconcile(t, r, key)
+		sequence = append(sequence, writes(before, srv.Calls())...)
+		if c.Status.FailureMessage != "" {
+			t.Fatalf("pass %d: failure %q", pass, c.Status.FailureMessage)
+		}
+		if c.Status.Phase == eks.PhaseActive && pass > 0 {
+			break
+		}
+		clk.Advance(6 * time.Minute)
+	}
+	want := []string{"UpdateClusterVersion", "UpdateClusterVersion", "TagResource", "UpdateNodegroupConfig"}
+	if !reflect.DeepEqual(sequence, want) {
+		t.Errorf("calls = %v, want %v", sequence, want)
+	}
+	snap, _ := srv.Cluster("prod")
+	if snap.Version != "1.33" || snap.Tags["cost"] != "42" || snap.Nodegroups["workers"].DesiredSize != 3 {
+		t.Errorf("emulator after the updates: version %s tags %v node groups %+v", snap.Version, snap.Tags, snap.Nodegroups)
+	}
+}
+
+// While an update started elsewhere (the console) is in progress, nothing
+// is pushed; afterwards only what still differs is.
+func TestWaitsForUpdateInProgress(t *testing.T) {
+	key, srv, clk, r := activeCluster(t)
+	if _, err := srv.ConsoleUpgrade("prod", "1.32"); err != nil {
+		t.Fatal(err)
+	}
+	editSpec(t, key, func(s *eksv1.EKSClusterConfigSpec) {
+		v := "1.32"
+		s.KubernetesVersion = &v
+		(*s.Tags)["cost"] = "42"
+	})
+	before := srv.Calls()
+	if _, c := reconcile(t, r, key); c.Status.Phase != eks.PhaseUpdating {
+		t.Errorf("phase %q while a console update runs", c.Status.Phase)
+	}
+	if w := writes(before, srv.Calls()); len(w) != 0 {
+		t.Errorf("pushed %v while an update was in progress", w)
+	}
+	clk.Advance(6 * time.Minute)
+	before = srv.Calls()
+	reconcile(t, r, key)
+	if w := writes(before, srv.Calls()); !reflect.DeepEqual(w, []string{"TagResource"}) {
+		t.Errorf("after the console update: %v, want [TagResource]", w)
+	}
+}
+
+// A downgrade is refused with a message naming both versions.
+func TestDowngradeRefused(t *testing.T) {
+	key, srv, _, r := activeCluster(t)
+	editSpec(t, key, func(s *eksv1.EKSClusterConfigSpec) { v := "1.30"; s.KubernetesVersion = &v })
+	before := srv.Calls()
+	_, c := reconcile(t, r, key)
+	if c.Status.FailureMessage == "" || !strings.Contains(c.Status.FailureMessage, "1.31 → 1.30") {
+		t.Errorf("failure %q", c.Status.FailureMessage)
+	}
+	if w := writes(before, srv.Calls()); len(w) != 0 {
+		t.Errorf("pushed %v", w)
+	}
+}
