@@ -23,7 +23,12 @@ import (
 const (
 	PhaseCreating = "creating"
 	PhaseActive   = "active"
+	PhaseDeleting = "deleting"
 )
+
+// Finalizer holds back the deletion of an EKSClusterConfig whose cluster
+// clustersync created until the cluster and its node groups are gone.
+const Finalizer = "eks.clustersync.io/cleanup"
 
 // DefaultPoll is how often a cluster that is being created is described
 // (Rancher's eks-operator: 30 seconds).
@@ -33,9 +38,10 @@ const DefaultPoll = 30 * time.Second
 // version creates clusters with given networking: "" → creating (after
 // CreateCluster) → active (EKS reports ACTIVE; the CA Secret is written and
 // the node groups are created), then applies spec changes one per pass
-// (active ⇄ updating, update.go). Deletion, import, launch templates,
-// add-ons and generated networking are not implemented yet and say so in
-// status.failureMessage.
+// (active ⇄ updating, update.go), and on deletion destroys what it created
+// (delete.go; imported clusters carry no finalizer and are only
+// disconnected). Import, launch templates, add-ons and generated networking
+// are not implemented yet and say so in status.failureMessage.
 type Reconciler struct {
 	// Client reads and writes the EKSClusterConfig objects and Secrets.
 	Client client.Client
@@ -53,7 +59,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if c.DeletionTimestamp != nil {
-		return ctrl.Result{}, nil
+		if !controllerutil.ContainsFinalizer(&c, Finalizer) {
+			return ctrl.Result{}, nil // imported, or never created: nothing in the cloud to remove
+		}
+		api, err := r.api(ctx, &c)
+		if err != nil {
+			return ctrl.Result{}, r.fail(ctx, &c, err.Error())
+		}
+		return r.delete(ctx, api, &c)
 	}
 	if c.Spec.Imported && c.Status.Phase == "" {
 		return ctrl.Result{}, r.fail(ctx, &c, "importing existing EKS clusters is not implemented yet")
@@ -126,6 +139,13 @@ func (r *Reconciler) create(ctx context.Context, api API, c *eksv1.EKSClusterCon
 			c.Spec.DisplayName, c.Spec.Region))
 	case !errors.As(err, &nf):
 		return ctrl.Result{}, fmt.Errorf("describe cluster %s: %w", c.Spec.DisplayName, err)
+	}
+	// The finalizer goes on before the cluster exists, so that a delete
+	// never leaves a cluster behind; imported clusters never get it.
+	if controllerutil.AddFinalizer(c, Finalizer) {
+		if err := r.Client.Update(ctx, c); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	if _, err := api.CreateCluster(ctx, CreateClusterInput(&c.Spec)); err != nil {
 		return ctrl.Result{}, r.fail(ctx, c, "create cluster: "+err.Error())

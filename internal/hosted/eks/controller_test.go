@@ -244,3 +244,7 @@ func TestUpstreamSpecRoundTrip(t *testing.T) {
 		t.Errorf("fields EKS reports but the spec left unset are missing from upstream: %+v", up)
 	}
 }
+
+func reconcileRequest(key types.NamespacedName) ctrl.Request {
+	return ctrl.Request{NamespacedName: key}
+}
