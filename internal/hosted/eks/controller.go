@@ -21,9 +21,10 @@ import (
 
 // Phases of an EKSClusterConfig (status.phase), as in Rancher's eks-operator.
 const (
-	PhaseCreating = "creating"
-	PhaseActive   = "active"
-	PhaseDeleting = "deleting"
+	PhaseCreating  = "creating"
+	PhaseActive    = "active"
+	PhaseDeleting  = "deleting"
+	PhaseImporting = "importing"
 )
 
 // Finalizer holds back the deletion of an EKSClusterConfig whose cluster
@@ -40,8 +41,9 @@ const DefaultPoll = 30 * time.Second
 // the node groups are created), then applies spec changes one per pass
 // (active ⇄ updating, update.go), and on deletion destroys what it created
 // (delete.go; imported clusters carry no finalizer and are only
-// disconnected). Import, launch templates, add-ons and generated networking
-// are not implemented yet and say so in status.failureMessage.
+// disconnected). Existing clusters are imported without any write
+// (import.go). Launch templates, add-ons and generated networking are not
+// implemented yet and say so in status.failureMessage.
 type Reconciler struct {
 	// Client reads and writes the EKSClusterConfig objects and Secrets.
 	Client client.Client
@@ -68,15 +70,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return r.delete(ctx, api, &c)
 	}
-	if c.Spec.Imported && c.Status.Phase == "" {
-		return ctrl.Result{}, r.fail(ctx, &c, "importing existing EKS clusters is not implemented yet")
-	}
 	api, err := r.api(ctx, &c)
 	if err != nil {
 		return ctrl.Result{}, r.fail(ctx, &c, err.Error())
 	}
 	switch c.Status.Phase {
-	case "":
+	case "", PhaseImporting:
+		if c.Spec.Imported {
+			return r.importCluster(ctx, api, &c)
+		}
 		return r.create(ctx, api, &c)
 	case PhaseCreating:
 		return r.waitActive(ctx, api, &c)
@@ -169,10 +171,16 @@ func (r *Reconciler) waitActive(ctx context.Context, api API, c *eksv1.EKSCluste
 	default:
 		return ctrl.Result{RequeueAfter: r.poll()}, nil
 	}
-	if err := r.writeCASecret(ctx, c, cl); err != nil {
+	if err := r.createNodegroups(ctx, api, c, cl); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.createNodegroups(ctx, api, c, cl); err != nil {
+	return r.becomeActive(ctx, c, cl)
+}
+
+// becomeActive writes the CA Secret and the network status of an ACTIVE
+// cluster and sets phase active.
+func (r *Reconciler) becomeActive(ctx context.Context, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster) (ctrl.Result, error) {
+	if err := r.writeCASecret(ctx, c, cl); err != nil {
 		return ctrl.Result{}, err
 	}
 	if v := cl.ResourcesVpcConfig; v != nil {

@@ -88,3 +88,41 @@ func TestDeleteImportedDisconnects(t *testing.T) {
 	}
 
 }
+
+// Import: an existing cluster becomes active without any write; its nil
+// fields stay unmanaged, so nothing is pushed until the user sets a field,
+// and then only that field is.
+func TestImport(t *testing.T) {
+	ns, srv, _, r := setup(t)
+	if err := srv.ImportCluster(ekstest.ClusterSpec{Name: "legacy", Version: "1.31", Tags: map[string]string{"owner": "ops"}}); err != nil {
+		t.Fatal(err)
+	}
+	key := types.NamespacedName{Namespace: ns, Name: "legacy"}
+	s := eksv1.EKSClusterConfigSpec{DisplayName: "legacy", Region: "us-west-2", AmazonCredentialSecret: ns + ":aws", Imported: true}
+	if err := k.Create(context.Background(), &eksv1.EKSClusterConfig{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: ns}, Spec: s}); err != nil {
+		t.Fatal(err)
+	}
+	srv.ResetCalls()
+	for range 2 { // import, then an update pass
+		if _, c := reconcile(t, r, key); c.Status.Phase != eks.PhaseActive || c.Status.FailureMessage != "" {
+			t.Fatalf("phase %q failure %q", c.Status.Phase, c.Status.FailureMessage)
+		}
+	}
+	if w := writes(map[string]int{}, srv.Calls()); len(w) != 0 {
+		t.Errorf("import wrote %v", w)
+	}
+	editSpec(t, key, func(s *eksv1.EKSClusterConfigSpec) { s.Tags = &map[string]string{"owner": "ops", "cost": "42"} })
+	srv.ResetCalls()
+	reconcile(t, r, key)
+	if w := writes(map[string]int{}, srv.Calls()); fmt.Sprint(w) != "[TagResource]" {
+		t.Errorf("after setting tags: %v, want [TagResource]", w)
+	}
+	// A name that does not exist is refused, naming the field.
+	s.DisplayName = "ghost"
+	if err := k.Create(context.Background(), &eksv1.EKSClusterConfig{ObjectMeta: metav1.ObjectMeta{Name: "ghost", Namespace: ns}, Spec: s}); err != nil {
+		t.Fatal(err)
+	}
+	if _, c := reconcile(t, r, types.NamespacedName{Namespace: ns, Name: "ghost"}); c.Status.FailureMessage != "spec.displayName: no EKS cluster named ghost in us-west-2 to import" {
+		t.Errorf("failure %q", c.Status.FailureMessage)
+	}
+}
