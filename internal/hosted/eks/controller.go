@@ -19,14 +19,6 @@ import (
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 )
 
-// Phases of an EKSClusterConfig (status.phase), as in Rancher's eks-operator.
-const (
-	PhaseCreating  = "creating"
-	PhaseActive    = "active"
-	PhaseDeleting  = "deleting"
-	PhaseImporting = "importing"
-)
-
 // Finalizer holds back the deletion of an EKSClusterConfig whose cluster
 // clustersync created until the cluster and its node groups are gone.
 const Finalizer = "eks.clustersync.io/cleanup"
@@ -75,14 +67,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.fail(ctx, &c, err.Error())
 	}
 	switch c.Status.Phase {
-	case "", PhaseImporting:
+	case "", eksv1.PhaseImporting:
 		if c.Spec.Imported {
 			return r.importCluster(ctx, api, &c)
 		}
 		return r.create(ctx, api, &c)
-	case PhaseCreating:
+	case eksv1.PhaseCreating:
 		return r.waitActive(ctx, api, &c)
-	case PhaseActive, PhaseUpdating:
+	case eksv1.PhaseActive, eksv1.PhaseUpdating:
 		return r.update(ctx, api, &c)
 	}
 	return ctrl.Result{}, nil
@@ -152,7 +144,7 @@ func (r *Reconciler) create(ctx context.Context, api API, c *eksv1.EKSClusterCon
 	if _, err := api.CreateCluster(ctx, CreateClusterInput(&c.Spec)); err != nil {
 		return ctrl.Result{}, r.fail(ctx, c, "create cluster: "+err.Error())
 	}
-	c.Status.Phase, c.Status.FailureMessage, c.Status.NetworkFieldsSource = PhaseCreating, "", "provided"
+	c.Status.Phase, c.Status.FailureMessage, c.Status.NetworkFieldsSource = eksv1.PhaseCreating, "", "provided"
 	return ctrl.Result{RequeueAfter: r.poll()}, r.Client.Status().Update(ctx, c)
 }
 
@@ -188,7 +180,7 @@ func (r *Reconciler) becomeActive(ctx context.Context, c *eksv1.EKSClusterConfig
 		c.Status.Subnets = v.SubnetIds
 		c.Status.SecurityGroups = v.SecurityGroupIds
 	}
-	c.Status.Phase, c.Status.FailureMessage = PhaseActive, ""
+	c.Status.Phase, c.Status.FailureMessage = eksv1.PhaseActive, ""
 	return ctrl.Result{}, r.Client.Status().Update(ctx, c)
 }
 

@@ -147,7 +147,7 @@ func TestCreateWithGivenSubnets(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, c := reconcile(t, r, key)
-	if c.Status.Phase != eks.PhaseCreating || c.Status.FailureMessage != "" || res.RequeueAfter == 0 {
+	if c.Status.Phase != eksv1.PhaseCreating || c.Status.FailureMessage != "" || res.RequeueAfter == 0 {
 		t.Fatalf("after create: phase %q failure %q requeue %v", c.Status.Phase, c.Status.FailureMessage, res.RequeueAfter)
 	}
 	snap, ok := srv.Cluster("prod")
@@ -155,12 +155,12 @@ func TestCreateWithGivenSubnets(t *testing.T) {
 		t.Fatalf("emulator cluster = %+v, %v", snap, ok)
 	}
 	// Still creating: nothing changes.
-	if _, c = reconcile(t, r, key); c.Status.Phase != eks.PhaseCreating {
+	if _, c = reconcile(t, r, key); c.Status.Phase != eksv1.PhaseCreating {
 		t.Fatalf("phase %q while EKS is CREATING", c.Status.Phase)
 	}
 	clk.Advance(11 * time.Minute)
 	_, c = reconcile(t, r, key)
-	if c.Status.Phase != eks.PhaseActive || c.Status.VirtualNetwork == "" || len(c.Status.Subnets) != 2 {
+	if c.Status.Phase != eksv1.PhaseActive || c.Status.VirtualNetwork == "" || len(c.Status.Subnets) != 2 {
 		t.Fatalf("after ACTIVE: %+v", c.Status)
 	}
 	var ca corev1.Secret

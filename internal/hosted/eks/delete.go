@@ -19,8 +19,8 @@ import (
 // once EKS no longer knows the cluster. (Generated CloudFormation stacks and
 // launch templates will be removed here too once they are generated.)
 func (r *Reconciler) delete(ctx context.Context, api API, c *eksv1.EKSClusterConfig) (ctrl.Result, error) {
-	if c.Status.Phase != PhaseDeleting {
-		c.Status.Phase = PhaseDeleting
+	if c.Status.Phase != eksv1.PhaseDeleting {
+		c.Status.Phase = eksv1.PhaseDeleting
 		if err := r.Client.Status().Update(ctx, c); err != nil {
 			return ctrl.Result{}, err
 		}

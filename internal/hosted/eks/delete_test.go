@@ -104,7 +104,7 @@ func TestImport(t *testing.T) {
 	}
 	srv.ResetCalls()
 	for range 2 { // import, then an update pass
-		if _, c := reconcile(t, r, key); c.Status.Phase != eks.PhaseActive || c.Status.FailureMessage != "" {
+		if _, c := reconcile(t, r, key); c.Status.Phase != eksv1.PhaseActive || c.Status.FailureMessage != "" {
 			t.Fatalf("phase %q failure %q", c.Status.Phase, c.Status.FailureMessage)
 		}
 	}

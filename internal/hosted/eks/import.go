@@ -28,8 +28,8 @@ func (r *Reconciler) importCluster(ctx context.Context, api API, c *eksv1.EKSClu
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("describe cluster %s: %w", c.Spec.DisplayName, err)
 	case out.Cluster.Status != ekstypes.ClusterStatusActive:
-		if c.Status.Phase != PhaseImporting {
-			c.Status.Phase = PhaseImporting
+		if c.Status.Phase != eksv1.PhaseImporting {
+			c.Status.Phase = eksv1.PhaseImporting
 			if err := r.Client.Status().Update(ctx, c); err != nil {
 				return ctrl.Result{}, err
 			}

@@ -16,9 +16,6 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/managed"
 )
 
-// PhaseUpdating is the phase while a change is being applied.
-const PhaseUpdating = "updating"
-
 // observe describes the cluster and its node groups. busy is true while
 // EKS is changing something: the cluster is UPDATING, an update is
 // InProgress, or a node group is not ACTIVE (eks-operator#752: EKS stays
@@ -72,7 +69,7 @@ func (r *Reconciler) update(ctx context.Context, api API, c *eksv1.EKSClusterCon
 		return ctrl.Result{}, err
 	}
 	if busy {
-		c.Status.Phase = PhaseUpdating
+		c.Status.Phase = eksv1.PhaseUpdating
 		return ctrl.Result{RequeueAfter: r.poll()}, r.Client.Status().Update(ctx, c)
 	}
 	up := UpstreamSpec(c.Spec, cl, ngs, false)
@@ -85,13 +82,13 @@ func (r *Reconciler) update(ctx context.Context, api API, c *eksv1.EKSClusterCon
 		}
 	}
 	if next == nil {
-		c.Status.Phase, c.Status.FailureMessage = PhaseActive, ""
+		c.Status.Phase, c.Status.FailureMessage = eksv1.PhaseActive, ""
 		return ctrl.Result{}, r.Client.Status().Update(ctx, c)
 	}
 	if err := r.apply(ctx, api, c, cl, up, *next); err != nil {
 		return ctrl.Result{}, r.fail(ctx, c, err.Error())
 	}
-	c.Status.Phase, c.Status.FailureMessage = PhaseUpdating, ""
+	c.Status.Phase, c.Status.FailureMessage = eksv1.PhaseUpdating, ""
 	return ctrl.Result{RequeueAfter: r.poll()}, r.Client.Status().Update(ctx, c)
 }
 

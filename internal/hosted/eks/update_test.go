@@ -27,7 +27,7 @@ func activeCluster(t *testing.T) (types.NamespacedName, *ekstest.Server, *clock,
 	clk.Advance(11 * time.Minute)
 	reconcile(t, r, key)
 	clk.Advance(11 * time.Minute) // node group ACTIVE
-	if _, c := reconcile(t, r, key); c.Status.Phase != eks.PhaseActive {
+	if _, c := reconcile(t, r, key); c.Status.Phase != eksv1.PhaseActive {
 		t.Fatalf("not active: %+v", c.Status)
 	}
 	return key, srv, clk, r
@@ -76,7 +76,7 @@ func TestUpdatesOnePerPass(t *testing.T) {
 		if c.Status.FailureMessage != "" {
 			t.Fatalf("pass %d: failure %q", pass, c.Status.FailureMessage)
 		}
-		if c.Status.Phase == eks.PhaseActive && pass > 0 {
+		if c.Status.Phase == eksv1.PhaseActive && pass > 0 {
 			break
 		}
 		clk.Advance(6 * time.Minute)
@@ -104,7 +104,7 @@ func TestWaitsForUpdateInProgress(t *testing.T) {
 		(*s.Tags)["cost"] = "42"
 	})
 	before := srv.Calls()
-	if _, c := reconcile(t, r, key); c.Status.Phase != eks.PhaseUpdating {
+	if _, c := reconcile(t, r, key); c.Status.Phase != eksv1.PhaseUpdating {
 		t.Errorf("phase %q while a console update runs", c.Status.Phase)
 	}
 	if w := writes(before, srv.Calls()); len(w) != 0 {
