@@ -22,23 +22,12 @@ import (
 // ACTIVE for a while after an update starts, hence the ListUpdates check).
 func (r *Reconciler) observe(ctx context.Context, api API, c *eksv1.EKSClusterConfig) (cl *ekstypes.Cluster, ngs []*ekstypes.Nodegroup, busy bool, err error) {
 	name := aws.String(c.Spec.DisplayName)
-	out, err := api.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: name})
-	if err != nil {
-		return nil, nil, false, fmt.Errorf("describe cluster %s: %w", c.Spec.DisplayName, err)
+	if cl, ngs, err = Describe(ctx, api, c.Spec.DisplayName); err != nil {
+		return nil, nil, false, err
 	}
-	cl = out.Cluster
 	busy = cl.Status != ekstypes.ClusterStatusActive
-	list, err := api.ListNodegroups(ctx, &eks.ListNodegroupsInput{ClusterName: name})
-	if err != nil {
-		return nil, nil, false, fmt.Errorf("list node groups of %s: %w", c.Spec.DisplayName, err)
-	}
-	for _, n := range list.Nodegroups {
-		d, err := api.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: name, NodegroupName: aws.String(n)})
-		if err != nil {
-			return nil, nil, false, fmt.Errorf("describe node group %s: %w", n, err)
-		}
-		ngs = append(ngs, d.Nodegroup)
-		busy = busy || d.Nodegroup.Status != ekstypes.NodegroupStatusActive
+	for _, ng := range ngs {
+		busy = busy || ng.Status != ekstypes.NodegroupStatusActive
 	}
 	updates, err := api.ListUpdates(ctx, &eks.ListUpdatesInput{Name: name})
 	if err != nil {
@@ -59,6 +48,28 @@ func (r *Reconciler) observe(ctx context.Context, api API, c *eksv1.EKSClusterCo
 		}
 	}
 	return cl, ngs, busy, nil
+}
+
+// Describe reads a cluster and all its node groups.
+func Describe(ctx context.Context, api API, cluster string) (*ekstypes.Cluster, []*ekstypes.Nodegroup, error) {
+	name := aws.String(cluster)
+	out, err := api.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: name})
+	if err != nil {
+		return nil, nil, fmt.Errorf("describe cluster %s: %w", cluster, err)
+	}
+	list, err := api.ListNodegroups(ctx, &eks.ListNodegroupsInput{ClusterName: name})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list node groups of %s: %w", cluster, err)
+	}
+	ngs := make([]*ekstypes.Nodegroup, 0, len(list.Nodegroups))
+	for _, n := range list.Nodegroups {
+		d, err := api.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: name, NodegroupName: aws.String(n)})
+		if err != nil {
+			return nil, nil, fmt.Errorf("describe node group %s: %w", n, err)
+		}
+		ngs = append(ngs, d.Nodegroup)
+	}
+	return out.Cluster, ngs, nil
 }
 
 // update applies at most one pending change per pass, in OrderUpdates'

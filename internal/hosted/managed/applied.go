@@ -11,8 +11,16 @@ import (
 // was accepted by the cloud, so the next Reconcile does not take it for a
 // new user change. A pushed element removal removes the element.
 func MarkApplied[T any](applied *T, config T, path string, o Options) error {
-	dst := reflect.ValueOf(applied).Elem()
-	src := reflect.ValueOf(config)
+	return CopyPath(applied, config, path, o)
+}
+
+// CopyPath sets the value at path (a Change or Conflict path) of dst to
+// src's, removing a keyed-list element src does not have. Controllers use
+// it to hand the operator the upstream value of a conflicting field, so
+// that nothing is written to it.
+func CopyPath[T any](to *T, from T, path string, o Options) error {
+	dst := reflect.ValueOf(to).Elem()
+	src := reflect.ValueOf(from)
 	head, rest, _ := strings.Cut(path, ".")
 	name, elem, isElem := strings.Cut(strings.TrimSuffix(head, "]"), "[")
 	i := fieldIndex(dst.Type(), name)
