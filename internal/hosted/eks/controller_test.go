@@ -2,10 +2,8 @@ package eks_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,87 +12,36 @@ import (
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
-	"github.com/clustersync/clustersync/config/crd"
-	"github.com/clustersync/clustersync/internal/binaries"
 	"github.com/clustersync/clustersync/internal/hosted/eks"
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
+	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
 	"github.com/clustersync/clustersync/internal/hosted/managed"
-	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 )
 
-// k is a client of a real kube-apiserver (a control plane started once for
-// the package) with the hosted-cluster CRDs installed.
-var k client.Client
+// env is a real kube-apiserver with the hosted-cluster CRDs, started once
+// for the package; k is its client.
+var (
+	env *hostedtest.Env
+	k   client.Client
+)
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	bins, err := binaries.ForTestMain()
-	if err == binaries.ErrShort {
-		return m.Run() // the pure tests of the package still run
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	dir, err := os.MkdirTemp("", "clustersync-eks-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, Name: "eks", ServiceCIDR: "10.96.0.0/16", Binaries: bins})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer cp.Stop()
-	if err := crd.Install(ctx, cp.Config); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = eksv1.AddToScheme(scheme)
-	if k, err = client.New(cp.Config, client.Options{Scheme: scheme}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
-}
-
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
+	os.Exit(hostedtest.Main(m, &env))
 }
 
 func needServer(t *testing.T) {
-	if k == nil {
-		t.Skip("-short: no API server")
-	}
+	hostedtest.Require(t, env)
+	k = env.Client
 }
 
 // setup makes a namespace with a credential Secret, an emulator and a
 // reconciler that talks to it.
-func setup(t *testing.T) (string, *ekstest.Server, *clock, *eks.Reconciler) {
+func setup(t *testing.T) (string, *ekstest.Server, *hostedtest.Clock, *eks.Reconciler) {
 	t.Helper()
 	needServer(t)
 	ns := strings.ToLower(strings.ReplaceAll(t.Name(), "_", "-"))
@@ -105,7 +52,7 @@ func setup(t *testing.T) (string, *ekstest.Server, *clock, *eks.Reconciler) {
 		StringData: map[string]string{eks.AccessKeyField: "AKIAEXAMPLE", eks.SecretKeyField: "secret"}}); err != nil {
 		t.Fatal(err)
 	}
-	clk := &clock{now: time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC)}
+	clk := hostedtest.NewClock(time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC))
 	srv := ekstest.New(ekstest.Options{Now: clk.Now, CreateDelay: 10 * time.Minute, UpdateDelay: 5 * time.Minute, Region: "us-west-2"})
 	t.Cleanup(srv.Close)
 	return ns, srv, clk, &eks.Reconciler{Client: k, NewClient: eks.NewClientFactory(srv.URL), Poll: time.Second}

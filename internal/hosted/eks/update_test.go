@@ -13,10 +13,11 @@ import (
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 	"github.com/clustersync/clustersync/internal/hosted/eks"
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
+	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
 )
 
 // activeCluster creates cluster "prod" and drives it to active.
-func activeCluster(t *testing.T) (types.NamespacedName, *ekstest.Server, *clock, *eks.Reconciler) {
+func activeCluster(t *testing.T) (types.NamespacedName, *ekstest.Server, *hostedtest.Clock, *eks.Reconciler) {
 	t.Helper()
 	ns, srv, clk, r := setup(t)
 	key := types.NamespacedName{Namespace: ns, Name: "prod"}

@@ -2,7 +2,6 @@ package management_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -12,90 +11,51 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
-	"github.com/clustersync/clustersync/config/crd"
-	"github.com/clustersync/clustersync/internal/binaries"
 	"github.com/clustersync/clustersync/internal/hosted/eks"
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
+	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
 	"github.com/clustersync/clustersync/internal/hosted/management"
-	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 )
 
 var (
+	env      *hostedtest.Env
 	k        client.Client
 	kube     kubernetes.Interface
 	recorder events.EventRecorder
 )
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	bins, err := binaries.ForTestMain()
-	if err == binaries.ErrShort {
-		return m.Run()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	dir, _ := os.MkdirTemp("", "clustersync-mgmt-")
-	defer os.RemoveAll(dir)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, Name: "mgmt", ServiceCIDR: "10.96.0.0/16", Binaries: bins})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer cp.Stop()
-	if err := crd.Install(ctx, cp.Config); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = eksv1.AddToScheme(scheme)
-	_ = mgmtv1.AddToScheme(scheme)
-	if k, err = client.New(cp.Config, client.Options{Scheme: scheme}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	kube = kubernetes.NewForConfigOrDie(cp.Config)
-	if err := k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: eksv1.Namespace}}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	// The recorder resolves references with our scheme, which knows Cluster.
-	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: kube.EventsV1()})
-	broadcaster.StartRecordingToSink(ctx.Done())
-	recorder = broadcaster.NewRecorder(scheme, "clustersync-management")
-	return m.Run()
+func TestMain(m *testing.M) {
+	os.Exit(hostedtest.Main(m, &env))
 }
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+// start prepares, once, what these tests need beyond the Env: the
+// operator's namespace and an event recorder that knows Cluster.
+var startOnce sync.Once
 
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
+func start(t *testing.T) {
+	hostedtest.Require(t, env)
+	startOnce.Do(func() {
+		k, kube = env.Client, env.Kube
+		if err := k.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: eksv1.Namespace}}); err != nil {
+			t.Fatal(err)
+		}
+		broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: kube.EventsV1()})
+		broadcaster.StartRecordingToSink(make(chan struct{}))
+		recorder = broadcaster.NewRecorder(env.Scheme, "clustersync-management")
+	})
 }
 
 type world struct {
 	srv  *ekstest.Server
-	clk  *clock
+	clk  *hostedtest.Clock
 	mgmt *management.Reconciler
 	op   *eks.Reconciler
 	key  types.NamespacedName
@@ -106,15 +66,13 @@ type world struct {
 // until the cluster is active and the applied spec recorded.
 func imported(t *testing.T, name string) *world {
 	t.Helper()
-	if k == nil {
-		t.Skip("-short: no API server")
-	}
+	start(t)
 	ctx := context.Background()
 	if err := k.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "aws-" + name, Namespace: eksv1.Namespace},
 		StringData: map[string]string{eks.AccessKeyField: "a", eks.SecretKeyField: "b"}}); err != nil {
 		t.Fatal(err)
 	}
-	clk := &clock{now: time.Date(2026, 11, 22, 10, 55, 0, 0, time.UTC)}
+	clk := hostedtest.NewClock(time.Date(2026, 11, 22, 10, 55, 0, 0, time.UTC))
 	srv := ekstest.New(ekstest.Options{Now: clk.Now, UpdateDelay: time.Minute, Region: "us-west-2"})
 	t.Cleanup(srv.Close)
 	if err := srv.ImportCluster(ekstest.ClusterSpec{Name: name, Version: "1.31", EndpointPublicAccess: true, Tags: map[string]string{"team": "a"}}); err != nil {
@@ -181,7 +139,7 @@ func (w *world) editConfig(t *testing.T, edit func(*eksv1.EKSClusterConfigSpec))
 // one of the two; clustersync keeps both, and reports the console change.
 func TestRace1101And1103(t *testing.T) {
 	w := imported(t, "race")
-	w.clk.now = time.Date(2026, 11, 22, 11, 1, 0, 0, time.UTC)
+	w.clk.Set(time.Date(2026, 11, 22, 11, 1, 0, 0, time.UTC))
 	if _, err := w.srv.ConsoleSetEndpointAccess("race", true, true); err != nil {
 		t.Fatal(err)
 	}

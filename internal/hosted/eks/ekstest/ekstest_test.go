@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,32 +20,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eks/types"
 
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
+	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
 )
-
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 type noBackoff struct{}
 
 func (noBackoff) BackoffDelay(int, error) (time.Duration, error) { return 0, nil }
 
-func setup(t *testing.T) (*ekstest.Server, *eks.Client, *fakeClock) {
+func setup(t *testing.T) (*ekstest.Server, *eks.Client, *hostedtest.Clock) {
 	t.Helper()
-	clk := &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	clk := hostedtest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	srv := ekstest.New(ekstest.Options{
 		CreateDelay: 10 * time.Minute,
 		UpdateDelay: 5 * time.Minute,
