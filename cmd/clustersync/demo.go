@@ -16,16 +16,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clustersync/clustersync/examples/demo"
 	"github.com/clustersync/clustersync/internal/hostcluster"
 	"github.com/clustersync/clustersync/internal/kube"
-	"github.com/clustersync/clustersync/internal/virtual/inspect"
 	"github.com/clustersync/clustersync/internal/virtual/instance"
-	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
 // demoName is the virtual cluster and namespace of the demo.
@@ -130,11 +127,7 @@ func runDemo(ctx context.Context, out io.Writer, exit, keep bool) (err error) {
 	}
 	step("applied examples/demo (%d objects) in the virtual cluster", len(objs))
 
-	vclient, err := client.New(vcfg, client.Options{Scheme: clientgoscheme.Scheme})
-	if err != nil {
-		return err
-	}
-	hclient, err := client.New(host.Config, client.Options{Scheme: clientgoscheme.Scheme})
+	vclient, hclient, err := instanceClients(vc)
 	if err != nil {
 		return err
 	}
@@ -143,13 +136,7 @@ func runDemo(ctx context.Context, out io.Writer, exit, keep bool) (err error) {
 	}
 	step("all 3 web pods are Running in the virtual cluster")
 
-	tr := translate.Translator{VCluster: vc.Name, HostNamespace: vc.HostNamespace}
-	rows, err := inspect.Namespace(ctx, vclient, hclient, tr, demoName)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "\nVirtual namespace %s and its host copies in namespace %s:\n\n", demoName, vc.HostNamespace)
-	if err := inspect.Print(out, rows); err != nil {
+	if err := printNamespace(ctx, out, vc, vclient, hclient, demoName); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, `

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"text/tabwriter"
@@ -138,35 +140,51 @@ virtual namespace next to its host copy (or "not synced"), as ` + "`make run`" +
 				return err
 			}
 			if _, ok := i.Status(); !ok {
-				return fmt.Errorf("virtual cluster %s is stopped; `clustersync virtual start %s` starts it", i.Name, i.Name)
+				return errors.New(stoppedHint(i.Name))
 			}
-			vcfg, err := clientcmd.BuildConfigFromFlags("", i.Kubeconfig())
+			vc, hc, err := instanceClients(i)
 			if err != nil {
 				return err
 			}
-			hcfg, err := i.HostConfig()
-			if err != nil {
-				return err
-			}
-			vc, err := client.New(vcfg, client.Options{Scheme: clientgoscheme.Scheme})
-			if err != nil {
-				return err
-			}
-			hc, err := client.New(hcfg, client.Options{Scheme: clientgoscheme.Scheme})
-			if err != nil {
-				return err
-			}
-			tr := translate.Translator{VCluster: i.Name, HostNamespace: i.HostNamespace}
-			rows, err := inspect.Namespace(cmd.Context(), vc, hc, tr, namespace)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Virtual namespace %s of %s, host namespace %s:\n\n", namespace, i.Name, i.HostNamespace)
-			return inspect.Print(cmd.OutOrStdout(), rows)
+			return printNamespace(cmd.Context(), cmd.OutOrStdout(), i, vc, hc, namespace)
 		},
 	}
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "virtual namespace to show")
 	return cmd
+}
+
+// stoppedHint says that virtual cluster name is stopped and how to start it.
+func stoppedHint(name string) string {
+	return fmt.Sprintf("virtual cluster %s is stopped; `clustersync virtual start %s` starts it", name, name)
+}
+
+// instanceClients returns clients of virtual cluster i and of its host.
+func instanceClients(i *instance.Instance) (virtual, host client.Client, err error) {
+	vcfg, err := clientcmd.BuildConfigFromFlags("", i.Kubeconfig())
+	if err != nil {
+		return nil, nil, err
+	}
+	hcfg, err := i.HostConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	if virtual, err = client.New(vcfg, client.Options{Scheme: clientgoscheme.Scheme}); err != nil {
+		return nil, nil, err
+	}
+	host, err = client.New(hcfg, client.Options{Scheme: clientgoscheme.Scheme})
+	return virtual, host, err
+}
+
+// printNamespace prints each object of virtual namespace ns of i next to
+// its host copy.
+func printNamespace(ctx context.Context, out io.Writer, i *instance.Instance, virtual, host client.Client, ns string) error {
+	tr := translate.Translator{VCluster: i.Name, HostNamespace: i.HostNamespace}
+	rows, err := inspect.Namespace(ctx, virtual, host, tr, ns)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nVirtual namespace %s of %s and its host copies in host namespace %s:\n\n", ns, i.Name, i.HostNamespace)
+	return inspect.Print(out, rows)
 }
 
 func newVirtualConnectCommand() *cobra.Command {
@@ -186,7 +204,7 @@ with --output, or print an export line with --print:
 				return err
 			}
 			if _, ok := i.Status(); !ok {
-				fmt.Fprintf(cmd.ErrOrStderr(), "note: virtual cluster %s is stopped; `clustersync virtual start %s` starts it\n", i.Name, i.Name)
+				fmt.Fprintln(cmd.ErrOrStderr(), "note: "+stoppedHint(i.Name))
 			}
 			if printExport {
 				fmt.Fprintf(cmd.OutOrStdout(), "export KUBECONFIG=%s\n", i.Kubeconfig())
