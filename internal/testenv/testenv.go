@@ -141,10 +141,6 @@ func (e *Env) StartSyncer(cfg *config.Config) error {
 			Config: cfg, StateDir: filepath.Join(e.Dir, "syncer"), Ready: func() { close(ready) }, Log: log,
 		})
 	}()
-	if err := os.MkdirAll(filepath.Join(e.Dir, "syncer"), 0o700); err != nil {
-		cancel()
-		return err
-	}
 	select {
 	case <-ready:
 		e.syncerStop, e.syncerDone = cancel, done

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"path/filepath"
 	"sync/atomic"
 	"time"
@@ -55,7 +56,8 @@ type Options struct {
 	Virtual, Host *rest.Config
 	// Config is the virtual cluster's configuration.
 	Config *config.Config
-	// StateDir holds the mapping store (mappings.db); "" keeps it in memory.
+	// StateDir holds the mapping store (mappings.db), created (mode 0700) when
+	// missing; "" keeps it in memory.
 	StateDir string
 	// HealthAddr serves /healthz and /readyz (e.g. "127.0.0.1:0"); "" serves none.
 	HealthAddr string
@@ -130,6 +132,9 @@ func Run(ctx context.Context, o Options) error {
 
 	store := mapping.NewMemory()
 	if o.StateDir != "" {
+		if err := os.MkdirAll(o.StateDir, 0o700); err != nil {
+			return fmt.Errorf("state dir: %w", err)
+		}
 		if store, err = mapping.Open(filepath.Join(o.StateDir, "mappings.db"), 200*time.Millisecond); err != nil {
 			return err
 		}
