@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
@@ -32,6 +33,8 @@ type Env struct {
 	// Client and Kube talk to the API server directly (no cache).
 	Client client.Client
 	Kube   kubernetes.Interface
+	// Config reaches the API server as its administrator.
+	Config *rest.Config
 }
 
 // Main is a TestMain body: it starts an Env into *env, runs the tests and
@@ -64,7 +67,7 @@ func Main(m *testing.M, env **Env) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	e := &Env{Scheme: runtime.NewScheme(), Kube: kubernetes.NewForConfigOrDie(cp.Config)}
+	e := &Env{Scheme: runtime.NewScheme(), Kube: kubernetes.NewForConfigOrDie(cp.Config), Config: cp.Config}
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, eksv1.AddToScheme, mgmtv1.AddToScheme} {
 		if err := add(e.Scheme); err != nil {
 			fmt.Fprintln(os.Stderr, err)
