@@ -39,8 +39,15 @@ const DefaultPoll = 30 * time.Second
 type Reconciler struct {
 	// Client reads and writes the EKSClusterConfig objects and Secrets.
 	Client client.Client
-	// NewClient makes the EKS client from the credential Secret.
+	// NewClient makes the EKS client from the credential Secret. It may be
+	// nil when NewServices is set.
 	NewClient ClientFactory
+	// NewServices makes the EKS, CloudFormation and EC2 clients from the
+	// credential Secret (NewServicesFactory); when set, its EKS client is
+	// used instead of NewClient's. Without it, a cluster that needs
+	// something generated (networking, roles, the managed launch template)
+	// fails with a status.failureMessage naming this field.
+	NewServices ServicesFactory
 	// Poll is the describe interval while a cluster is being created; 0
 	// means DefaultPoll.
 	Poll time.Duration
@@ -56,16 +63,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if !controllerutil.ContainsFinalizer(&c, Finalizer) {
 			return ctrl.Result{}, nil // imported, or never created: nothing in the cloud to remove
 		}
-		api, err := r.api(ctx, &c)
+		cs, err := r.clients(ctx, &c)
 		if err != nil {
 			return ctrl.Result{}, r.fail(ctx, &c, err.Error())
 		}
-		return r.delete(ctx, api, &c)
+		return r.delete(ctx, cs.EKS, &c)
 	}
-	api, err := r.api(ctx, &c)
+	cs, err := r.clients(ctx, &c)
 	if err != nil {
 		return ctrl.Result{}, r.fail(ctx, &c, err.Error())
 	}
+	api := cs.EKS
 	switch c.Status.Phase {
 	case "", eksv1.PhaseImporting:
 		if c.Spec.Imported {
@@ -87,8 +95,9 @@ func (r *Reconciler) poll() time.Duration {
 	return DefaultPoll
 }
 
-// api builds the EKS client from the credential Secret.
-func (r *Reconciler) api(ctx context.Context, c *eksv1.EKSClusterConfig) (API, error) {
+// clients builds the AWS clients from the credential Secret: all of them
+// with NewServices, else only EKS with NewClient.
+func (r *Reconciler) clients(ctx context.Context, c *eksv1.EKSClusterConfig) (*Clients, error) {
 	ref, err := ParseCredentialRef(c.Spec.AmazonCredentialSecret)
 	if err != nil {
 		return nil, err
@@ -97,7 +106,23 @@ func (r *Reconciler) api(ctx context.Context, c *eksv1.EKSClusterConfig) (API, e
 	if err := r.Client.Get(ctx, ref, &s); err != nil {
 		return nil, fmt.Errorf("credential secret %s: %w", ref, err)
 	}
-	return r.NewClient(ctx, c.Spec.Region, s.Data)
+	cs := &Clients{}
+	if r.NewServices != nil {
+		made, err := r.NewServices(ctx, c.Spec.Region, s.Data)
+		if err != nil {
+			return nil, err
+		}
+		*cs = *made
+	}
+	if cs.EKS == nil {
+		if r.NewClient == nil {
+			return nil, errors.New("the EKS operator has no EKS client: set Reconciler.NewServices (eks.NewServicesFactory) or Reconciler.NewClient")
+		}
+		if cs.EKS, err = r.NewClient(ctx, c.Spec.Region, s.Data); err != nil {
+			return nil, err
+		}
+	}
+	return cs, nil
 }
 
 // validateCreate returns what a cluster needs that this version cannot

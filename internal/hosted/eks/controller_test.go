@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	awseks "github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	corev1 "k8s.io/api/core/v1"
@@ -194,4 +196,31 @@ func TestUpstreamSpecRoundTrip(t *testing.T) {
 
 func reconcileRequest(key types.NamespacedName) ctrl.Request {
 	return ctrl.Request{NamespacedName: key}
+}
+
+// NewServicesFactory points all three clients at one endpoint: the
+// emulator answers EKS, CloudFormation and EC2 calls at the same URL.
+func TestServicesFactoryOneEndpoint(t *testing.T) {
+	srv := ekstest.New(ekstest.Options{})
+	t.Cleanup(srv.Close)
+	cs, err := eks.NewServicesFactory(srv.URL)(context.Background(), "us-west-2", map[string][]byte{eks.AccessKeyField: []byte("a"), eks.SecretKeyField: []byte("b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := cs.EKS.ListNodegroups(ctx, &awseks.ListNodegroupsInput{ClusterName: aws.String("none")}); err == nil {
+		t.Error("EKS: want ResourceNotFound for an unknown cluster")
+	}
+	if _, err := cs.CloudFormation.DescribeStacks(ctx, &cloudformation.DescribeStacksInput{}); err != nil {
+		t.Errorf("CloudFormation: %v", err)
+	}
+	if _, err := cs.EC2.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{}); err != nil {
+		t.Errorf("EC2: %v", err)
+	}
+	if calls := srv.Calls(); calls["ListNodegroups"] != 1 || calls["DescribeStacks"] != 1 || calls["DescribeLaunchTemplates"] != 1 {
+		t.Errorf("calls %v", calls)
+	}
+	if _, err := eks.NewServicesFactory("")(ctx, "us-west-2", map[string][]byte{}); err == nil || !strings.Contains(err.Error(), eks.AccessKeyField) {
+		t.Errorf("missing keys: %v", err)
+	}
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -36,15 +38,57 @@ type ClientFactory func(ctx context.Context, region string, secret map[string][]
 // replaces the AWS endpoint (an emulator, a proxy).
 func NewClientFactory(endpoint string) ClientFactory {
 	return func(_ context.Context, region string, secret map[string][]byte) (API, error) {
-		ak, sk := string(secret[AccessKeyField]), string(secret[SecretKeyField])
-		if ak == "" || sk == "" {
-			return nil, fmt.Errorf("credential secret: keys %s and %s are required", AccessKeyField, SecretKeyField)
+		cfg, err := awsConfig(region, secret)
+		if err != nil {
+			return nil, err
 		}
-		cfg := aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider(ak, sk, "")}
 		return eks.NewFromConfig(cfg, func(o *eks.Options) {
 			if endpoint != "" {
 				o.BaseEndpoint = aws.String(endpoint)
 			}
 		}), nil
+	}
+}
+
+// awsConfig is the SDK configuration for region with the static
+// credentials of the credential Secret's data; a missing key is an error
+// naming both keys.
+func awsConfig(region string, secret map[string][]byte) (aws.Config, error) {
+	ak, sk := string(secret[AccessKeyField]), string(secret[SecretKeyField])
+	if ak == "" || sk == "" {
+		return aws.Config{}, fmt.Errorf("credential secret: keys %s and %s are required", AccessKeyField, SecretKeyField)
+	}
+	return aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider(ak, sk, "")}, nil
+}
+
+// ServicesFactory makes the EKS, CloudFormation and EC2 clients for a
+// region from the credential Secret's data (keys AccessKeyField and
+// SecretKeyField; a missing key is an error).
+type ServicesFactory func(ctx context.Context, region string, secret map[string][]byte) (*Clients, error)
+
+// NewServicesFactory returns a ServicesFactory that builds aws-sdk-go-v2
+// clients with the Secret's static credentials. endpoint "" means the real
+// AWS endpoints of the region; otherwise every service is sent to that one
+// base URL (the ekstest emulator serves EKS, CloudFormation and EC2 at the
+// same URL). configure, if given, adjusts the SDK configuration of all
+// three clients, e.g. RetryMaxAttempts.
+func NewServicesFactory(endpoint string, configure ...func(*aws.Config)) ServicesFactory {
+	return func(_ context.Context, region string, secret map[string][]byte) (*Clients, error) {
+		cfg, err := awsConfig(region, secret)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range configure {
+			c(&cfg)
+		}
+		var base *string
+		if endpoint != "" {
+			base = aws.String(endpoint)
+		}
+		return &Clients{
+			EKS:            eks.NewFromConfig(cfg, func(o *eks.Options) { o.BaseEndpoint = base }),
+			CloudFormation: cloudformation.NewFromConfig(cfg, func(o *cloudformation.Options) { o.BaseEndpoint = base }),
+			EC2:            ec2.NewFromConfig(cfg, func(o *ec2.Options) { o.BaseEndpoint = base }),
+		}, nil
 	}
 }

@@ -39,4 +39,37 @@
 // ever fails unless injected), real networking (VPC and security-group IDs
 // are derived hashes) and the Kubernetes API itself (the endpoint is just the
 // URL chosen by Options.EndpointFor).
+//
+// The same server and URL also emulate the CloudFormation and EC2 calls of
+// the EKS operator, so that one BaseEndpoint serves all of AWS: a form
+// POSTed to "/" (the AWS query protocols; Version 2010-05-15 is
+// CloudFormation, 2016-11-15 EC2) is answered in XML, awsquery style
+// (<ActionResult>, errors in <ErrorResponse><Error>) or ec2query style (no
+// result wrapper, <requestId>, errors in <Response><Errors><Error>).
+// CloudFormation: CreateStack, DescribeStacks (by name or stack ID; a
+// deleted stack only by ID), DeleteStack. Templates must be JSON; the
+// emulator checks references (Ref, Fn::GetAtt, Fn::Sub, DependsOn),
+// parameters and the IAM capabilities, gives every resource a physical ID
+// (vpc-, subnet-, sg-... for EC2 types, "<stack>-<logical>-<suffix>" IAM
+// names with their ARNs) and evaluates Outputs (literals, Ref, Fn::GetAtt,
+// Fn::Join, Fn::Sub; other functions are refused with a ValidationError).
+// Stacks go CREATE_IN_PROGRESS → CREATE_COMPLETE after
+// Options.StackCreateDelay (or, after FailStackCreate, ROLLBACK_COMPLETE /
+// CREATE_FAILED with the given reason) and DELETE_IN_PROGRESS → gone after
+// Options.StackDeleteDelay; a stack whose subnets, security groups or VPC
+// an EKS cluster still uses ends DELETE_FAILED instead, and an EKS cluster
+// created on a stack's subnets reports that stack's VPC. EC2:
+// CreateLaunchTemplate, CreateLaunchTemplateVersion (with SourceVersion),
+// DescribeLaunchTemplates, DescribeLaunchTemplateVersions (numbers,
+// $Latest, $Default), DeleteLaunchTemplate and DeleteLaunchTemplateVersions
+// (the default version cannot be deleted), honouring ClientToken; of the
+// launch template data it keeps image, instance type, key name, user data
+// (base64, checked), block device mappings, security group IDs and tag
+// specifications. EKS CreateNodegroup and UpdateNodegroupVersion resolve a
+// launch template against this EC2 state (an unknown template or version is
+// an InvalidParameterException) and report its ID, name and version
+// number. FailNext and Calls cover these operations too. Not emulated:
+// change sets, stack updates, stack events, template URLs, YAML templates,
+// resource properties (never evaluated), IAM, and EC2 beyond launch
+// templates.
 package ekstest

@@ -119,12 +119,17 @@ func resolve(method, escapedPath string) (route, bool) {
 	return route{}, false
 }
 
-// Handler returns the HTTP handler speaking the EKS REST-JSON protocol.
+// Handler returns the HTTP handler: the EKS REST-JSON protocol on the EKS
+// paths, and CloudFormation and EC2 (query protocols) on POST /.
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(s.serveHTTP)
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if isQuery(r) {
+		s.serveQuery(w, r)
+		return
+	}
 	rt, ok := resolve(r.Method, r.URL.EscapedPath())
 	if !ok {
 		s.mu.Lock()

@@ -91,6 +91,11 @@ func (s *Server) createCluster(req createClusterRequest, now time.Time) (*cluste
 		}
 	}
 	c.vpcID = "vpc-" + shortHash(strings.Join(c.subnets, ","))
+	if len(c.subnets) > 0 {
+		if vpc := s.vpcOfSubnet(c.subnets[0]); vpc != "" {
+			c.vpcID = vpc // subnets a CloudFormation stack created
+		}
+	}
 	c.clusterSG = "sg-" + shortHash(c.arn, "cluster")
 	v := req.ResourcesVpcConfig
 	if v.EndpointPublicAccess != nil {
@@ -337,6 +342,11 @@ func (s *Server) createNodegroup(cname string, req createNodegroupRequest, now t
 		if req.LaunchTemplate.ID == "" && req.LaunchTemplate.Name == "" {
 			return nil, nil, errInvalid("Either launch template ID or name must be specified.")
 		}
+		lt := *req.LaunchTemplate
+		if err := s.resolveLaunchTemplate(&lt); err != nil {
+			return nil, nil, err
+		}
+		req.LaunchTemplate = &lt
 	}
 	ng := &nodegroup{
 		name: req.NodegroupName, arn: s.nodegroupARN(cname, req.NodegroupName), version: c.version,
@@ -544,9 +554,14 @@ func (s *Server) updateNodegroupVersion(cname, ngname string, req updateNodegrou
 		if ng.launchTemplate == nil {
 			return nil, errInvalid("You cannot specify a launch template for a node group that was not created with one.")
 		}
+		if (req.LaunchTemplate.ID != "" && req.LaunchTemplate.ID != ng.launchTemplate.ID) ||
+			(req.LaunchTemplate.Name != "" && req.LaunchTemplate.Name != ng.launchTemplate.Name) {
+			return nil, errInvalid("You cannot change the launch template of a node group; only its version.")
+		}
 		cp := *ng.launchTemplate
-		if req.LaunchTemplate.Version != "" {
-			cp.Version = req.LaunchTemplate.Version
+		cp.Version = req.LaunchTemplate.Version
+		if err := s.resolveLaunchTemplate(&cp); err != nil {
+			return nil, err
 		}
 		lt = &cp
 		params = append(params, wireUpdateParam{Type: "LaunchTemplateName", Value: cp.Name}, wireUpdateParam{Type: "LaunchTemplateVersion", Value: cp.Version})

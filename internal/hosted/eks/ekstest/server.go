@@ -72,6 +72,12 @@ type Options struct {
 	// encoded, as EKS does) for a cluster. Default: a self-signed CA
 	// generated once per Server, see Server.CACertPEM.
 	CertificateAuthorityFor func(cluster string) []byte
+	// StackCreateDelay is how long CloudFormation stacks stay
+	// CREATE_IN_PROGRESS.
+	StackCreateDelay time.Duration
+	// StackDeleteDelay is how long CloudFormation stacks stay
+	// DELETE_IN_PROGRESS before they are deleted.
+	StackDeleteDelay time.Duration
 }
 
 // Server is an emulated EKS endpoint. Create it with New, point the SDK at
@@ -89,6 +95,14 @@ type Server struct {
 	calls  map[string]int
 	faults map[string]*fault
 	seq    int
+
+	// CloudFormation: live stacks by name, deleted ones (found by ID),
+	// injected creation failures by stack name.
+	stacks        map[string]*stack
+	deletedStacks []*stack
+	stackFaults   map[string]string
+	// EC2: launch templates by ID.
+	templates map[string]*launchTemplate
 }
 
 type fault struct {
@@ -167,6 +181,9 @@ func NewUnstarted(opts Options) *Server {
 		state:  map[string]*cluster{},
 		calls:  map[string]int{},
 		faults: map[string]*fault{},
+
+		stacks: map[string]*stack{}, stackFaults: map[string]string{},
+		templates: map[string]*launchTemplate{},
 	}
 	s.caPEM = generateCA()
 	return s
@@ -184,12 +201,15 @@ func (s *Server) Close() {
 // Options.CertificateAuthorityFor is set.
 func (s *Server) CACertPEM() []byte { return append([]byte(nil), s.caPEM...) }
 
-// FailNext makes the next n calls of operation (an EKS operation name such
-// as "UpdateClusterConfig") fail with the given error type (sent in the
-// X-Amzn-ErrorType header) and HTTP status, before touching any state.
-// Injected failures are counted by Calls. status 0 means 400; n <= 0 clears
-// the fault. The SDK retries ThrottlingException (and 5xx) by itself, so n
-// failures cost n extra calls unless the client disables retries.
+// FailNext makes the next n calls of operation (an EKS, CloudFormation or
+// EC2 operation name such as "UpdateClusterConfig", "CreateStack",
+// "CreateLaunchTemplateVersion") fail with the given error type (EKS: sent
+// in the X-Amzn-ErrorType header; CloudFormation and EC2: the error Code of
+// the XML body, e.g. "Throttling" or "RequestLimitExceeded") and HTTP
+// status, before touching any state. Injected failures are counted by
+// Calls. status 0 means 400; n <= 0 clears the fault. The SDK retries
+// throttling errors (and 5xx) by itself, so n failures cost n extra calls
+// unless the client disables retries.
 func (s *Server) FailNext(operation, errType string, status, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -201,7 +221,8 @@ func (s *Server) FailNext(operation, errType string, status, n int) {
 }
 
 // Calls returns how many HTTP calls each operation received (including
-// failed and fault-injected ones), keyed by EKS operation name.
+// failed and fault-injected ones), keyed by operation name (EKS,
+// CloudFormation and EC2 names do not collide).
 func (s *Server) Calls() map[string]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -316,6 +337,7 @@ func (s *Server) settle() time.Time {
 			}
 		}
 	}
+	s.settleStacks(now)
 	return now
 }
 
