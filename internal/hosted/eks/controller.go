@@ -27,15 +27,15 @@ const Finalizer = "eks.clustersync.io/cleanup"
 // (Rancher's eks-operator: 30 seconds).
 const DefaultPoll = 30 * time.Second
 
-// Reconciler drives EKSClusterConfig objects through their phases. This
-// version creates clusters with given networking: "" → creating (after
-// CreateCluster) → active (EKS reports ACTIVE; the CA Secret is written and
-// the node groups are created), then applies spec changes one per pass
-// (active ⇄ updating, update.go), and on deletion destroys what it created
-// (delete.go; imported clusters carry no finalizer and are only
-// disconnected). Existing clusters are imported without any write
-// (import.go). Launch templates, add-ons and generated networking are not
-// implemented yet and say so in status.failureMessage.
+// Reconciler drives EKSClusterConfig objects through their phases, as
+// Rancher's eks-operator does: "" (generating what the spec leaves empty —
+// the VPC, service role and node role CloudFormation stacks, stacks.go —
+// then CreateCluster) → creating → active (EKS reports ACTIVE; the CA
+// Secret is written and the node groups are created), then applies spec
+// changes one per pass (active ⇄ updating, update.go), and on deletion
+// destroys what it created (delete.go; imported clusters carry no
+// finalizer and are only disconnected). Existing clusters are imported
+// without any write (import.go).
 type Reconciler struct {
 	// Client reads and writes the EKSClusterConfig objects and Secrets.
 	Client client.Client
@@ -79,11 +79,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if c.Spec.Imported {
 			return r.importCluster(ctx, api, &c)
 		}
-		return r.create(ctx, api, &c)
+		return r.create(ctx, cs, &c)
 	case eksv1.PhaseCreating:
-		return r.waitActive(ctx, api, &c)
+		return r.waitActive(ctx, cs, &c)
 	case eksv1.PhaseActive, eksv1.PhaseUpdating:
-		return r.update(ctx, api, &c)
+		return r.update(ctx, cs, &c)
 	}
 	return ctrl.Result{}, nil
 }
@@ -125,57 +125,71 @@ func (r *Reconciler) clients(ctx context.Context, c *eksv1.EKSClusterConfig) (*C
 	return cs, nil
 }
 
-// validateCreate returns what a cluster needs that this version cannot
-// generate, naming the field.
-func validateCreate(spec *eksv1.EKSClusterConfigSpec) error {
-	var errs []error
-	if spec.Subnets == nil || len(*spec.Subnets) == 0 {
-		errs = append(errs, errors.New("spec.subnets: required (generating networking with CloudFormation is not implemented yet)"))
-	}
-	if spec.ServiceRole == nil || *spec.ServiceRole == "" {
-		errs = append(errs, errors.New("spec.serviceRole: required (generating the service role is not implemented yet)"))
-	}
-	if spec.NodeGroups != nil {
-		for _, ng := range *spec.NodeGroups {
-			if ng.NodeRole == nil || *ng.NodeRole == "" {
-				errs = append(errs, fmt.Errorf("spec.nodeGroups[%s].nodeRole: required (generating the node role is not implemented yet)", ng.NodegroupName))
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// create checks the name is free in the region and creates the cluster.
-func (r *Reconciler) create(ctx context.Context, api API, c *eksv1.EKSClusterConfig) (ctrl.Result, error) {
-	if err := validateCreate(&c.Spec); err != nil {
-		return ctrl.Result{}, r.fail(ctx, c, err.Error())
-	}
-	_, err := api.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(c.Spec.DisplayName)})
+// create creates the cluster: it checks the name is free in the region,
+// generates what the spec leaves empty (the VPC, service role and node role
+// stacks, created in parallel and waited for across passes) and calls
+// CreateCluster. Phase "" lasts until CreateCluster is sent.
+func (r *Reconciler) create(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig) (ctrl.Result, error) {
+	api := cs.EKS
+	out, err := api.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(c.Spec.DisplayName)})
 	var nf *ekstypes.ResourceNotFoundException
+	ours := false
 	switch {
+	case err == nil && aws.ToString(out.Cluster.ClientRequestToken) == string(c.UID):
+		ours = true // created by an earlier pass whose status write was lost
 	case err == nil:
 		return ctrl.Result{}, r.fail(ctx, c, fmt.Sprintf("an EKS cluster named %s already exists in %s; set imported: true to manage it",
 			c.Spec.DisplayName, c.Spec.Region))
 	case !errors.As(err, &nf):
 		return ctrl.Result{}, fmt.Errorf("describe cluster %s: %w", c.Spec.DisplayName, err)
 	}
-	// The finalizer goes on before the cluster exists, so that a delete
-	// never leaves a cluster behind; imported clusters never get it.
+	// The finalizer goes on before anything exists, so that a delete never
+	// leaves a stack or a cluster behind; imported clusters never get it.
 	if controllerutil.AddFinalizer(c, Finalizer) {
 		if err := r.Client.Update(ctx, c); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-	if _, err := api.CreateCluster(ctx, CreateClusterInput(&c.Spec)); err != nil {
-		return ctrl.Result{}, r.fail(ctx, c, "create cluster: "+err.Error())
+	g, done, err := generate(ctx, cs, c)
+	if err != nil {
+		return ctrl.Result{}, r.fail(ctx, c, err.Error())
 	}
-	c.Status.Phase, c.Status.FailureMessage, c.Status.NetworkFieldsSource = eksv1.PhaseCreating, "", "provided"
+	if !done {
+		if c.Status.FailureMessage != "" {
+			c.Status.FailureMessage = ""
+			if err := r.Client.Status().Update(ctx, c); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+		return ctrl.Result{RequeueAfter: r.poll()}, nil
+	}
+	in := CreateClusterInput(&c.Spec)
+	in.ClientRequestToken = aws.String(string(c.UID))
+	c.Status.NetworkFieldsSource = eksv1.NetworkFieldsProvided
+	if g.vpcID != "" {
+		c.Status.NetworkFieldsSource = eksv1.NetworkFieldsGenerated
+		c.Status.VirtualNetwork, c.Status.Subnets, c.Status.SecurityGroups = g.vpcID, g.subnets, g.securityGroups
+		in.ResourcesVpcConfig.SubnetIds, in.ResourcesVpcConfig.SecurityGroupIds = g.subnets, g.securityGroups
+	}
+	if g.serviceRole != "" {
+		in.RoleArn = aws.String(g.serviceRole)
+	}
+	if g.nodeRole != "" {
+		c.Status.GeneratedNodeRole = g.nodeRole
+	}
+	if !ours {
+		if _, err := api.CreateCluster(ctx, in); err != nil {
+			return ctrl.Result{}, r.fail(ctx, c, "create cluster: "+err.Error())
+		}
+	}
+	c.Status.Phase, c.Status.FailureMessage = eksv1.PhaseCreating, ""
 	return ctrl.Result{RequeueAfter: r.poll()}, r.Client.Status().Update(ctx, c)
 }
 
 // waitActive waits for EKS to report the cluster ACTIVE, then writes the CA
 // Secret and creates the node groups.
-func (r *Reconciler) waitActive(ctx context.Context, api API, c *eksv1.EKSClusterConfig) (ctrl.Result, error) {
+func (r *Reconciler) waitActive(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig) (ctrl.Result, error) {
+	api := cs.EKS
 	out, err := api.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(c.Spec.DisplayName)})
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("describe cluster %s: %w", c.Spec.DisplayName, err)
@@ -188,8 +202,12 @@ func (r *Reconciler) waitActive(ctx context.Context, api API, c *eksv1.EKSCluste
 	default:
 		return ctrl.Result{RequeueAfter: r.poll()}, nil
 	}
-	if err := r.createNodegroups(ctx, api, c, cl); err != nil {
+	done, err := r.createNodegroups(ctx, cs, c, cl)
+	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if !done {
+		return ctrl.Result{RequeueAfter: r.poll()}, nil
 	}
 	return r.becomeActive(ctx, c, cl)
 }
@@ -228,34 +246,76 @@ func (r *Reconciler) writeCASecret(ctx context.Context, c *eksv1.EKSClusterConfi
 }
 
 // createNodegroups creates every node group of the spec that EKS does not
-// have yet.
-func (r *Reconciler) createNodegroups(ctx context.Context, api API, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster) error {
+// have yet; done is false when one waits for a generated resource.
+func (r *Reconciler) createNodegroups(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster) (done bool, err error) {
 	if c.Spec.NodeGroups == nil {
-		return nil
+		return true, nil
 	}
+	api := cs.EKS
 	list, err := api.ListNodegroups(ctx, &eks.ListNodegroupsInput{ClusterName: cl.Name})
 	if err != nil {
-		return fmt.Errorf("list node groups of %s: %w", aws.ToString(cl.Name), err)
+		return false, fmt.Errorf("list node groups of %s: %w", aws.ToString(cl.Name), err)
 	}
 	have := map[string]bool{}
 	for _, n := range list.Nodegroups {
 		have[n] = true
 	}
-	var subnets []string
-	if cl.ResourcesVpcConfig != nil {
-		subnets = cl.ResourcesVpcConfig.SubnetIds
-	}
+	done = true
 	for i := range *c.Spec.NodeGroups {
 		ng := &(*c.Spec.NodeGroups)[i]
 		if have[ng.NodegroupName] {
 			continue
 		}
-		var inUse *ekstypes.ResourceInUseException
-		if _, err := api.CreateNodegroup(ctx, CreateNodegroupInput(aws.ToString(cl.Name), ng, aws.ToString(ng.NodeRole), subnets)); err != nil && !errors.As(err, &inUse) {
-			return fmt.Errorf("create node group %s: %w", ng.NodegroupName, err)
+		ok, err := r.createNodegroup(ctx, cs, c, cl, ng)
+		if err != nil {
+			return false, err
+		}
+		done = done && ok
+	}
+	return done, nil
+}
+
+// createNodegroup creates one node group. A node group without nodeRole
+// gets status.generatedNodeRole, whose stack is generated first if need be
+// (done is false while it is being created). ResourceInUseException (the
+// node group exists: an earlier call got through) is success.
+func (r *Reconciler) createNodegroup(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster, ng *eksv1.NodeGroup) (done bool, err error) {
+	role := aws.ToString(ng.NodeRole)
+	if role == "" {
+		if role, done, err = r.generatedNodeRole(ctx, cs, c); !done || err != nil {
+			return done, err
 		}
 	}
-	return nil
+	var subnets []string
+	if cl.ResourcesVpcConfig != nil {
+		subnets = cl.ResourcesVpcConfig.SubnetIds
+	}
+	var inUse *ekstypes.ResourceInUseException
+	if _, err := cs.EKS.CreateNodegroup(ctx, CreateNodegroupInput(aws.ToString(cl.Name), ng, role, subnets)); err != nil && !errors.As(err, &inUse) {
+		return false, fmt.Errorf("create node group %s: %w", ng.NodegroupName, err)
+	}
+	return true, nil
+}
+
+// generatedNodeRole returns status.generatedNodeRole, generating the node
+// role stack first when it is empty; done is false while the stack is
+// being created.
+func (r *Reconciler) generatedNodeRole(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig) (role string, done bool, err error) {
+	if c.Status.GeneratedNodeRole != "" {
+		return c.Status.GeneratedNodeRole, true, nil
+	}
+	if cs.CloudFormation == nil {
+		return "", false, errNoServices("generating the node role (a node group has no nodeRole)")
+	}
+	out, done, err := ensureStack(ctx, cs.CloudFormation, c, nodeRoleStack)
+	if !done || err != nil {
+		return "", done, err
+	}
+	c.Status.GeneratedNodeRole = out["NodeInstanceRole"]
+	if err := r.Client.Status().Update(ctx, c); err != nil {
+		return "", false, err
+	}
+	return c.Status.GeneratedNodeRole, true, nil
 }
 
 // fail records message in status.failureMessage (and keeps the phase).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,10 +27,12 @@ import (
 )
 
 // env is a real kube-apiserver with the hosted-cluster CRDs, started once
-// for the package; k is its client.
+// for the package; k is its client, set once (kOnce) by the first test
+// that needs it, so that parallel tests read it safely.
 var (
-	env *hostedtest.Env
-	k   client.Client
+	env   *hostedtest.Env
+	k     client.Client
+	kOnce sync.Once
 )
 
 func TestMain(m *testing.M) {
@@ -38,7 +41,7 @@ func TestMain(m *testing.M) {
 
 func needServer(t *testing.T) {
 	hostedtest.Require(t, env)
-	k = env.Client
+	kOnce.Do(func() { k = env.Client })
 }
 
 // setup makes a namespace with a credential Secret, an emulator and a
@@ -55,9 +58,10 @@ func setup(t *testing.T) (string, *ekstest.Server, *hostedtest.Clock, *eks.Recon
 		t.Fatal(err)
 	}
 	clk := hostedtest.NewClock(time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC))
-	srv := ekstest.New(ekstest.Options{Now: clk.Now, CreateDelay: 10 * time.Minute, UpdateDelay: 5 * time.Minute, Region: "us-west-2"})
+	srv := ekstest.New(ekstest.Options{Now: clk.Now, CreateDelay: 10 * time.Minute, UpdateDelay: 5 * time.Minute,
+		StackCreateDelay: 3 * time.Minute, StackDeleteDelay: 2 * time.Minute, Region: "us-west-2"})
 	t.Cleanup(srv.Close)
-	return ns, srv, clk, &eks.Reconciler{Client: k, NewClient: eks.NewClientFactory(srv.URL), Poll: time.Second}
+	return ns, srv, clk, &eks.Reconciler{Client: k, NewServices: eks.NewServicesFactory(srv.URL), Poll: time.Second}
 }
 
 func spec(ns string) eksv1.EKSClusterConfigSpec {
@@ -127,8 +131,9 @@ func TestCreateWithGivenSubnets(t *testing.T) {
 	}
 }
 
-// A name already taken in the region, and fields this version cannot
-// generate, are refused with a message naming them; nothing is created.
+// A name already taken in the region is refused, and so is generating
+// networking without CloudFormation clients, with a message naming the
+// Reconciler field; nothing is created.
 func TestCreateRefused(t *testing.T) {
 	ns, srv, _, r := setup(t)
 	if err := srv.ImportCluster(ekstest.ClusterSpec{Name: "prod", Version: "1.31"}); err != nil {
@@ -147,11 +152,13 @@ func TestCreateRefused(t *testing.T) {
 	if err := k.Create(context.Background(), &eksv1.EKSClusterConfig{ObjectMeta: metav1.ObjectMeta{Name: key2.Name, Namespace: ns}, Spec: s}); err != nil {
 		t.Fatal(err)
 	}
-	if _, c := reconcile(t, r, key2); !strings.Contains(c.Status.FailureMessage, "spec.subnets: required") {
+	eksOnly := &eks.Reconciler{Client: k, NewClient: eks.NewClientFactory(srv.URL), Poll: time.Second}
+	if _, c := reconcile(t, eksOnly, key2); !strings.Contains(c.Status.FailureMessage, "spec.subnets") ||
+		!strings.Contains(c.Status.FailureMessage, "Reconciler.NewServices") {
 		t.Errorf("no subnets: failure %q", c.Status.FailureMessage)
 	}
-	if calls := srv.Calls(); calls["CreateCluster"] != 0 {
-		t.Errorf("CreateCluster called %d times", calls["CreateCluster"])
+	if calls := srv.Calls(); calls["CreateCluster"] != 0 || calls["CreateStack"] != 0 {
+		t.Errorf("CreateCluster called %d times, CreateStack %d", calls["CreateCluster"], calls["CreateStack"])
 	}
 }
 

@@ -2,6 +2,7 @@ package eks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -72,9 +73,14 @@ func Describe(ctx context.Context, api API, cluster string) (*ekstypes.Cluster, 
 	return out.Cluster, ngs, nil
 }
 
+// errPending means a change waits for something the operator generates
+// (a CloudFormation stack): the pass ends without a failure and polls.
+var errPending = errors.New("waiting for a generated resource")
+
 // update applies at most one pending change per pass, in OrderUpdates'
 // order, and waits while EKS is busy.
-func (r *Reconciler) update(ctx context.Context, api API, c *eksv1.EKSClusterConfig) (ctrl.Result, error) {
+func (r *Reconciler) update(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig) (ctrl.Result, error) {
+	api := cs.EKS
 	cl, ngs, busy, err := r.observe(ctx, api, c)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -96,7 +102,10 @@ func (r *Reconciler) update(ctx context.Context, api API, c *eksv1.EKSClusterCon
 		c.Status.Phase, c.Status.FailureMessage = eksv1.PhaseActive, ""
 		return ctrl.Result{}, r.Client.Status().Update(ctx, c)
 	}
-	if err := r.apply(ctx, api, c, cl, up, *next); err != nil {
+	if err := r.apply(ctx, cs, c, cl, up, *next); errors.Is(err, errPending) {
+		c.Status.Phase = eksv1.PhaseUpdating
+		return ctrl.Result{RequeueAfter: r.poll()}, r.Client.Status().Update(ctx, c)
+	} else if err != nil {
 		return ctrl.Result{}, r.fail(ctx, c, err.Error())
 	}
 	c.Status.Phase, c.Status.FailureMessage = eksv1.PhaseUpdating, ""
@@ -104,7 +113,8 @@ func (r *Reconciler) update(ctx context.Context, api API, c *eksv1.EKSClusterCon
 }
 
 // apply sends the EKS call for one change.
-func (r *Reconciler) apply(ctx context.Context, api API, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster, up eksv1.EKSClusterConfigSpec, ch managed.Change) error {
+func (r *Reconciler) apply(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster, up eksv1.EKSClusterConfigSpec, ch managed.Change) error {
+	api := cs.EKS
 	s, name := &c.Spec, cl.Name
 	switch path := ch.Path; {
 	case path == "kubernetesVersion":
@@ -129,13 +139,14 @@ func (r *Reconciler) apply(ctx context.Context, api API, c *eksv1.EKSClusterConf
 		_, err := api.UpdateClusterConfig(ctx, &eks.UpdateClusterConfigInput{Name: name, Logging: loggingUpdate(*s.LoggingTypes)})
 		return wrap("logging", err)
 	case strings.HasPrefix(path, "nodeGroups["):
-		return r.nodegroup(ctx, api, c, cl, ch)
+		return r.nodegroup(ctx, cs, c, cl, ch)
 	}
 	return fmt.Errorf("changing %s is not implemented yet", ch.Path)
 }
 
 // nodegroup creates, deletes or reconfigures one node group.
-func (r *Reconciler) nodegroup(ctx context.Context, api API, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster, ch managed.Change) error {
+func (r *Reconciler) nodegroup(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster, ch managed.Change) error {
+	api := cs.EKS
 	head, field, _ := strings.Cut(strings.TrimPrefix(ch.Path, "nodeGroups["), "].")
 	ngName := strings.TrimSuffix(head, "]")
 	var ng *eksv1.NodeGroup
@@ -149,15 +160,11 @@ func (r *Reconciler) nodegroup(ctx context.Context, api API, c *eksv1.EKSCluster
 		_, err := api.DeleteNodegroup(ctx, &eks.DeleteNodegroupInput{ClusterName: cl.Name, NodegroupName: aws.String(ngName)})
 		return wrap("delete node group "+ngName, err)
 	case field == "": // added to the spec
-		var subnets []string
-		if cl.ResourcesVpcConfig != nil {
-			subnets = cl.ResourcesVpcConfig.SubnetIds
+		done, err := r.createNodegroup(ctx, cs, c, cl, ng)
+		if err == nil && !done {
+			return errPending
 		}
-		if ng.NodeRole == nil {
-			return fmt.Errorf("spec.nodeGroups[%s].nodeRole: required (generating the node role is not implemented yet)", ngName)
-		}
-		_, err := api.CreateNodegroup(ctx, CreateNodegroupInput(aws.ToString(cl.Name), ng, *ng.NodeRole, subnets))
-		return wrap("create node group "+ngName, err)
+		return err
 	case field == "version":
 		_, err := api.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: cl.Name, NodegroupName: aws.String(ngName), Version: ng.Version})
 		return wrap("node group "+ngName+" version", err)
