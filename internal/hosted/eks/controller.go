@@ -31,7 +31,9 @@ const DefaultPoll = 30 * time.Second
 // Rancher's eks-operator does: "" (generating what the spec leaves empty —
 // the VPC, service role and node role CloudFormation stacks, stacks.go —
 // then CreateCluster) → creating → active (EKS reports ACTIVE; the CA
-// Secret is written and the node groups are created), then applies spec
+// Secret is written and the node groups are created, those without a
+// launchTemplate on the managed launch template, launchtemplate.go), then
+// applies spec
 // changes one per pass (active ⇄ updating, update.go), and on deletion
 // destroys what it created (delete.go; imported clusters carry no
 // finalizer and are only disconnected). Existing clusters are imported
@@ -277,8 +279,9 @@ func (r *Reconciler) createNodegroups(ctx context.Context, cs *Clients, c *eksv1
 
 // createNodegroup creates one node group. A node group without nodeRole
 // gets status.generatedNodeRole, whose stack is generated first if need be
-// (done is false while it is being created). ResourceInUseException (the
-// node group exists: an earlier call got through) is success.
+// (done is false while it is being created); one without launchTemplate
+// gets its own version of the managed launch template. ResourceInUseException
+// (the node group exists: an earlier call got through) is success.
 func (r *Reconciler) createNodegroup(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster, ng *eksv1.NodeGroup) (done bool, err error) {
 	role := aws.ToString(ng.NodeRole)
 	if role == "" {
@@ -290,8 +293,14 @@ func (r *Reconciler) createNodegroup(ctx context.Context, cs *Clients, c *eksv1.
 	if cl.ResourcesVpcConfig != nil {
 		subnets = cl.ResourcesVpcConfig.SubnetIds
 	}
+	var managed *ekstypes.LaunchTemplateSpecification
+	if ng.LaunchTemplate == nil {
+		if managed, err = r.templateVersion(ctx, cs, c, ng, templateFields{}); err != nil {
+			return false, err
+		}
+	}
 	var inUse *ekstypes.ResourceInUseException
-	if _, err := cs.EKS.CreateNodegroup(ctx, CreateNodegroupInput(aws.ToString(cl.Name), ng, role, subnets)); err != nil && !errors.As(err, &inUse) {
+	if _, err := cs.EKS.CreateNodegroup(ctx, CreateNodegroupInput(aws.ToString(cl.Name), ng, role, subnets, managed)); err != nil && !errors.As(err, &inUse) {
 		return false, fmt.Errorf("create node group %s: %w", ng.NodegroupName, err)
 	}
 	return true, nil

@@ -12,10 +12,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	awseks "github.com/aws/aws-sdk-go-v2/service/eks"
-	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -41,7 +41,17 @@ func TestMain(m *testing.M) {
 
 func needServer(t *testing.T) {
 	hostedtest.Require(t, env)
-	kOnce.Do(func() { k = env.Client })
+	kOnce.Do(func() {
+		// A client of our own without client-go's default rate limit (5
+		// requests a second), which would otherwise pace the scenarios.
+		cfg := rest.CopyConfig(env.Config)
+		cfg.QPS, cfg.Burst = 1000, 1000
+		c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+		if err != nil {
+			panic(err)
+		}
+		k = c
+	})
 }
 
 // setup makes a namespace with a credential Secret, an emulator and a
@@ -163,7 +173,8 @@ func TestCreateRefused(t *testing.T) {
 }
 
 // What the emulator reports for a cluster created from a spec reads back as
-// that spec: UpstreamSpec is the inverse of the create requests.
+// that spec: DescribeUpstream (UpstreamSpec and the managed launch
+// template) is the inverse of the create requests.
 func TestUpstreamSpecRoundTrip(t *testing.T) {
 	ns, srv, clk, r := setup(t)
 	key := types.NamespacedName{Namespace: ns, Name: "prod"}
@@ -176,20 +187,24 @@ func TestUpstreamSpecRoundTrip(t *testing.T) {
 	reconcile(t, r, key)
 	clk.Advance(11 * time.Minute) // node group ACTIVE
 
-	api, err := eks.NewClientFactory(srv.URL)(context.Background(), "us-west-2", map[string][]byte{eks.AccessKeyField: []byte("a"), eks.SecretKeyField: []byte("b")})
+	cs, err := eks.NewServicesFactory(srv.URL)(context.Background(), "us-west-2", map[string][]byte{eks.AccessKeyField: []byte("a"), eks.SecretKeyField: []byte("b")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := api.(*awseks.Client)
-	cl, err := client.DescribeCluster(context.Background(), &awseks.DescribeClusterInput{Name: aws.String("prod")})
+	var c eksv1.EKSClusterConfig
+	if err := k.Get(context.Background(), key, &c); err != nil {
+		t.Fatal(err)
+	}
+	up, cl, ngs, err := eks.DescribeUpstream(context.Background(), cs, want, c.Status)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ng, err := client.DescribeNodegroup(context.Background(), &awseks.DescribeNodegroupInput{ClusterName: aws.String("prod"), NodegroupName: aws.String("workers")})
-	if err != nil {
-		t.Fatal(err)
+	if len(ngs) != 1 || aws.ToString(ngs[0].LaunchTemplate.Id) != c.Status.ManagedLaunchTemplateID || len(ngs[0].InstanceTypes) != 0 {
+		t.Errorf("node groups %+v: want them on the managed launch template, instance types in the template", ngs)
 	}
-	up := eks.UpstreamSpec(want, cl.Cluster, []*ekstypes.Nodegroup{ng.Nodegroup}, false)
+	if bare := eks.UpstreamSpec(want, cl, ngs, false); (*bare.NodeGroups)[0].InstanceType != nil {
+		t.Errorf("EKS itself reports no instance type for a node group on a launch template: %v", *(*bare.NodeGroups)[0].InstanceType)
+	}
 	// Every field the spec set reads back unchanged: the managed plan of the
 	// spec against its own upstream is empty.
 	plan := managed.Reconcile(want, up, eksv1.EKSClusterConfigSpec{}, eks.ManagedOptions())

@@ -51,8 +51,14 @@ func CreateClusterInput(spec *eksv1.EKSClusterConfigSpec) *eks.CreateClusterInpu
 }
 
 // CreateNodegroupInput is the CreateNodegroup request for node group ng of
-// cluster; nodeRole is used when the node group names none.
-func CreateNodegroupInput(cluster string, ng *eksv1.NodeGroup, nodeRole string, clusterSubnets []string) *eks.CreateNodegroupInput {
+// cluster; nodeRole is used when the node group names none, clusterSubnets
+// when it has no subnets. A node group without a launchTemplate of its own
+// is launched from managed (a version of the managed launch template,
+// which then carries its disk size, instance type and SSH key) when that
+// is not nil. With a launch template, the request sets no disk size,
+// remote access or (except the spot instance types) instance types: EKS
+// refuses them next to a template.
+func CreateNodegroupInput(cluster string, ng *eksv1.NodeGroup, nodeRole string, clusterSubnets []string, managed *ekstypes.LaunchTemplateSpecification) *eks.CreateNodegroupInput {
 	in := &eks.CreateNodegroupInput{
 		ClusterName:   aws.String(cluster),
 		NodegroupName: aws.String(ng.NodegroupName),
@@ -89,14 +95,28 @@ func CreateNodegroupInput(cluster string, ng *eksv1.NodeGroup, nodeRole string, 
 			in.InstanceTypes = *ng.SpotInstanceTypes
 		}
 	}
-	if lt := ng.LaunchTemplate; lt != nil {
-		in.LaunchTemplate = &ekstypes.LaunchTemplateSpecification{Id: lt.ID, Name: lt.Name}
-		if lt.Version != nil {
-			in.LaunchTemplate.Version = aws.String(strconv.FormatInt(*lt.Version, 10))
+	switch lt := ng.LaunchTemplate; {
+	case lt != nil:
+		in.LaunchTemplate = userTemplate(lt)
+	case managed != nil:
+		in.LaunchTemplate = managed
+	}
+	if in.LaunchTemplate != nil {
+		in.DiskSize, in.RemoteAccess = nil, nil // they live in the template
+		if in.CapacityType != ekstypes.CapacityTypesSpot {
+			in.InstanceTypes = nil
 		}
-		in.DiskSize, in.InstanceTypes, in.RemoteAccess = nil, nil, nil // they live in the template
 	}
 	return in
+}
+
+// userTemplate is the EKS reference to a launch template of the user's.
+func userTemplate(lt *eksv1.LaunchTemplate) *ekstypes.LaunchTemplateSpecification {
+	out := &ekstypes.LaunchTemplateSpecification{Id: lt.ID, Name: lt.Name}
+	if lt.Version != nil {
+		out.Version = aws.String(strconv.FormatInt(*lt.Version, 10))
+	}
+	return out
 }
 
 func int32Ptr(v *int64) *int32 {

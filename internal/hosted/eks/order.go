@@ -36,7 +36,7 @@ func rank(c managed.Change) int {
 			return rankCreateNodegroup
 		case !isField:
 			return rankDeleteNodegroup
-		case field == "launchTemplate":
+		case field == "launchTemplate" || isTemplateField(field):
 			return rankNodegroupLaunchTemplate
 		case field == "version":
 			return rankNodegroupVersion

@@ -16,6 +16,7 @@ func TestOrderUpdates(t *testing.T) {
 		{Path: "nodeGroups[new]", Old: nil, New: "ng"},
 		{Path: "nodeGroups[ng-a].version", Old: "1.30", New: "1.31"},
 		{Path: "nodeGroups[ng-b].launchTemplate", Old: nil, New: "lt"},
+		{Path: "nodeGroups[ng-c].diskSize", Old: 20, New: 40},
 		{Path: "loggingTypes"},
 		{Path: "tags"},
 		{Path: "publicAccessSources"},
@@ -23,7 +24,7 @@ func TestOrderUpdates(t *testing.T) {
 		{Path: "kubernetesVersion"},
 	}
 	want := []string{"kubernetesVersion", "privateAccess", "publicAccessSources", "tags", "loggingTypes",
-		"nodeGroups[new]", "nodeGroups[old]", "nodeGroups[ng-b].launchTemplate", "nodeGroups[ng-a].version",
+		"nodeGroups[new]", "nodeGroups[old]", "nodeGroups[ng-b].launchTemplate", "nodeGroups[ng-c].diskSize", "nodeGroups[ng-a].version",
 		"nodeGroups[ng-a].desiredSize", "ebsCSIDriver", "subnets"}
 	var got []string
 	for _, c := range OrderUpdates(in) {

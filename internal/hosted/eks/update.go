@@ -85,15 +85,21 @@ func (r *Reconciler) update(ctx context.Context, cs *Clients, c *eksv1.EKSCluste
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := r.cleanTemplateVersions(ctx, cs, c, ngs); err != nil {
+		return ctrl.Result{}, err
+	}
 	if busy {
 		c.Status.Phase = eksv1.PhaseUpdating
 		return ctrl.Result{RequeueAfter: r.poll()}, r.Client.Status().Update(ctx, c)
 	}
-	up := UpstreamSpec(c.Spec, cl, ngs, false)
+	up, err := upstream(ctx, cs, c.Spec, c.Status, cl, ngs)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	plan := managed.Reconcile(c.Spec, up, eksv1.EKSClusterConfigSpec{}, ManagedOptions())
 	var next *managed.Change
 	for _, ch := range OrderUpdates(plan.Push) {
-		if !Immutable(ch) {
+		if !Immutable(ch) && !ignored(&c.Spec, ch) {
 			next = &ch
 			break
 		}
@@ -110,6 +116,39 @@ func (r *Reconciler) update(ctx context.Context, cs *Clients, c *eksv1.EKSCluste
 	}
 	c.Status.Phase, c.Status.FailureMessage = eksv1.PhaseUpdating, ""
 	return ctrl.Result{RequeueAfter: r.poll()}, r.Client.Status().Update(ctx, c)
+}
+
+// ignored reports whether a pushed change has nothing to apply: a
+// template field of a node group with a launch template of its own (it
+// lives in the user's template, Rancher ignores it too), or the instance
+// type of a spot node group (its spotInstanceTypes are used).
+func ignored(spec *eksv1.EKSClusterConfigSpec, ch managed.Change) bool {
+	ng, field := nodegroupOf(spec, ch.Path)
+	switch {
+	case ng == nil || !isTemplateField(field):
+		return false
+	case ng.LaunchTemplate != nil:
+		return true
+	}
+	return field == "instanceType" && spot(ng)
+}
+
+// nodegroupOf returns the spec node group a change path names
+// ("nodeGroups[NAME]" or "nodeGroups[NAME].field"), nil if it is not in
+// the spec, and the field.
+func nodegroupOf(spec *eksv1.EKSClusterConfigSpec, path string) (*eksv1.NodeGroup, string) {
+	rest, ok := strings.CutPrefix(path, "nodeGroups[")
+	if !ok || spec.NodeGroups == nil {
+		return nil, ""
+	}
+	head, field, _ := strings.Cut(rest, "].")
+	name := strings.TrimSuffix(head, "]")
+	for i := range *spec.NodeGroups {
+		if (*spec.NodeGroups)[i].NodegroupName == name {
+			return &(*spec.NodeGroups)[i], field
+		}
+	}
+	return nil, field
 }
 
 // apply sends the EKS call for one change.
@@ -139,32 +178,53 @@ func (r *Reconciler) apply(ctx context.Context, cs *Clients, c *eksv1.EKSCluster
 		_, err := api.UpdateClusterConfig(ctx, &eks.UpdateClusterConfigInput{Name: name, Logging: loggingUpdate(*s.LoggingTypes)})
 		return wrap("logging", err)
 	case strings.HasPrefix(path, "nodeGroups["):
-		return r.nodegroup(ctx, cs, c, cl, ch)
+		return r.nodegroup(ctx, cs, c, cl, up, ch)
 	}
 	return fmt.Errorf("changing %s is not implemented yet", ch.Path)
 }
 
 // nodegroup creates, deletes or reconfigures one node group.
-func (r *Reconciler) nodegroup(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster, ch managed.Change) error {
+func (r *Reconciler) nodegroup(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster, up eksv1.EKSClusterConfigSpec, ch managed.Change) error {
 	api := cs.EKS
-	head, field, _ := strings.Cut(strings.TrimPrefix(ch.Path, "nodeGroups["), "].")
+	head, _, _ := strings.Cut(strings.TrimPrefix(ch.Path, "nodeGroups["), "].")
 	ngName := strings.TrimSuffix(head, "]")
-	var ng *eksv1.NodeGroup
-	for i := range *c.Spec.NodeGroups {
-		if (*c.Spec.NodeGroups)[i].NodegroupName == ngName {
-			ng = &(*c.Spec.NodeGroups)[i]
-		}
-	}
+	ng, field := nodegroupOf(&c.Spec, ch.Path)
 	switch {
 	case ng == nil: // removed from the spec
 		_, err := api.DeleteNodegroup(ctx, &eks.DeleteNodegroupInput{ClusterName: cl.Name, NodegroupName: aws.String(ngName)})
-		return wrap("delete node group "+ngName, err)
+		if err != nil {
+			return wrap("delete node group "+ngName, err)
+		}
+		// Its managed template version goes once the node group is gone.
+		if v, ok := c.Status.ManagedLaunchTemplateVersions[ngName]; ok {
+			delete(c.Status.ManagedLaunchTemplateVersions, ngName)
+			c.Status.TemplateVersionsToDelete = append(c.Status.TemplateVersionsToDelete, v)
+		}
+		return nil
 	case field == "": // added to the spec
 		done, err := r.createNodegroup(ctx, cs, c, cl, ng)
 		if err == nil && !done {
 			return errPending
 		}
 		return err
+	case isTemplateField(field): // a new version of the managed launch template
+		var base templateFields
+		if up.NodeGroups != nil {
+			for i := range *up.NodeGroups {
+				if u := &(*up.NodeGroups)[i]; u.NodegroupName == ngName {
+					base = base.over(u)
+				}
+			}
+		}
+		lt, err := r.templateVersion(ctx, cs, c, ng, base)
+		if err != nil {
+			return err
+		}
+		_, err = api.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: cl.Name, NodegroupName: aws.String(ngName), LaunchTemplate: lt})
+		return wrap("node group "+ngName+" launch template version "+aws.ToString(lt.Version), err)
+	case field == "launchTemplate": // another version of the user's template
+		_, err := api.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: cl.Name, NodegroupName: aws.String(ngName), LaunchTemplate: userTemplate(ng.LaunchTemplate)})
+		return wrap("node group "+ngName+" launch template", err)
 	case field == "version":
 		_, err := api.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: cl.Name, NodegroupName: aws.String(ngName), Version: ng.Version})
 		return wrap("node group "+ngName+" version", err)

@@ -34,6 +34,15 @@ func activeCluster(t *testing.T) (types.NamespacedName, *ekstest.Server, *hosted
 	return key, srv, clk, r
 }
 
+func mustCluster(t *testing.T, srv *ekstest.Server) ekstest.ClusterSnapshot {
+	t.Helper()
+	snap, ok := srv.Cluster("prod")
+	if !ok {
+		t.Fatal("no EKS cluster prod")
+	}
+	return snap
+}
+
 func editSpec(t *testing.T, key types.NamespacedName, edit func(*eksv1.EKSClusterConfigSpec)) {
 	t.Helper()
 	var c eksv1.EKSClusterConfig
