@@ -92,7 +92,7 @@ func (r *Reconciler) update(ctx context.Context, cs *Clients, c *eksv1.EKSCluste
 		c.Status.Phase = eksv1.PhaseUpdating
 		return ctrl.Result{RequeueAfter: r.poll()}, r.Client.Status().Update(ctx, c)
 	}
-	up, err := upstream(ctx, cs, c.Spec, c.Status, cl, ngs)
+	up, err := upstream(ctx, cs, c.Spec, c.Status, cl, ngs, false)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -120,9 +120,13 @@ func (r *Reconciler) update(ctx context.Context, cs *Clients, c *eksv1.EKSCluste
 
 // ignored reports whether a pushed change has nothing to apply: a
 // template field of a node group with a launch template of its own (it
-// lives in the user's template, Rancher ignores it too), or the instance
-// type of a spot node group (its spotInstanceTypes are used).
+// lives in the user's template, Rancher ignores it too), the instance
+// type of a spot node group (its spotInstanceTypes are used), or
+// ebsCSIDriver false (Rancher installs the add-on but never removes it).
 func ignored(spec *eksv1.EKSClusterConfigSpec, ch managed.Change) bool {
+	if ch.Path == "ebsCSIDriver" {
+		return spec.EBSCSIDriver == nil || !*spec.EBSCSIDriver
+	}
 	ng, field := nodegroupOf(spec, ch.Path)
 	switch {
 	case ng == nil || !isTemplateField(field):
@@ -177,6 +181,8 @@ func (r *Reconciler) apply(ctx context.Context, cs *Clients, c *eksv1.EKSCluster
 	case path == "loggingTypes":
 		_, err := api.UpdateClusterConfig(ctx, &eks.UpdateClusterConfigInput{Name: name, Logging: loggingUpdate(*s.LoggingTypes)})
 		return wrap("logging", err)
+	case path == "ebsCSIDriver":
+		return installEBSCSIDriver(ctx, api, aws.ToString(name))
 	case strings.HasPrefix(path, "nodeGroups["):
 		return r.nodegroup(ctx, cs, c, cl, up, ch)
 	}

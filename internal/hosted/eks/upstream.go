@@ -74,27 +74,37 @@ func UpstreamSpec(identity eksv1.EKSClusterConfigSpec, cl *ekstypes.Cluster, nod
 
 // DescribeUpstream describes the cluster config.DisplayName and returns it
 // as an EKSClusterConfigSpec, with the cluster and node groups EKS
-// reported: UpstreamSpec, completed with what EKS does not describe — the
-// diskSize, instanceType, ec2SshKey, userData, imageId and resourceTags of
-// node groups on the operator's managed launch template
-// (status.managedLaunchTemplateID), read from their template versions with
-// cs.EC2 (needed only when such node groups exist); their launchTemplate is
-// left nil, the template being the operator's (Rancher reports it so).
-// Errors are the SDK's, wrapped with the call (a cluster EKS does not know
-// is a *ekstypes.ResourceNotFoundException).
+// reported: UpstreamSpec, completed with what EKS does not describe in the
+// cluster and its node groups — whether the EBS CSI driver add-on
+// (EBSCSIDriverAddon) is installed, and the diskSize, instanceType,
+// ec2SshKey, userData, imageId and resourceTags of node groups on the
+// operator's managed launch template (status.managedLaunchTemplateID),
+// read from their template versions with cs.EC2 (needed only when such
+// node groups exist); their launchTemplate is left nil, the template being
+// the operator's (Rancher reports it so). Errors are the SDK's, wrapped
+// with the call (a cluster EKS does not know is a
+// *ekstypes.ResourceNotFoundException).
 func DescribeUpstream(ctx context.Context, cs *Clients, config eksv1.EKSClusterConfigSpec, status eksv1.EKSClusterConfigStatus) (eksv1.EKSClusterConfigSpec, *ekstypes.Cluster, []*ekstypes.Nodegroup, error) {
 	cl, ngs, err := Describe(ctx, cs.EKS, config.DisplayName)
 	if err != nil {
 		return eksv1.EKSClusterConfigSpec{}, nil, nil, err
 	}
-	up, err := upstream(ctx, cs, config, status, cl, ngs)
+	up, err := upstream(ctx, cs, config, status, cl, ngs, true)
 	return up, cl, ngs, err
 }
 
 // upstream completes UpstreamSpec of a described cluster, as
-// DescribeUpstream says.
-func upstream(ctx context.Context, cs *Clients, config eksv1.EKSClusterConfigSpec, status eksv1.EKSClusterConfigStatus, cl *ekstypes.Cluster, ngs []*ekstypes.Nodegroup) (eksv1.EKSClusterConfigSpec, error) {
-	up := UpstreamSpec(config, cl, ngs, false)
+// DescribeUpstream says; the add-on is described only when withAddon is
+// true or config manages ebsCSIDriver (the operator's passes).
+func upstream(ctx context.Context, cs *Clients, config eksv1.EKSClusterConfigSpec, status eksv1.EKSClusterConfigStatus, cl *ekstypes.Cluster, ngs []*ekstypes.Nodegroup, withAddon bool) (eksv1.EKSClusterConfigSpec, error) {
+	ebs := false
+	if withAddon || config.EBSCSIDriver != nil {
+		var err error
+		if ebs, err = ebsCSIDriverInstalled(ctx, cs.EKS, aws.ToString(cl.Name)); err != nil {
+			return eksv1.EKSClusterConfigSpec{}, err
+		}
+	}
+	up := UpstreamSpec(config, cl, ngs, ebs)
 	if err := templateUpstream(ctx, cs.EC2, status.ManagedLaunchTemplateID, ngs, &up); err != nil {
 		return up, err
 	}
