@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	corev1 "k8s.io/api/core/v1"
@@ -154,7 +155,7 @@ func (r *Reconciler) create(ctx context.Context, cs *Clients, c *eksv1.EKSCluste
 	}
 	g, done, err := generate(ctx, cs, c)
 	if err != nil {
-		return ctrl.Result{}, r.fail(ctx, c, err.Error())
+		return r.failOrRetry(ctx, c, err)
 	}
 	if !done {
 		if c.Status.FailureMessage != "" {
@@ -181,7 +182,7 @@ func (r *Reconciler) create(ctx context.Context, cs *Clients, c *eksv1.EKSCluste
 	}
 	if !ours {
 		if _, err := api.CreateCluster(ctx, in); err != nil {
-			return ctrl.Result{}, r.fail(ctx, c, "create cluster: "+err.Error())
+			return r.failOrRetry(ctx, c, fmt.Errorf("create cluster: %w", err))
 		}
 	}
 	c.Status.Phase, c.Status.FailureMessage = eksv1.PhaseCreating, ""
@@ -206,7 +207,7 @@ func (r *Reconciler) waitActive(ctx context.Context, cs *Clients, c *eksv1.EKSCl
 	}
 	done, err := r.createNodegroups(ctx, cs, c, cl)
 	if err != nil {
-		return ctrl.Result{}, err
+		return r.failOrRetry(ctx, c, err)
 	}
 	if !done {
 		return ctrl.Result{RequeueAfter: r.poll()}, nil
@@ -281,7 +282,7 @@ func (r *Reconciler) createNodegroups(ctx context.Context, cs *Clients, c *eksv1
 // gets status.generatedNodeRole, whose stack is generated first if need be
 // (done is false while it is being created); one without launchTemplate
 // gets its own version of the managed launch template. ResourceInUseException
-// (the node group exists: an earlier call got through) is success.
+// is success when the node group exists (an earlier call got through).
 func (r *Reconciler) createNodegroup(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster, ng *eksv1.NodeGroup) (done bool, err error) {
 	role := aws.ToString(ng.NodeRole)
 	if role == "" {
@@ -299,8 +300,16 @@ func (r *Reconciler) createNodegroup(ctx context.Context, cs *Clients, c *eksv1.
 			return false, err
 		}
 	}
+	_, err = cs.EKS.CreateNodegroup(ctx, CreateNodegroupInput(aws.ToString(cl.Name), ng, role, subnets, managed))
 	var inUse *ekstypes.ResourceInUseException
-	if _, err := cs.EKS.CreateNodegroup(ctx, CreateNodegroupInput(aws.ToString(cl.Name), ng, role, subnets, managed)); err != nil && !errors.As(err, &inUse) {
+	if errors.As(err, &inUse) {
+		// Success if the node group exists (an earlier call got
+		// through); otherwise EKS is busy and the call is retried.
+		if _, derr := cs.EKS.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: cl.Name, NodegroupName: aws.String(ng.NodegroupName)}); derr == nil {
+			return true, nil
+		}
+	}
+	if err != nil {
 		return false, fmt.Errorf("create node group %s: %w", ng.NodegroupName, err)
 	}
 	return true, nil
@@ -325,6 +334,37 @@ func (r *Reconciler) generatedNodeRole(ctx context.Context, cs *Clients, c *eksv
 		return "", false, err
 	}
 	return c.Status.GeneratedNodeRole, true, nil
+}
+
+// retryable reports whether err is a transient AWS error, retried on a
+// later pass without losing the change: throttling (ThrottlingException,
+// Throttling, RequestLimitExceeded... — the SDK's own retries gave up),
+// server errors and broken connections (the SDK's retryable errors), and
+// ResourceInUseException (EKS is busy with another change of the cluster
+// or node group).
+func retryable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var inUse *ekstypes.ResourceInUseException
+	if errors.As(err, &inUse) {
+		return true
+	}
+	return retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary
+}
+
+// failOrRetry records err in status.failureMessage. A retryable error is
+// returned as well, so that controller-runtime runs the pass again with its
+// per-object exponential backoff (and the change is applied then); any
+// other error waits for the spec to change.
+func (r *Reconciler) failOrRetry(ctx context.Context, c *eksv1.EKSClusterConfig, err error) (ctrl.Result, error) {
+	if !retryable(err) {
+		return ctrl.Result{}, r.fail(ctx, c, err.Error())
+	}
+	if ferr := r.fail(ctx, c, err.Error()+" (retrying)"); ferr != nil {
+		return ctrl.Result{}, ferr
+	}
+	return ctrl.Result{}, err
 }
 
 // fail records message in status.failureMessage (and keeps the phase).

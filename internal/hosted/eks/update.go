@@ -112,7 +112,7 @@ func (r *Reconciler) update(ctx context.Context, cs *Clients, c *eksv1.EKSCluste
 		c.Status.Phase = eksv1.PhaseUpdating
 		return ctrl.Result{RequeueAfter: r.poll()}, r.Client.Status().Update(ctx, c)
 	} else if err != nil {
-		return ctrl.Result{}, r.fail(ctx, c, err.Error())
+		return r.failOrRetry(ctx, c, err)
 	}
 	c.Status.Phase, c.Status.FailureMessage = eksv1.PhaseUpdating, ""
 	return ctrl.Result{RequeueAfter: r.poll()}, r.Client.Status().Update(ctx, c)
