@@ -70,7 +70,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err != nil {
 			return ctrl.Result{}, r.fail(ctx, &c, err.Error())
 		}
-		return r.delete(ctx, cs.EKS, &c)
+		return r.delete(ctx, cs, &c)
 	}
 	cs, err := r.clients(ctx, &c)
 	if err != nil {

@@ -3,6 +3,7 @@ package eks_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -15,8 +16,9 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
 )
 
-// Deleting a created cluster deletes its node groups, then the cluster,
-// and only then lets the EKSClusterConfig go.
+// Deleting a created cluster deletes its node groups, then the managed
+// launch template and the cluster, and only then lets the EKSClusterConfig
+// go.
 func TestDeleteCreated(t *testing.T) {
 	key, srv, clk, r := activeCluster(t)
 	var c eksv1.EKSClusterConfig
@@ -33,7 +35,7 @@ func TestDeleteCreated(t *testing.T) {
 			t.Fatalf("pass %d: %v", pass, err)
 		}
 		after := srv.Calls()
-		for _, op := range []string{"DeleteNodegroup", "DeleteCluster"} {
+		for _, op := range []string{"DeleteNodegroup", "DeleteLaunchTemplate", "DeleteCluster", "DeleteStack"} {
 			for range after[op] - before[op] {
 				sequence = append(sequence, op)
 			}
@@ -46,11 +48,14 @@ func TestDeleteCreated(t *testing.T) {
 	if err := k.Get(context.Background(), key, &eksv1.EKSClusterConfig{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("config still there after deletion (%v)", err)
 	}
-	if fmt.Sprint(sequence) != "[DeleteNodegroup DeleteCluster]" {
-		t.Errorf("calls = %v, want node group then cluster", sequence)
+	if fmt.Sprint(sequence) != "[DeleteNodegroup DeleteLaunchTemplate DeleteCluster]" {
+		t.Errorf("calls = %v, want node group, launch template, cluster", sequence)
 	}
 	if _, ok := srv.Cluster("prod"); ok {
 		t.Error("the EKS cluster still exists")
+	}
+	if names := srv.LaunchTemplateNames(); len(names) != 0 {
+		t.Errorf("launch templates left: %v", names)
 	}
 }
 
@@ -124,5 +129,77 @@ func TestImport(t *testing.T) {
 	}
 	if _, c := reconcile(t, r, types.NamespacedName{Namespace: ns, Name: "ghost"}); c.Status.FailureMessage != "spec.displayName: no EKS cluster named ghost in us-west-2 to import" {
 		t.Errorf("failure %q", c.Status.FailureMessage)
+	}
+}
+
+// Deleting a cluster created from scratch removes, in order, the node
+// groups, the managed launch template, the cluster, then the generated
+// stacks — node role, service role, VPC — each once the previous one is
+// gone, the first only once the cluster is gone.
+func TestDeleteGenerated(t *testing.T) {
+	t.Parallel()
+	ns, srv, clk, r := setup(t)
+	key := types.NamespacedName{Namespace: ns, Name: "prod"}
+	if err := k.Create(context.Background(), &eksv1.EKSClusterConfig{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: ns}, Spec: scratchSpec(ns)}); err != nil {
+		t.Fatal(err)
+	}
+	until(t, r, clk, key, 6*time.Minute, 10, func(c eksv1.EKSClusterConfig) bool {
+		snap, ok := srv.Cluster("prod")
+		return c.Status.Phase == eksv1.PhaseActive && ok && snap.Nodegroups["workers"].Status == ekstest.StatusActive
+	})
+	vpc, role, node := eks.StackNames("prod")
+	if got := srv.StackNames(); len(got) != 3 || len(srv.LaunchTemplateNames()) != 1 {
+		t.Fatalf("stacks %v templates %v", got, srv.LaunchTemplateNames())
+	}
+	if err := k.Delete(context.Background(), &eksv1.EKSClusterConfig{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace}}); err != nil {
+		t.Fatal(err)
+	}
+	var sequence []string
+	deleting := map[string]bool{}
+	for pass := 0; pass < 20; pass++ {
+		before := srv.Calls()
+		if _, err := r.Reconcile(context.Background(), reconcileRequest(key)); err != nil {
+			t.Fatalf("pass %d: %v", pass, err)
+		}
+		after := srv.Calls()
+		for _, op := range []string{"DeleteNodegroup", "DeleteLaunchTemplate", "DeleteCluster"} {
+			for range after[op] - before[op] {
+				sequence = append(sequence, op)
+			}
+		}
+		order := []string{node, role, vpc}
+		for i, name := range order {
+			st, ok := srv.Stack(name)
+			if deleting[name] || (ok && st.Status != "DELETE_IN_PROGRESS") {
+				continue
+			}
+			deleting[name] = true
+			sequence = append(sequence, "DeleteStack "+name)
+			if _, exists := srv.Cluster("prod"); exists {
+				t.Errorf("stack %s deleted while the cluster exists", name)
+			}
+			if i > 0 {
+				if _, prev := srv.Stack(order[i-1]); prev {
+					t.Errorf("stack %s deleted before %s was gone", name, order[i-1])
+				}
+			}
+		}
+		if err := k.Get(context.Background(), key, &eksv1.EKSClusterConfig{}); apierrors.IsNotFound(err) {
+			break
+		}
+		clk.Advance(time.Minute)
+	}
+	if err := k.Get(context.Background(), key, &eksv1.EKSClusterConfig{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("config still there (%v)", err)
+	}
+	want := []string{"DeleteNodegroup", "DeleteLaunchTemplate", "DeleteCluster", "DeleteStack " + node, "DeleteStack " + role, "DeleteStack " + vpc}
+	if !slices.Equal(sequence, want) {
+		t.Errorf("sequence %v\nwant     %v", sequence, want)
+	}
+	if names, lts := srv.StackNames(), srv.LaunchTemplateNames(); len(names) != 0 || len(lts) != 0 {
+		t.Errorf("left behind: stacks %v templates %v", names, lts)
+	}
+	if calls := srv.Calls(); calls["DeleteStack"] != 3 {
+		t.Errorf("DeleteStack calls %d", calls["DeleteStack"])
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -118,5 +119,24 @@ func TestCreateStackFailure(t *testing.T) {
 	}
 	if calls := srv.Calls(); calls["CreateCluster"] != 0 {
 		t.Errorf("CreateCluster called after a failed stack: %v", calls)
+	}
+	// Deleting the config removes the stacks, the failed one included.
+	if err := k.Delete(context.Background(), &c); err != nil {
+		t.Fatal(err)
+	}
+	for pass := 0; pass < 10; pass++ {
+		if _, err := r.Reconcile(context.Background(), reconcileRequest(key)); err != nil {
+			t.Fatalf("delete pass %d: %v", pass, err)
+		}
+		if err := k.Get(context.Background(), key, &eksv1.EKSClusterConfig{}); apierrors.IsNotFound(err) {
+			break
+		}
+		clk.Advance(time.Minute)
+	}
+	if err := k.Get(context.Background(), key, &eksv1.EKSClusterConfig{}); !apierrors.IsNotFound(err) {
+		t.Errorf("config not deleted (%v)", err)
+	}
+	if names := srv.StackNames(); len(names) != 0 {
+		t.Errorf("stacks left: %v", names)
 	}
 }
