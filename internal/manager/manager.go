@@ -103,6 +103,14 @@ func Run(ctx context.Context, o Options) error {
 	if o.Config == nil {
 		return fmt.Errorf("manager: no management cluster config")
 	}
+	// As controller-runtime's GetConfig: with no QPS set, no client-side
+	// rate limit (client-go's default is 5 requests/s, far too few for
+	// hundreds of clusters); the API server's priority and fairness
+	// protects it.
+	if o.Config.QPS == 0 {
+		o.Config = rest.CopyConfig(o.Config)
+		o.Config.QPS = -1
+	}
 	if o.InstallCRDs {
 		cctx, cancel := context.WithTimeout(ctx, crd.DefaultTimeout)
 		err := crd.Install(cctx, o.Config)
