@@ -33,8 +33,12 @@ unit:
 run: binaries build
 	$(BIN) demo $(ARGS)
 
+# The virtual-cluster syncer, then the hosted-cluster controllers (200 EKS
+# clusters against the emulator); HOSTED_BENCH_ARGS go to the second.
+HOSTED_BENCH_ARGS ?=
 bench: binaries build
 	$(GO) run ./test/bench $(BENCH_ARGS)
+	$(GO) run ./test/bench/hosted $(HOSTED_BENCH_ARGS)
 
 # controller-gen (built once into the cache by hack/build-binaries.sh unless
 # CLUSTERSYNC_CONTROLLER_GEN_BIN names one) writes the deepcopy functions of

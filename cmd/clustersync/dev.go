@@ -55,7 +55,7 @@ kube-scheduler and kwok-controller from the binaries that ` + "`make binaries`" 
 Its nodes are fake: kwok gives every pod scheduled on one an IP and the Running
 phase, without running any container.`,
 	}
-	cmd.AddCommand(newDevUpCommand(), newDevDownCommand(), newDevStatusCommand())
+	cmd.AddCommand(newDevUpCommand(), newDevDownCommand(), newDevStatusCommand(), newDevEKSCommand())
 	return cmd
 }
 

@@ -12,11 +12,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -53,14 +54,27 @@ func (r *Reconciler) refresh() time.Duration {
 	return DefaultRefresh
 }
 
+// Finalizer holds back the deletion of a Cluster until its
+// EKSClusterConfig is gone, i.e. until the EKS operator destroyed what it
+// created (or, for an imported cluster, just let go of it).
+const Finalizer = "management.clustersync.io/cleanup"
+
 // Reconcile implements reconcile.Reconciler.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var c mgmtv1.Cluster
 	if err := r.Client.Get(ctx, req.NamespacedName, &c); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if c.Spec.EKSConfig == nil || c.DeletionTimestamp != nil {
+	if c.Spec.EKSConfig == nil {
 		return ctrl.Result{}, nil
+	}
+	if c.DeletionTimestamp != nil {
+		return r.finalize(ctx, &c)
+	}
+	if controllerutil.AddFinalizer(&c, Finalizer) {
+		if err := r.Client.Update(ctx, &c); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	var op eksv1.EKSClusterConfig
 	opKey := types.NamespacedName{Namespace: eksv1.Namespace, Name: c.Name}
@@ -75,11 +89,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if c.Status.EKSStatus == nil {
 		c.Status.EKSStatus = &mgmtv1.EKSStatus{}
 	}
+	obs := observed{}
+	if opExists {
+		obs.op = &op
+		copyOperatorStatus(c.Status.EKSStatus, &op.Status)
+	}
 	if found {
-		c.Status.EKSStatus.UpstreamSpec = &up
-		if up.KubernetesVersion != nil {
-			c.Status.Version = *up.KubernetesVersion
+		c.Status.EKSStatus.UpstreamSpec = &up.spec
+		obs.upstream = &up.spec
+		if up.spec.KubernetesVersion != nil {
+			c.Status.Version = *up.spec.KubernetesVersion
 		}
+		c.Status.APIEndpoint, c.Status.CACert = up.endpoint, up.caCert
 	}
 	// While the operator is changing the cluster, upstream is in flux: only
 	// record it (Rancher skips the spec sync then too).
@@ -91,7 +112,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// Identity fields are never synced; they are the config's everywhere.
 		applied.DisplayName, applied.Region = config.DisplayName, config.Region
 		applied.AmazonCredentialSecret, applied.Imported = config.AmazonCredentialSecret, config.Imported
-		plan := managed.Reconcile(config, up, applied, eks.ManagedOptions())
+		plan := managed.Reconcile(config, up.spec, applied, eks.ManagedOptions())
 		if len(plan.Adopt) > 0 {
 			c.Spec.EKSConfig = &plan.Config
 			status := c.Status
@@ -105,47 +126,114 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			}
 		}
 		opSpec = plan.Config
-		var paths []string
 		for _, cf := range plan.Conflicts {
-			if err := managed.CopyPath(&opSpec, up, cf.Path, eks.ManagedOptions()); err != nil {
+			if err := managed.CopyPath(&opSpec, up.spec, cf.Path, eks.ManagedOptions()); err != nil {
 				return ctrl.Result{}, err
 			}
-			paths = append(paths, fmt.Sprintf("%s (config %s, upstream %s, last applied %s)", cf.Path, show(cf.Config), show(cf.Upstream), show(cf.Applied)))
+			obs.conflicts = append(obs.conflicts, fmt.Sprintf("%s (config %s, upstream %s, last applied %s)", cf.Path, show(cf.Config), show(cf.Upstream), show(cf.Applied)))
 		}
-		setConflict(&c, paths)
 		c.Status.AppliedSpec = &plan.Applied
+	}
+	if found && opExists && (op.Status.Phase == eksv1.PhaseActive || op.Status.Phase == eksv1.PhaseUpdating) {
+		obs.access = r.reach(ctx, &c, &config, up)
 	}
 	if err := r.ensureOperatorConfig(ctx, &c, opSpec); err != nil {
 		return ctrl.Result{}, err
 	}
 	c.Status.Driver = mgmtv1.DriverEKS
-	c.Status.Phase = phaseOf(op.Status.Phase, opExists)
+	c.Status.ObservedGeneration = c.Generation
+	setConditions(&c, obs)
 	return ctrl.Result{RequeueAfter: r.refresh()}, r.Client.Status().Update(ctx, &c)
 }
 
+// finalize deletes the Cluster's EKSClusterConfig, reports phase Deleting
+// while the operator cleans up, and lets the Cluster go once it is gone.
+func (r *Reconciler) finalize(ctx context.Context, c *mgmtv1.Cluster) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(c, Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	var op eksv1.EKSClusterConfig
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: eksv1.Namespace, Name: c.Name}, &op)
+	switch {
+	case apierrors.IsNotFound(err):
+		controllerutil.RemoveFinalizer(c, Finalizer)
+		return ctrl.Result{}, r.Client.Update(ctx, c)
+	case err != nil:
+		return ctrl.Result{}, err
+	}
+	if op.DeletionTimestamp == nil {
+		if err := r.Client.Delete(ctx, &op); client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	msg := "the EKS operator is deleting the cluster in EKS"
+	if c.Spec.EKSConfig.Imported {
+		msg = "disconnecting the imported cluster; EKS is not changed"
+	}
+	if op.Status.FailureMessage != "" {
+		msg += ": " + op.Status.FailureMessage
+	}
+	if c.Status.Phase != mgmtv1.PhaseDeleting || !meta.IsStatusConditionFalse(c.Status.Conditions, mgmtv1.ConditionReady) {
+		c.Status.Phase = mgmtv1.PhaseDeleting
+		meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: mgmtv1.ConditionReady, Status: metav1.ConditionFalse,
+			Reason: "Deleting", Message: msg, ObservedGeneration: c.Generation})
+		if err := r.Client.Status().Update(ctx, c); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	// The EKSClusterConfig's deletion wakes this controller (it is owned);
+	// the requeue is a safety net.
+	return ctrl.Result{RequeueAfter: time.Minute}, nil
+}
+
+// copyOperatorStatus copies the cloud-side facts the operator keeps into
+// the Cluster's eksStatus.
+func copyOperatorStatus(dst *mgmtv1.EKSStatus, src *eksv1.EKSClusterConfigStatus) {
+	dst.VirtualNetwork = src.VirtualNetwork
+	dst.Subnets = src.Subnets
+	dst.SecurityGroups = src.SecurityGroups
+	dst.ManagedLaunchTemplateID = src.ManagedLaunchTemplateID
+	dst.ManagedLaunchTemplateVersions = src.ManagedLaunchTemplateVersions
+	dst.GeneratedNodeRole = src.GeneratedNodeRole
+}
+
+// upstreamState is what EKS reports of a cluster.
+type upstreamState struct {
+	// spec is the cluster as an EKSClusterConfigSpec (eks.UpstreamSpec).
+	spec eksv1.EKSClusterConfigSpec
+	// endpoint is the API server URL; caCert the base64 PEM of its CA.
+	endpoint, caCert string
+	// secret is the credential Secret's data.
+	secret map[string][]byte
+}
+
 // upstream describes the cluster in EKS; found is false before it exists.
-func (r *Reconciler) upstream(ctx context.Context, config *eksv1.EKSClusterConfigSpec) (eksv1.EKSClusterConfigSpec, bool, error) {
+func (r *Reconciler) upstream(ctx context.Context, config *eksv1.EKSClusterConfigSpec) (upstreamState, bool, error) {
 	ref, err := eks.ParseCredentialRef(config.AmazonCredentialSecret)
 	if err != nil {
-		return eksv1.EKSClusterConfigSpec{}, false, err
+		return upstreamState{}, false, err
 	}
 	var s corev1.Secret
 	if err := r.Client.Get(ctx, ref, &s); err != nil {
-		return eksv1.EKSClusterConfigSpec{}, false, fmt.Errorf("credential secret %s: %w", ref, err)
+		return upstreamState{}, false, fmt.Errorf("credential secret %s: %w", ref, err)
 	}
 	api, err := r.NewEKS(ctx, config.Region, s.Data)
 	if err != nil {
-		return eksv1.EKSClusterConfigSpec{}, false, err
+		return upstreamState{}, false, err
 	}
 	cl, ngs, err := eks.Describe(ctx, api, config.DisplayName)
 	var nf *ekstypes.ResourceNotFoundException
 	if errors.As(err, &nf) {
-		return eksv1.EKSClusterConfigSpec{}, false, nil
+		return upstreamState{}, false, nil
 	}
 	if err != nil {
-		return eksv1.EKSClusterConfigSpec{}, false, err
+		return upstreamState{}, false, err
 	}
-	return eks.UpstreamSpec(*config, cl, ngs, false), true, nil
+	st := upstreamState{spec: eks.UpstreamSpec(*config, cl, ngs, false), endpoint: aws.ToString(cl.Endpoint), secret: s.Data}
+	if cl.CertificateAuthority != nil {
+		st.caCert = aws.ToString(cl.CertificateAuthority.Data)
+	}
+	return st, true, nil
 }
 
 // ensureOperatorConfig keeps the EKSClusterConfig of c with spec, owned by c.
@@ -158,34 +246,14 @@ func (r *Reconciler) ensureOperatorConfig(ctx context.Context, c *mgmtv1.Cluster
 	return err
 }
 
-func setConflict(c *mgmtv1.Cluster, paths []string) {
-	cond := metav1.Condition{Type: mgmtv1.ConditionConflict, Status: metav1.ConditionFalse, Reason: "NoConflict",
-		Message: "no field was changed both in clustersync and outside it", ObservedGeneration: c.Generation}
-	if len(paths) > 0 {
-		cond.Status, cond.Reason = metav1.ConditionTrue, "ChangedOnBothSides"
-		cond.Message = "changed both in clustersync and outside it since last applied; not written until spec.eksConfig is edited: " + strings.Join(paths, "; ")
-	}
-	meta.SetStatusCondition(&c.Status.Conditions, cond)
-}
-
-// phaseOf maps the operator's phase to the Cluster's.
-func phaseOf(op string, exists bool) string {
-	switch {
-	case !exists || op == "":
-		return mgmtv1.PhasePending
-	case op == eksv1.PhaseCreating || op == eksv1.PhaseImporting:
-		return mgmtv1.PhaseProvisioning
-	case op == eksv1.PhaseUpdating:
-		return mgmtv1.PhaseUpdating
-	case op == eksv1.PhaseDeleting:
-		return mgmtv1.PhaseDeleting
-	}
-	return mgmtv1.PhaseActive
-}
-
 func show(v any) string {
 	if v == nil {
 		return "(unset)"
 	}
 	return fmt.Sprintf("%v", v)
+}
+
+// reach connects to the cluster's API server (stub until access lands).
+func (r *Reconciler) reach(ctx context.Context, c *mgmtv1.Cluster, config *eksv1.EKSClusterConfigSpec, up upstreamState) *accessResult {
+	return nil
 }

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/hosted/eks"
+	"github.com/clustersync/clustersync/internal/hosted/managed"
+	"github.com/clustersync/clustersync/internal/manager"
+)
+
+// newClusterCommand is `clustersync cluster`: the Clusters of a management
+// cluster.
+func newClusterCommand() *cobra.Command {
+	var kubeconfig string
+	cmd := &cobra.Command{
+		Use:   "cluster",
+		Short: "Inspect the clusters a management cluster manages",
+		Args:  cobra.NoArgs,
+	}
+	cmd.PersistentFlags().StringVar(&kubeconfig, "kubeconfig", "",
+		"kubeconfig of the management cluster (default: $KUBECONFIG, else ~/.kube/config)")
+	cmd.AddCommand(newClusterShowCommand(&kubeconfig))
+	return cmd
+}
+
+// newClusterShowCommand is `clustersync cluster show NAME`.
+func newClusterShowCommand(kubeconfig *string) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "show NAME",
+		Short: "Print a cluster's effective desired state: each field, whether it is managed, and its config, upstream and effective values",
+		Long: `Print the effective desired state of Cluster NAME: upstream spec (what the
+cloud reports) with every managed field (non-nil in spec.eksConfig) laid over
+it. One row per field, node groups per node group and field. DRIFT marks a
+managed field whose config value differs from upstream: a change not applied
+yet, or a change made outside clustersync and not yet adopted.
+
+-o json prints the same rows as JSON.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "table" && output != "json" {
+				return fmt.Errorf("--output %q: want table or json", output)
+			}
+			c, err := getCluster(cmd.Context(), *kubeconfig, args[0])
+			if err != nil {
+				return err
+			}
+			if c.Spec.EKSConfig == nil {
+				return fmt.Errorf("cluster %s has no spec.eksConfig; only EKS clusters have an effective state to show", c.Name)
+			}
+			rows := effectiveRows(c)
+			if output == "json" {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(rows)
+			}
+			return printCluster(cmd.OutOrStdout(), c, rows)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	return cmd
+}
+
+// getCluster reads Cluster name from the management cluster of kubeconfig.
+func getCluster(ctx context.Context, kubeconfig, name string) (*mgmtv1.Cluster, error) {
+	cfg, err := loadKubeconfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	scheme, err := manager.Scheme()
+	if err != nil {
+		return nil, err
+	}
+	k, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	var c mgmtv1.Cluster
+	if err := k.Get(ctx, types.NamespacedName{Name: name}, &c); err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", name, err)
+	}
+	return &c, nil
+}
+
+// effectiveRows is the effective-state table of c's EKS config; before the
+// first refresh upstream is empty.
+func effectiveRows(c *mgmtv1.Cluster) []managed.Row {
+	var up eksv1.EKSClusterConfigSpec
+	if c.Status.EKSStatus != nil && c.Status.EKSStatus.UpstreamSpec != nil {
+		up = *c.Status.EKSStatus.UpstreamSpec
+	}
+	return managed.Rows(*c.Spec.EKSConfig, up, eks.ManagedOptions())
+}
+
+// printCluster writes the header (name, driver, phase, version, the
+// conditions that are not as they should be) and the rows as a table.
+func printCluster(w io.Writer, c *mgmtv1.Cluster, rows []managed.Row) error {
+	fmt.Fprintf(w, "Cluster %s (%s) driver %s, phase %s, version %s\n", c.Name, c.Spec.DisplayName,
+		orDash(c.Status.Driver), orDash(c.Status.Phase), orDash(c.Status.Version))
+	if cond := meta.FindStatusCondition(c.Status.Conditions, mgmtv1.ConditionConflict); cond != nil && cond.Status == "True" {
+		fmt.Fprintf(w, "CONFLICT: %s\n", cond.Message)
+	}
+	for _, cond := range c.Status.Conditions {
+		if cond.Status != "True" && cond.Type != mgmtv1.ConditionConflict && cond.Message != "" {
+			fmt.Fprintf(w, "%s=%s: %s\n", cond.Type, cond.Status, cond.Message)
+		}
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FIELD\tMANAGED\tCONFIG\tUPSTREAM\tEFFECTIVE\tDRIFT")
+	for _, r := range rows {
+		m, d := "no", ""
+		if r.Managed {
+			m = "yes"
+		}
+		if r.Drift {
+			d = "*"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Path, m, orDash(r.Config), orDash(r.Upstream), orDash(r.Effective), d)
+	}
+	return tw.Flush()
+}

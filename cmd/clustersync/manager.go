@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2/textlogger"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/clustersync/clustersync/internal/hosted/eks"
+	"github.com/clustersync/clustersync/internal/hosted/management"
+	"github.com/clustersync/clustersync/internal/manager"
+)
+
+// newManagerCommand is `clustersync manager`: the management controllers
+// and the EKS operator against a management cluster.
+func newManagerCommand() *cobra.Command {
+	var (
+		o             manager.Options
+		kubeconfig    string
+		refresh, poll int
+		verbosity     int
+	)
+	cmd := &cobra.Command{
+		Use:   "manager",
+		Short: "Run the management controllers (hosted clusters: the management controller and the EKS operator)",
+		Long: `Run clustersync's management controllers against the management cluster of
+--kubeconfig: for each Cluster with spec.eksConfig, the management controller
+keeps an EKSClusterConfig in namespace clustersync-global-data, refreshes the
+upstream spec from EKS every --eks-refresh seconds and syncs managed fields;
+the EKS operator creates, imports, updates and deletes the clusters in EKS.
+
+With --eks-endpoint every AWS call goes to that URL instead of AWS, e.g. the
+emulator of 'clustersync dev eks'. Without it, the AWS credentials come from
+the Secret each cluster's spec.eksConfig.amazonCredentialSecret names.
+
+Several replicas may run: with --leader-elect (the default) one of them holds
+the Lease clustersync-system/clustersync-manager and reconciles.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if refresh < 1 {
+				return fmt.Errorf("--eks-refresh %d: want at least 1 second", refresh)
+			}
+			if poll < 1 {
+				return fmt.Errorf("--eks-poll %d: want at least 1 second", poll)
+			}
+			cfg, err := loadKubeconfig(kubeconfig)
+			if err != nil {
+				return err
+			}
+			o.Config = cfg
+			o.EKSRefresh = time.Duration(refresh) * time.Second
+			o.EKSPoll = time.Duration(poll) * time.Second
+			o.Log = textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(verbosity)))
+			ctrl.SetLogger(o.Log)
+			ctx := ctrl.SetupSignalHandler()
+			o.Started = func() {
+				fmt.Fprintf(cmd.OutOrStdout(), "clustersync manager running (EKS refresh %ds, poll %ds)\n", refresh, poll)
+			}
+			return manager.Run(ctx, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the management cluster (default: $KUBECONFIG, else ~/.kube/config, else in-cluster)")
+	f.IntVar(&refresh, "eks-refresh", int(management.DefaultRefresh/time.Second), "seconds between refreshes of each EKS cluster's upstream spec (Rancher's eks-refresh)")
+	f.IntVar(&poll, "eks-poll", int(eks.DefaultPoll/time.Second), "seconds between describes of an EKS cluster that is being created or updated")
+	f.StringVar(&o.EKSEndpoint, "eks-endpoint", "", "send AWS calls to this URL instead of AWS (an emulator, e.g. from 'clustersync dev eks')")
+	f.BoolVar(&o.InstallCRDs, "install-crds", true, "create or update the CRDs before starting")
+	f.BoolVar(&o.LeaderElection, "leader-elect", true, "hold a Lease so only one replica reconciles")
+	f.StringVar(&o.LeaderElectionNamespace, "leader-elect-namespace", manager.DefaultLeaderElectionNamespace, "namespace of the leader-election Lease")
+	f.IntVar(&o.Workers, "workers", manager.DefaultWorkers, "objects each controller reconciles at once")
+	f.StringVar(&o.HealthAddr, "health-addr", "", "address serving /healthz and /readyz, e.g. 127.0.0.1:8081")
+	f.StringVar(&o.MetricsAddr, "metrics-addr", "", "address serving Prometheus metrics on /metrics, e.g. 127.0.0.1:8080")
+	f.IntVarP(&verbosity, "v", "v", 1, "log verbosity")
+	return cmd
+}

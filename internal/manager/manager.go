@@ -1,0 +1,234 @@
+// Package manager runs clustersync's management controllers in one
+// controller-runtime manager against a management cluster: the management
+// controller of hosted clusters (Cluster → EKSClusterConfig, upstream
+// refresh, managed-field sync) and the EKS operator (EKSClusterConfig →
+// Amazon EKS). Two replicas can run: leader election (a coordination.k8s.io
+// Lease, client-go's leaderelection through controller-runtime) lets one of
+// them reconcile at a time.
+package manager
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/config/crd"
+	"github.com/clustersync/clustersync/internal/hosted/eks"
+	"github.com/clustersync/clustersync/internal/hosted/management"
+)
+
+// Defaults of Options.
+const (
+	// DefaultLeaderElectionID names the Lease the replicas compete for.
+	DefaultLeaderElectionID = "clustersync-manager"
+	// DefaultLeaderElectionNamespace holds that Lease.
+	DefaultLeaderElectionNamespace = "clustersync-system"
+	// DefaultWorkers is how many objects each controller reconciles at once.
+	DefaultWorkers = 4
+)
+
+// Options configure Run.
+type Options struct {
+	// Config reaches the management cluster.
+	Config *rest.Config
+	// EKSEndpoint, when not empty, replaces the AWS endpoints of every
+	// service the EKS driver calls (an emulator such as `clustersync dev
+	// eks`); empty means real AWS.
+	EKSEndpoint string
+	// EKSRefresh is how often the upstream spec of each EKS cluster is
+	// refreshed; 0 means management.DefaultRefresh (300 seconds, Rancher's
+	// eks-refresh).
+	EKSRefresh time.Duration
+	// EKSPoll is how often the operator describes a cluster that is being
+	// created or updated; 0 means eks.DefaultPoll (30 seconds).
+	EKSPoll time.Duration
+	// Workers is the number of concurrent reconciles per controller; 0
+	// means DefaultWorkers.
+	Workers int
+	// InstallCRDs installs or updates the CRDs before the controllers
+	// start, as `clustersync install crds` does.
+	InstallCRDs bool
+	// LeaderElection makes this replica wait for the Lease
+	// LeaderElectionNamespace/LeaderElectionID before reconciling.
+	LeaderElection bool
+	// LeaderElectionNamespace and LeaderElectionID name the Lease; empty
+	// means the defaults above.
+	LeaderElectionNamespace, LeaderElectionID string
+	// MetricsAddr serves Prometheus metrics on /metrics ("" or "0": off).
+	MetricsAddr string
+	// HealthAddr serves /healthz and /readyz ("": off).
+	HealthAddr string
+	// Log is the manager's logger.
+	Log logr.Logger
+	// Started, when set, is called once the controllers run (after the
+	// Lease was won, with leader election).
+	Started func()
+}
+
+// Scheme returns a scheme with the built-in kinds and clustersync's API
+// groups, as the manager uses.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, eksv1.AddToScheme, mgmtv1.AddToScheme} {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Run installs the CRDs (Options.InstallCRDs), makes sure the namespaces it
+// writes to exist, and runs the controllers until ctx ends. It returns an
+// error when the management cluster is unreachable, the CRDs are missing
+// (without InstallCRDs) or a controller cannot start.
+func Run(ctx context.Context, o Options) error {
+	if o.Config == nil {
+		return fmt.Errorf("manager: no management cluster config")
+	}
+	// As controller-runtime's GetConfig: with no QPS set, no client-side
+	// rate limit (client-go's default is 5 requests/s, far too few for
+	// hundreds of clusters); the API server's priority and fairness
+	// protects it.
+	if o.Config.QPS == 0 {
+		o.Config = rest.CopyConfig(o.Config)
+		o.Config.QPS = -1
+	}
+	if o.InstallCRDs {
+		cctx, cancel := context.WithTimeout(ctx, crd.DefaultTimeout)
+		err := crd.Install(cctx, o.Config)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("install CRDs: %w", err)
+		}
+	}
+	if o.LeaderElectionNamespace == "" {
+		o.LeaderElectionNamespace = DefaultLeaderElectionNamespace
+	}
+	if o.LeaderElectionID == "" {
+		o.LeaderElectionID = DefaultLeaderElectionID
+	}
+	namespaces := []string{eksv1.Namespace}
+	if o.LeaderElection {
+		namespaces = append(namespaces, o.LeaderElectionNamespace)
+	}
+	if err := ensureNamespaces(ctx, o.Config, namespaces...); err != nil {
+		return err
+	}
+	scheme, err := Scheme()
+	if err != nil {
+		return err
+	}
+	metricsAddr := o.MetricsAddr
+	if metricsAddr == "" {
+		metricsAddr = "0"
+	}
+	mgr, err := ctrl.NewManager(o.Config, ctrl.Options{
+		Scheme:                        scheme,
+		Logger:                        o.Log,
+		Metrics:                       metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress:        o.HealthAddr,
+		LeaderElection:                o.LeaderElection,
+		LeaderElectionNamespace:       o.LeaderElectionNamespace,
+		LeaderElectionID:              o.LeaderElectionID,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return fmt.Errorf("manager: %w", err)
+	}
+	if o.HealthAddr != "" {
+		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+			return err
+		}
+		if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+			return err
+		}
+	}
+	if err := Setup(mgr, o); err != nil {
+		return err
+	}
+	if o.Started != nil {
+		started := o.Started
+		if err := mgr.Add(leaderRunnable(func(context.Context) error { started(); return nil })); err != nil {
+			return err
+		}
+	}
+	return mgr.Start(ctx)
+}
+
+// Setup registers the hosted-cluster controllers with mgr: the management
+// controller (watching Clusters, and the EKSClusterConfigs they own) and
+// the EKS operator (watching EKSClusterConfigs). Only spec changes and
+// deletions wake them; the rest is periodic (refresh, poll).
+func Setup(mgr ctrl.Manager, o Options) error {
+	factory := eks.NewClientFactory(o.EKSEndpoint)
+	opts := controller.Options{MaxConcurrentReconciles: o.Workers}
+	if o.Workers == 0 {
+		opts.MaxConcurrentReconciles = DefaultWorkers
+	}
+	mgmt := &management.Reconciler{
+		Client: mgr.GetClient(), NewEKS: factory, Events: mgr.GetEventRecorder("clustersync-management"), Refresh: o.EKSRefresh,
+	}
+	if err := ctrl.NewControllerManagedBy(mgr).Named("management-cluster").WithOptions(opts).
+		For(&mgmtv1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&eksv1.EKSClusterConfig{}, builder.WithPredicates(phaseChanged())).
+		Complete(mgmt); err != nil {
+		return fmt.Errorf("management controller: %w", err)
+	}
+	op := &eks.Reconciler{Client: mgr.GetClient(), NewClient: factory, Poll: o.EKSPoll}
+	if err := ctrl.NewControllerManagedBy(mgr).Named("eks-operator").WithOptions(opts).
+		For(&eksv1.EKSClusterConfig{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Complete(op); err != nil {
+		return fmt.Errorf("EKS operator: %w", err)
+	}
+	return nil
+}
+
+// phaseChanged passes the EKSClusterConfig events the management controller
+// acts on: creation, deletion and a change of the operator's phase or
+// failure message (an update finishing means an immediate upstream refresh).
+func phaseChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*eksv1.EKSClusterConfig)
+		n, ok2 := e.ObjectNew.(*eksv1.EKSClusterConfig)
+		return !ok1 || !ok2 || o.Status.Phase != n.Status.Phase || o.Status.FailureMessage != n.Status.FailureMessage
+	}}
+}
+
+// ensureNamespaces creates the namespaces that are missing.
+func ensureNamespaces(ctx context.Context, cfg *rest.Config, names ...string) error {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("namespace %s: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// leaderRunnable is a function run once the manager leads.
+type leaderRunnable func(context.Context) error
+
+func (f leaderRunnable) Start(ctx context.Context) error { return f(ctx) }
+func (f leaderRunnable) NeedLeaderElection() bool         { return true }

@@ -1,0 +1,313 @@
+// Command hosted measures the hosted-cluster controllers (`make bench`
+// runs it after the virtual-cluster benchmark): N EKS clusters (default
+// 200, two node groups each) exist in the EKS emulator and are imported as
+// Clusters into a real kube-apiserver; `clustersync manager`'s controllers
+// (internal/manager, in process) manage them. It prints:
+//
+//   - the time until all N are Active after their Clusters are created;
+//   - one full refresh cycle: a fresh manager with every cluster due at once,
+//     from start to the last cluster's DescribeCluster, and the EKS API
+//     calls it made, per cluster, by operation;
+//   - the steady state: EKS API calls per cluster per refresh period, by
+//     operation, over several periods.
+//
+// Figures are printed, not asserted: this is a benchmark, not a test.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/config/crd"
+	"github.com/clustersync/clustersync/internal/binaries"
+	"github.com/clustersync/clustersync/internal/hosted/eks"
+	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
+	"github.com/clustersync/clustersync/internal/manager"
+	"github.com/clustersync/clustersync/internal/virtual/controlplane"
+)
+
+func main() {
+	var (
+		n, workers, periods int
+		refresh             time.Duration
+	)
+	flag.IntVar(&n, "clusters", 200, "EKS clusters to manage")
+	flag.IntVar(&workers, "workers", manager.DefaultWorkers, "concurrent reconciles per controller")
+	flag.DurationVar(&refresh, "refresh", 20*time.Second, "upstream refresh period (--eks-refresh) for the steady-state measure")
+	flag.IntVar(&periods, "periods", 3, "refresh periods the steady state is measured over")
+	flag.Parse()
+	if err := run(n, workers, periods, refresh); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// calls records every EKS API call the emulator serves, with its time.
+type calls struct {
+	mu  sync.Mutex
+	log []call
+}
+
+type call struct {
+	at      time.Time
+	op      string
+	cluster string
+}
+
+// wrap records each request to h: operation and cluster from the REST path.
+func (c *calls) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		op, cluster := operation(r)
+		c.mu.Lock()
+		c.log = append(c.log, call{at: time.Now(), op: op, cluster: cluster})
+		c.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// operation names an EKS REST-JSON request by method and path shape.
+func operation(r *http.Request) (op, cluster string) {
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	if len(parts) >= 2 && parts[0] == "clusters" {
+		cluster = parts[1]
+	}
+	switch {
+	case len(parts) == 2 && parts[0] == "clusters" && r.Method == http.MethodGet:
+		return "DescribeCluster", cluster
+	case len(parts) == 3 && parts[2] == "node-groups" && r.Method == http.MethodGet:
+		return "ListNodegroups", cluster
+	case len(parts) == 4 && parts[2] == "node-groups" && r.Method == http.MethodGet:
+		return "DescribeNodegroup", cluster
+	case len(parts) == 3 && parts[2] == "updates" && r.Method == http.MethodGet:
+		return "ListUpdates", cluster
+	case len(parts) == 4 && parts[2] == "updates":
+		return "DescribeUpdate", cluster
+	case len(parts) == 4 && parts[2] == "addons" && r.Method == http.MethodGet:
+		return "DescribeAddon", cluster
+	}
+	return r.Method + " /" + strings.Join(parts[:min(len(parts), 3)], "/"), cluster
+}
+
+// since returns the calls at or after t.
+func (c *calls) since(t time.Time) []call {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []call
+	for _, x := range c.log {
+		if !x.at.Before(t) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func run(n, workers, periods int, refresh time.Duration) error {
+	bins := binaries.Default()
+	if err := bins.Check(); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "clustersync-bench-hosted-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, Name: "bench-hosted", ServiceCIDR: "10.96.0.0/16", Binaries: bins})
+	if err != nil {
+		return err
+	}
+	defer cp.Stop()
+	if err := crd.Install(ctx, cp.Config); err != nil {
+		return err
+	}
+	scheme, err := manager.Scheme()
+	if err != nil {
+		return err
+	}
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.QPS = -1
+	k, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+
+	emu := ekstest.NewUnstarted(ekstest.Options{Region: "us-west-2"})
+	rec := &calls{}
+	ts := httptest.NewServer(rec.wrap(emu.Handler()))
+	defer ts.Close()
+	name := func(i int) string { return fmt.Sprintf("bench-%03d", i) }
+	for i := range n {
+		if err := emu.ImportCluster(ekstest.ClusterSpec{Name: name(i), Version: "1.32", EndpointPublicAccess: true,
+			Tags:       map[string]string{"team": "bench"},
+			Nodegroups: []ekstest.NodegroupSpec{{Name: "a"}, {Name: "b"}}}); err != nil {
+			return err
+		}
+	}
+	if err := k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: eksv1.Namespace}}); err != nil {
+		return err
+	}
+	if err := k.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "aws", Namespace: eksv1.Namespace},
+		StringData: map[string]string{eks.AccessKeyField: "bench", eks.SecretKeyField: "bench"}}); err != nil {
+		return err
+	}
+	fmt.Printf("hosted clusters: %d EKS clusters (2 node groups each) in the emulator, %d workers per controller, GOMAXPROCS %d\n",
+		n, workers, runtime.GOMAXPROCS(0))
+
+	// 1. Import all N.
+	start := time.Now()
+	for i := range n {
+		pub := true
+		c := &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name(i)}, Spec: mgmtv1.ClusterSpec{DisplayName: name(i), EKSConfig: &eksv1.EKSClusterConfigSpec{
+			DisplayName: name(i), Region: "us-west-2", AmazonCredentialSecret: eksv1.Namespace + ":aws", Imported: true,
+			PublicAccess: &pub, Tags: &map[string]string{"team": "bench"},
+		}}}
+		if err := k.Create(ctx, c); err != nil {
+			return err
+		}
+	}
+	stop, err := startManager(cp.Config, ts.URL, workers, time.Hour)
+	if err != nil {
+		return err
+	}
+	if err := waitActive(ctx, k, n, 5*time.Minute); err != nil {
+		stop()
+		return err
+	}
+	fmt.Printf("  import: all %d Active %.1f s after their Clusters were created\n", n, time.Since(start).Seconds())
+	stop()
+
+	// 2. One full refresh cycle: a fresh manager finds every cluster due.
+	t0 := time.Now()
+	stop, err = startManager(cp.Config, ts.URL, workers, refresh)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	var last time.Time
+	var cycle []call
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 5*time.Minute, true, func(context.Context) (bool, error) {
+		cycle = rec.since(t0)
+		seen := map[string]time.Time{}
+		for _, c := range cycle {
+			if c.op == "DescribeCluster" {
+				seen[c.cluster] = c.at
+			}
+		}
+		if len(seen) < n {
+			return false, nil
+		}
+		for _, at := range seen {
+			if at.After(last) {
+				last = at
+			}
+		}
+		return true, nil
+	}); err != nil {
+		return fmt.Errorf("full refresh cycle: %w", err)
+	}
+	var first time.Time
+	for _, c := range cycle {
+		if first.IsZero() || c.at.Before(first) {
+			first = c.at
+		}
+	}
+	cycle = callsBetween(cycle, t0, last)
+	fmt.Printf("  full refresh cycle (all %d due at once, fresh manager): %.2f s from the first to the last cluster described, %.2f s from manager start\n",
+		n, last.Sub(first).Seconds(), last.Sub(t0).Seconds())
+	fmt.Printf("    EKS calls in that cycle (management refresh + the operator's start-up check), per cluster: %s\n", perCluster(cycle, n, 1))
+
+	// 3. Steady state: calls per cluster per refresh period.
+	settle := last.Add(refresh / 2)
+	time.Sleep(time.Until(settle)) // a measuring window, not a wait for a condition
+	from := time.Now()
+	time.Sleep(time.Duration(periods) * refresh)
+	window := callsBetween(rec.since(from), from, time.Now())
+	fmt.Printf("  steady state over %d refresh periods of %s: EKS calls per cluster per refresh: %s\n", periods, refresh, perCluster(window, n, periods))
+	return nil
+}
+
+func callsBetween(cs []call, from, to time.Time) []call {
+	var out []call
+	for _, c := range cs {
+		if !c.at.Before(from) && !c.at.After(to) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// perCluster formats the calls per cluster per period, total and by
+// operation.
+func perCluster(cs []call, n, periods int) string {
+	by := map[string]int{}
+	for _, c := range cs {
+		by[c.op]++
+	}
+	ops := make([]string, 0, len(by))
+	for op := range by {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	d := float64(n * periods)
+	parts := []string{fmt.Sprintf("%.2f total", float64(len(cs))/d)}
+	for _, op := range ops {
+		parts = append(parts, fmt.Sprintf("%s %.2f", op, float64(by[op])/d))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// startManager runs the controllers in process, as `clustersync manager`
+// does (without leader election), until the returned function is called.
+func startManager(cfg *rest.Config, endpoint string, workers int, refresh time.Duration) (func(), error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- manager.Run(ctx, manager.Options{Config: cfg, EKSEndpoint: endpoint, EKSRefresh: refresh, EKSPoll: time.Second,
+			Workers: workers, Log: logr.Discard(), Started: func() { close(started) }})
+	}()
+	select {
+	case <-started:
+		return func() { cancel(); <-done }, nil
+	case err := <-done:
+		cancel()
+		return nil, err
+	case <-time.After(time.Minute):
+		cancel()
+		return nil, fmt.Errorf("manager not started within a minute")
+	}
+}
+
+func waitActive(ctx context.Context, k client.Client, n int, timeout time.Duration) error {
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		var list mgmtv1.ClusterList
+		if err := k.List(ctx, &list); err != nil {
+			return false, err
+		}
+		active := 0
+		for _, c := range list.Items {
+			if c.Status.Phase == mgmtv1.PhaseActive {
+				active++
+			}
+		}
+		return active == n, nil
+	})
+}
