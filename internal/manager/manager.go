@@ -53,6 +53,9 @@ type Options struct {
 	// service the EKS driver calls (an emulator such as `clustersync dev
 	// eks`); empty means real AWS.
 	EKSEndpoint string
+	// Tokens makes the bearer tokens for managed clusters' API servers;
+	// nil means aws-iam-authenticator tokens (management.Reconciler.Tokens).
+	Tokens management.TokenFunc
 	// EKSRefresh is how often the upstream spec of each EKS cluster is
 	// refreshed; 0 means management.DefaultRefresh (300 seconds, Rancher's
 	// eks-refresh).
@@ -178,13 +181,13 @@ func Run(ctx context.Context, o Options) error {
 // the EKS operator (watching EKSClusterConfigs). Only spec changes and
 // deletions wake them; the rest is periodic (refresh, poll).
 func Setup(mgr ctrl.Manager, o Options) error {
-	factory := eks.NewClientFactory(o.EKSEndpoint)
+	factory := eks.NewServicesFactory(o.EKSEndpoint)
 	opts := controller.Options{MaxConcurrentReconciles: o.Workers}
 	if o.Workers == 0 {
 		opts.MaxConcurrentReconciles = DefaultWorkers
 	}
 	mgmt := &management.Reconciler{
-		Client: mgr.GetClient(), NewEKS: factory, Events: mgr.GetEventRecorder("clustersync-management"), Refresh: o.EKSRefresh,
+		Client: mgr.GetClient(), NewServices: factory, Tokens: o.Tokens, Events: mgr.GetEventRecorder("clustersync-management"), Refresh: o.EKSRefresh,
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("management-cluster").WithOptions(opts).
 		For(&mgmtv1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -192,7 +195,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		Complete(mgmt); err != nil {
 		return fmt.Errorf("management controller: %w", err)
 	}
-	op := &eks.Reconciler{Client: mgr.GetClient(), NewClient: factory, Poll: o.EKSPoll}
+	op := &eks.Reconciler{Client: mgr.GetClient(), NewServices: factory, Poll: o.EKSPoll}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("eks-operator").WithOptions(opts).
 		For(&eksv1.EKSClusterConfig{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Complete(op); err != nil {
@@ -231,4 +234,4 @@ func ensureNamespaces(ctx context.Context, cfg *rest.Config, names ...string) er
 type leaderRunnable func(context.Context) error
 
 func (f leaderRunnable) Start(ctx context.Context) error { return f(ctx) }
-func (f leaderRunnable) NeedLeaderElection() bool         { return true }
+func (f leaderRunnable) NeedLeaderElection() bool        { return true }

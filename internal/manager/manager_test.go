@@ -87,7 +87,7 @@ func TestManagerCreatesUpdatesDeletes(t *testing.T) {
 		KubernetesVersion: &v, PublicAccess: &pub,
 		Subnets: &[]string{"subnet-1", "subnet-2"}, ServiceRole: ptr("arn:aws:iam::123456789012:role/eks-service"),
 		NodeGroups: &[]eksv1.NodeGroup{{NodegroupName: "workers", DesiredSize: &two, MinSize: ptr(int64(1)), MaxSize: ptr(int64(4)),
-			NodeRole: ptr("arn:aws:iam::123456789012:role/eks-node"),
+			NodeRole:       ptr("arn:aws:iam::123456789012:role/eks-node"),
 			LaunchTemplate: &eksv1.LaunchTemplate{ID: ptr("lt-0123"), Version: ptr(int64(1))}}},
 	}}}
 	if err := k.Create(ctx, c); err != nil {

@@ -12,13 +12,10 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 
 	"github.com/clustersync/clustersync/internal/hosted/access"
 	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
@@ -50,39 +47,8 @@ func namespace(t *testing.T) string {
 // EKS reports it.
 func endpointAndCA(t *testing.T) (string, []byte) {
 	t.Helper()
-	cfg := rest.CopyConfig(env.Config)
-	if err := rest.LoadTLSFiles(cfg); err != nil {
-		t.Fatal(err)
-	}
-	return cfg.Host, []byte(base64.StdEncoding.EncodeToString(cfg.CAData))
-}
-
-// mintAdminToken makes ServiceAccount ns/admin bound to cluster-admin and
-// returns a 10-minute token for it from the TokenRequest API: the
-// credential a cloud would hand out (an IAM token for EKS).
-func mintAdminToken(t *testing.T, ns string) string {
-	t.Helper()
-	ctx := context.Background()
-	if _, err := env.Kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "admin"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	crb := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: ns + "-admin"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "admin", Namespace: ns}},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-	}
-	if _, err := env.Kube.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = env.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), crb.Name, metav1.DeleteOptions{})
-	})
-	tr, err := env.Kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "admin",
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(600))}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr.Status.Token
+	endpoint, ca := env.APIServer(t)
+	return endpoint, []byte(base64.StdEncoding.EncodeToString(ca))
 }
 
 // downstream is a client for the API server built by RESTConfig from its
@@ -111,7 +77,7 @@ func whoAmI(ctx context.Context, k kubernetes.Interface) (string, error) {
 // for several requests.
 func TestRESTConfigAuthenticates(t *testing.T) {
 	ns := namespace(t)
-	token := mintAdminToken(t, ns)
+	token := env.AdminToken(t, ns)
 	var calls atomic.Int32
 	k := downstream(t, func(context.Context) (string, error) {
 		calls.Add(1)
@@ -136,7 +102,7 @@ func TestRESTConfigAuthenticates(t *testing.T) {
 // fetches a new one.
 func TestRESTConfigRefetchesAfterUnauthorized(t *testing.T) {
 	ns := namespace(t)
-	token := mintAdminToken(t, ns)
+	token := env.AdminToken(t, ns)
 	var calls atomic.Int32
 	k := downstream(t, func(context.Context) (string, error) {
 		if calls.Add(1) == 1 {
@@ -174,7 +140,7 @@ func TestTokenSourceErrorSurfaces(t *testing.T) {
 // and creates nothing more.
 func TestEnsureServiceAccountToken(t *testing.T) {
 	ns := namespace(t)
-	admin := mintAdminToken(t, ns)
+	admin := env.AdminToken(t, ns)
 	k := downstream(t, access.StaticToken(admin))
 	ctx := context.Background()
 	t.Cleanup(func() {
@@ -230,7 +196,7 @@ func TestStoreToken(t *testing.T) {
 	ns := namespace(t)
 	ctx := context.Background()
 	endpoint, ca := endpointAndCA(t)
-	token := mintAdminToken(t, ns)
+	token := env.AdminToken(t, ns)
 	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cluster", Namespace: ns}}
 	if err := env.Client.Create(ctx, owner); err != nil {
 		t.Fatal(err)
@@ -299,7 +265,7 @@ func TestStoreToken(t *testing.T) {
 // CountNodes counts the Node objects of the downstream cluster.
 func TestCountNodes(t *testing.T) {
 	ns := namespace(t)
-	k := downstream(t, access.StaticToken(mintAdminToken(t, ns)))
+	k := downstream(t, access.StaticToken(env.AdminToken(t, ns)))
 	ctx := context.Background()
 	before, err := access.CountNodes(ctx, k)
 	if err != nil {

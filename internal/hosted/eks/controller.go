@@ -42,14 +42,11 @@ const DefaultPoll = 30 * time.Second
 type Reconciler struct {
 	// Client reads and writes the EKSClusterConfig objects and Secrets.
 	Client client.Client
-	// NewClient makes the EKS client from the credential Secret. It may be
-	// nil when NewServices is set.
-	NewClient ClientFactory
 	// NewServices makes the EKS, CloudFormation and EC2 clients from the
-	// credential Secret (NewServicesFactory); when set, its EKS client is
-	// used instead of NewClient's. Without it, a cluster that needs
-	// something generated (networking, roles, the managed launch template)
-	// fails with a status.failureMessage naming this field.
+	// credential Secret (NewServicesFactory); required. A factory that
+	// leaves CloudFormation or EC2 nil fails clusters that need something
+	// generated (networking, roles, the managed launch template) with a
+	// status.failureMessage saying so.
 	NewServices ServicesFactory
 	// Poll is the describe interval while a cluster is being created; 0
 	// means DefaultPoll.
@@ -98,34 +95,10 @@ func (r *Reconciler) poll() time.Duration {
 	return DefaultPoll
 }
 
-// clients builds the AWS clients from the credential Secret: all of them
-// with NewServices, else only EKS with NewClient.
+// clients builds the AWS clients from the credential Secret.
 func (r *Reconciler) clients(ctx context.Context, c *eksv1.EKSClusterConfig) (*Clients, error) {
-	ref, err := ParseCredentialRef(c.Spec.AmazonCredentialSecret)
-	if err != nil {
-		return nil, err
-	}
-	var s corev1.Secret
-	if err := r.Client.Get(ctx, ref, &s); err != nil {
-		return nil, fmt.Errorf("credential secret %s: %w", ref, err)
-	}
-	cs := &Clients{}
-	if r.NewServices != nil {
-		made, err := r.NewServices(ctx, c.Spec.Region, s.Data)
-		if err != nil {
-			return nil, err
-		}
-		*cs = *made
-	}
-	if cs.EKS == nil {
-		if r.NewClient == nil {
-			return nil, errors.New("the EKS operator has no EKS client: set Reconciler.NewServices (eks.NewServicesFactory) or Reconciler.NewClient")
-		}
-		if cs.EKS, err = r.NewClient(ctx, c.Spec.Region, s.Data); err != nil {
-			return nil, err
-		}
-	}
-	return cs, nil
+	cs, _, err := LoadClients(ctx, r.Client, r.NewServices, c.Spec)
+	return cs, err
 }
 
 // create creates the cluster: it checks the name is free in the region,

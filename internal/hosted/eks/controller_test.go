@@ -162,7 +162,14 @@ func TestCreateRefused(t *testing.T) {
 	if err := k.Create(context.Background(), &eksv1.EKSClusterConfig{ObjectMeta: metav1.ObjectMeta{Name: key2.Name, Namespace: ns}, Spec: s}); err != nil {
 		t.Fatal(err)
 	}
-	eksOnly := &eks.Reconciler{Client: k, NewClient: eks.NewClientFactory(srv.URL), Poll: time.Second}
+	all := eks.NewServicesFactory(srv.URL)
+	eksOnly := &eks.Reconciler{Client: k, Poll: time.Second, NewServices: func(ctx context.Context, region string, secret map[string][]byte) (*eks.Clients, error) {
+		cs, err := all(ctx, region, secret)
+		if err != nil {
+			return nil, err
+		}
+		return &eks.Clients{EKS: cs.EKS}, nil
+	}}
 	if _, c := reconcile(t, eksOnly, key2); !strings.Contains(c.Status.FailureMessage, "spec.subnets") ||
 		!strings.Contains(c.Status.FailureMessage, "Reconciler.NewServices") {
 		t.Errorf("no subnets: failure %q", c.Status.FailureMessage)

@@ -2,6 +2,7 @@ package eks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -10,7 +11,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 )
 
 // Keys of the credential Secret, as Rancher names them
@@ -29,25 +34,28 @@ func ParseCredentialRef(ref string) (types.NamespacedName, error) {
 	return types.NamespacedName{Namespace: ns, Name: name}, nil
 }
 
-// ClientFactory makes the EKS client for a region from the credential
-// Secret's data. Production uses NewClient; tests point it at the emulator.
-type ClientFactory func(ctx context.Context, region string, secret map[string][]byte) (API, error)
-
-// NewClientFactory returns a ClientFactory that builds aws-sdk-go-v2 EKS
-// clients with the Secret's static credentials; endpoint, when not empty,
-// replaces the AWS endpoint (an emulator, a proxy).
-func NewClientFactory(endpoint string) ClientFactory {
-	return func(_ context.Context, region string, secret map[string][]byte) (API, error) {
-		cfg, err := awsConfig(region, secret)
-		if err != nil {
-			return nil, err
-		}
-		return eks.NewFromConfig(cfg, func(o *eks.Options) {
-			if endpoint != "" {
-				o.BaseEndpoint = aws.String(endpoint)
-			}
-		}), nil
+// LoadClients reads the credential Secret that spec.amazonCredentialSecret
+// names ("namespace:name") with k and makes the region's AWS clients from
+// its data with newServices. It returns the clients and the Secret's data
+// (the IAM token of the cluster's API server is signed with the same
+// keys). Errors name the field or the Secret.
+func LoadClients(ctx context.Context, k client.Reader, newServices ServicesFactory, spec eksv1.EKSClusterConfigSpec) (*Clients, map[string][]byte, error) {
+	if newServices == nil {
+		return nil, nil, errors.New("no AWS clients: the reconciler's NewServices is not set (eks.NewServicesFactory)")
 	}
+	ref, err := ParseCredentialRef(spec.AmazonCredentialSecret)
+	if err != nil {
+		return nil, nil, err
+	}
+	var s corev1.Secret
+	if err := k.Get(ctx, ref, &s); err != nil {
+		return nil, nil, fmt.Errorf("credential secret %s (spec.amazonCredentialSecret): %w", ref, err)
+	}
+	cs, err := newServices(ctx, spec.Region, s.Data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("credential secret %s: %w", ref, err)
+	}
+	return cs, s.Data, nil
 }
 
 // awsConfig is the SDK configuration for region with the static

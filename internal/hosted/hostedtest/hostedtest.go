@@ -12,10 +12,15 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
@@ -67,19 +72,66 @@ func Main(m *testing.M, env **Env) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	e := &Env{Scheme: runtime.NewScheme(), Kube: kubernetes.NewForConfigOrDie(cp.Config), Config: cp.Config}
+	// Tests drive controllers by hand, many requests a second: client-go's
+	// default limit (5 requests/s) would make every request after the
+	// first ten wait 200 ms.
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.QPS, cfg.Burst = -1, 0
+	e := &Env{Scheme: runtime.NewScheme(), Kube: kubernetes.NewForConfigOrDie(cfg), Config: cfg}
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, eksv1.AddToScheme, mgmtv1.AddToScheme} {
 		if err := add(e.Scheme); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 	}
-	if e.Client, err = client.New(cp.Config, client.Options{Scheme: e.Scheme}); err != nil {
+	if e.Client, err = client.New(cfg, client.Options{Scheme: e.Scheme}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	*env = e
 	return m.Run()
+}
+
+// APIServer returns the Env's API server URL and its CA certificates
+// (PEM): what a cloud reports for a managed cluster when the Env plays that
+// cluster (ekstest.Options.EndpointFor and CertificateAuthorityFor).
+func (e *Env) APIServer(t testing.TB) (endpoint string, caPEM []byte) {
+	t.Helper()
+	cfg := rest.CopyConfig(e.Config)
+	if err := rest.LoadTLSFiles(cfg); err != nil {
+		t.Fatal(err)
+	}
+	return cfg.Host, cfg.CAData
+}
+
+// AdminToken makes ServiceAccount ns/admin (ns must exist) bound to
+// cluster-admin by ClusterRoleBinding "<ns>-admin", deleted when t ends,
+// and returns a 10-minute token for it from the TokenRequest API: the
+// credential a cloud would hand out for a managed cluster (an IAM token for
+// EKS).
+func (e *Env) AdminToken(t testing.TB, ns string) string {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := e.Kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "admin"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: ns + "-admin"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "admin", Namespace: ns}},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+	}
+	if _, err := e.Kube.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = e.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), crb.Name, metav1.DeleteOptions{})
+	})
+	tr, err := e.Kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "admin",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(600))}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.Status.Token
 }
 
 // Require skips t when env is nil (-short).

@@ -39,8 +39,19 @@ const DefaultRefresh = 300 * time.Second
 // Reconciler is the management controller for EKS clusters.
 type Reconciler struct {
 	Client client.Client
-	// NewEKS makes EKS clients, as for the operator.
-	NewEKS eks.ClientFactory
+	// NewServices makes the AWS clients from a credential Secret, as for
+	// the operator (eks.NewServicesFactory); required.
+	NewServices eks.ServicesFactory
+	// Tokens makes the bearer token for a cluster's API server; nil means
+	// an aws-iam-authenticator token (eks.IAMToken) from the credential
+	// Secret.
+	Tokens TokenFunc
+	// Dial opens connections for the private-endpoint check
+	// (eks.RequiresTunnel); nil means a net.Dialer.
+	Dial eks.DialFunc
+	// DialTimeout bounds that check; 0 means eks.EndpointDialTimeout (30
+	// seconds).
+	DialTimeout time.Duration
 	// Events records OutsideChange events on Clusters.
 	Events events.EventRecorder
 	// Refresh is the upstream refresh period; 0 means DefaultRefresh.
@@ -82,7 +93,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	config := *c.Spec.EKSConfig
 	opSpec := config
-	up, found, err := r.upstream(ctx, &config)
+	up, found, err := r.upstream(ctx, &config, op.Status)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -207,21 +218,15 @@ type upstreamState struct {
 	secret map[string][]byte
 }
 
-// upstream describes the cluster in EKS; found is false before it exists.
-func (r *Reconciler) upstream(ctx context.Context, config *eksv1.EKSClusterConfigSpec) (upstreamState, bool, error) {
-	ref, err := eks.ParseCredentialRef(config.AmazonCredentialSecret)
+// upstream describes the cluster in EKS (eks.DescribeUpstream, which reads
+// node groups on the operator's launch template from status); found is
+// false before it exists.
+func (r *Reconciler) upstream(ctx context.Context, config *eksv1.EKSClusterConfigSpec, status eksv1.EKSClusterConfigStatus) (upstreamState, bool, error) {
+	cs, secret, err := eks.LoadClients(ctx, r.Client, r.NewServices, *config)
 	if err != nil {
 		return upstreamState{}, false, err
 	}
-	var s corev1.Secret
-	if err := r.Client.Get(ctx, ref, &s); err != nil {
-		return upstreamState{}, false, fmt.Errorf("credential secret %s: %w", ref, err)
-	}
-	api, err := r.NewEKS(ctx, config.Region, s.Data)
-	if err != nil {
-		return upstreamState{}, false, err
-	}
-	cl, ngs, err := eks.Describe(ctx, api, config.DisplayName)
+	spec, cl, _, err := eks.DescribeUpstream(ctx, cs, *config, status)
 	var nf *ekstypes.ResourceNotFoundException
 	if errors.As(err, &nf) {
 		return upstreamState{}, false, nil
@@ -229,7 +234,7 @@ func (r *Reconciler) upstream(ctx context.Context, config *eksv1.EKSClusterConfi
 	if err != nil {
 		return upstreamState{}, false, err
 	}
-	st := upstreamState{spec: eks.UpstreamSpec(*config, cl, ngs, false), endpoint: aws.ToString(cl.Endpoint), secret: s.Data}
+	st := upstreamState{spec: spec, endpoint: aws.ToString(cl.Endpoint), secret: secret}
 	if cl.CertificateAuthority != nil {
 		st.caCert = aws.ToString(cl.CertificateAuthority.Data)
 	}
@@ -251,9 +256,4 @@ func show(v any) string {
 		return "(unset)"
 	}
 	return fmt.Sprintf("%v", v)
-}
-
-// reach connects to the cluster's API server (stub until access lands).
-func (r *Reconciler) reach(ctx context.Context, c *mgmtv1.Cluster, config *eksv1.EKSClusterConfigSpec, up upstreamState) *accessResult {
-	return nil
 }

@@ -66,35 +66,66 @@ type world struct {
 // until the cluster is active and the applied spec recorded.
 func imported(t *testing.T, name string) *world {
 	t.Helper()
+	f, pub := false, true
+	return importedWith(t, ekstest.ClusterSpec{Name: name, Version: "1.31", EndpointPublicAccess: true, Tags: map[string]string{"team": "a"},
+		Nodegroups: []ekstest.NodegroupSpec{{Name: "workers"}}},
+		func(s *eksv1.EKSClusterConfigSpec) { s.PrivateAccess, s.PublicAccess, s.Tags = &f, &pub, &map[string]string{"team": "a"} }, nil)
+}
+
+// importedWith registers cluster and settles both controllers until the
+// Cluster is active.
+func importedWith(t *testing.T, cluster ekstest.ClusterSpec, edit func(*eksv1.EKSClusterConfigSpec), dial eks.DialFunc) *world {
+	t.Helper()
+	w := register(t, cluster, edit, dial)
+	w.settle(t)
+	var got mgmtv1.Cluster
+	if err := k.Get(context.Background(), w.key, &got); err != nil || got.Status.Phase != mgmtv1.PhaseActive || got.Status.AppliedSpec == nil {
+		t.Fatalf("not settled: %+v (%v)", got.Status, err)
+	}
+	return w
+}
+
+// register puts cluster into the emulator and registers it as an imported
+// Cluster whose config edit sets the managed fields of; dial, when not
+// nil, is the management controller's (tunnel detection). The emulated
+// cluster's API server is env's, reached with a cluster-admin token of a
+// namespace of the test's own (in place of an IAM token).
+func register(t *testing.T, cluster ekstest.ClusterSpec, edit func(*eksv1.EKSClusterConfigSpec), dial eks.DialFunc) *world {
+	t.Helper()
 	start(t)
 	ctx := context.Background()
+	name := cluster.Name
 	if err := k.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "aws-" + name, Namespace: eksv1.Namespace},
 		StringData: map[string]string{eks.AccessKeyField: "a", eks.SecretKeyField: "b"}}); err != nil {
 		t.Fatal(err)
 	}
-	clk := hostedtest.NewClock(time.Date(2026, 11, 22, 10, 55, 0, 0, time.UTC))
-	srv := ekstest.New(ekstest.Options{Now: clk.Now, UpdateDelay: time.Minute, Region: "us-west-2"})
-	t.Cleanup(srv.Close)
-	if err := srv.ImportCluster(ekstest.ClusterSpec{Name: name, Version: "1.31", EndpointPublicAccess: true, Tags: map[string]string{"team": "a"}}); err != nil {
+	endpoint, ca := env.APIServer(t)
+	adminNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "admin-" + name}}
+	if err := k.Create(ctx, adminNS); err != nil {
 		t.Fatal(err)
 	}
-	f, pub := false, true
-	c := &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: mgmtv1.ClusterSpec{DisplayName: name, EKSConfig: &eksv1.EKSClusterConfigSpec{
-		DisplayName: name, Region: "us-west-2", AmazonCredentialSecret: eksv1.Namespace + ":aws-" + name, Imported: true,
-		PrivateAccess: &f, PublicAccess: &pub, Tags: &map[string]string{"team": "a"},
-	}}}
+	t.Cleanup(func() { _ = k.Delete(context.Background(), adminNS) })
+	adminToken := env.AdminToken(t, adminNS.Name)
+	clk := hostedtest.NewClock(time.Date(2026, 11, 22, 10, 55, 0, 0, time.UTC))
+	srv := ekstest.New(ekstest.Options{Now: clk.Now, UpdateDelay: time.Minute, Region: "us-west-2",
+		EndpointFor: func(string) string { return endpoint }, CertificateAuthorityFor: func(string) []byte { return ca }})
+	t.Cleanup(srv.Close)
+	if err := srv.ImportCluster(cluster); err != nil {
+		t.Fatal(err)
+	}
+	config := &eksv1.EKSClusterConfigSpec{DisplayName: name, Region: "us-west-2", AmazonCredentialSecret: eksv1.Namespace + ":aws-" + name, Imported: true}
+	if edit != nil {
+		edit(config)
+	}
+	c := &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: mgmtv1.ClusterSpec{DisplayName: name, EKSConfig: config}}
 	if err := k.Create(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	factory := eks.NewClientFactory(srv.URL)
+	factory := eks.NewServicesFactory(srv.URL)
+	tokens := func(context.Context, string, map[string][]byte, string) (string, error) { return adminToken, nil }
 	w := &world{srv: srv, clk: clk, key: types.NamespacedName{Name: name},
-		mgmt: &management.Reconciler{Client: k, NewEKS: factory, Events: recorder, Refresh: time.Second},
-		op:   &eks.Reconciler{Client: k, NewClient: factory, Poll: time.Second}}
-	w.settle(t)
-	var got mgmtv1.Cluster
-	if err := k.Get(ctx, w.key, &got); err != nil || got.Status.Phase != mgmtv1.PhaseActive || got.Status.AppliedSpec == nil {
-		t.Fatalf("not settled: %+v (%v)", got.Status, err)
-	}
+		mgmt: &management.Reconciler{Client: k, NewServices: factory, Tokens: tokens, Dial: dial, Events: recorder, Refresh: time.Second},
+		op:   &eks.Reconciler{Client: k, NewServices: factory, Poll: time.Second}}
 	return w
 }
 
