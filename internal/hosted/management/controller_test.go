@@ -69,7 +69,9 @@ func imported(t *testing.T, name string) *world {
 	f, pub := false, true
 	return importedWith(t, ekstest.ClusterSpec{Name: name, Version: "1.31", EndpointPublicAccess: true, Tags: map[string]string{"team": "a"},
 		Nodegroups: []ekstest.NodegroupSpec{{Name: "workers"}}},
-		func(s *eksv1.EKSClusterConfigSpec) { s.PrivateAccess, s.PublicAccess, s.Tags = &f, &pub, &map[string]string{"team": "a"} }, nil)
+		func(s *eksv1.EKSClusterConfigSpec) {
+			s.PrivateAccess, s.PublicAccess, s.Tags = &f, &pub, &map[string]string{"team": "a"}
+		}, nil)
 }
 
 // importedWith registers cluster and settles both controllers until the
