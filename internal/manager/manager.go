@@ -20,8 +20,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -144,9 +146,12 @@ func Run(ctx context.Context, o Options) error {
 		metricsAddr = "0"
 	}
 	mgr, err := ctrl.NewManager(o.Config, ctrl.Options{
-		Scheme:                        scheme,
-		Logger:                        o.Log,
-		Metrics:                       metricsserver.Options{BindAddress: metricsAddr},
+		Scheme:  scheme,
+		Logger:  o.Log,
+		Metrics: metricsserver.Options{BindAddress: metricsAddr},
+		// controller-runtime keeps controller names process-wide; Run may
+		// be called more than once in a process (replicas in tests).
+		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
 		HealthProbeBindAddress:        o.HealthAddr,
 		LeaderElection:                o.LeaderElection,
 		LeaderElectionNamespace:       o.LeaderElectionNamespace,

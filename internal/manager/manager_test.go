@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/testr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -36,10 +36,16 @@ func TestMain(m *testing.M) {
 func run(t *testing.T, o manager.Options, started chan<- string, id string) func() error {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	o.Config, o.Log = env.Config, logr.Discard()
+	o.Config, o.Log = env.Config, testr.New(t)
 	o.Started = func() { started <- id }
 	done := make(chan error, 1)
-	go func() { done <- manager.Run(ctx, o) }()
+	go func() {
+		err := manager.Run(ctx, o)
+		if err != nil && ctx.Err() == nil {
+			t.Errorf("replica %s stopped: %v", id, err)
+		}
+		done <- err
+	}()
 	stopped := false
 	stop := func() error {
 		if stopped {
@@ -87,8 +93,7 @@ func TestManagerCreatesUpdatesDeletes(t *testing.T) {
 		KubernetesVersion: &v, PublicAccess: &pub,
 		Subnets: &[]string{"subnet-1", "subnet-2"}, ServiceRole: ptr("arn:aws:iam::123456789012:role/eks-service"),
 		NodeGroups: &[]eksv1.NodeGroup{{NodegroupName: "workers", DesiredSize: &two, MinSize: ptr(int64(1)), MaxSize: ptr(int64(4)),
-			NodeRole:       ptr("arn:aws:iam::123456789012:role/eks-node"),
-			LaunchTemplate: &eksv1.LaunchTemplate{ID: ptr("lt-0123"), Version: ptr(int64(1))}}},
+			NodeRole: ptr("arn:aws:iam::123456789012:role/eks-node")}},
 	}}}
 	if err := k.Create(ctx, c); err != nil {
 		t.Fatal(err)
@@ -127,6 +132,7 @@ func TestManagerCreatesUpdatesDeletes(t *testing.T) {
 		}
 		if d := (*cur.Spec.EKSConfig.NodeGroups)[0].DesiredSize; d == nil || *d != five {
 			(*cur.Spec.EKSConfig.NodeGroups)[0].DesiredSize = &five
+			(*cur.Spec.EKSConfig.NodeGroups)[0].MaxSize = ptr(int64(6))
 			if err := k.Update(ctx, &cur); err != nil && !apierrors.IsConflict(err) {
 				return false, err
 			}

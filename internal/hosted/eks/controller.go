@@ -159,7 +159,7 @@ func (r *Reconciler) create(ctx context.Context, cs *Clients, c *eksv1.EKSCluste
 		}
 	}
 	c.Status.Phase, c.Status.FailureMessage = eksv1.PhaseCreating, ""
-	return ctrl.Result{RequeueAfter: r.poll()}, r.Client.Status().Update(ctx, c)
+	return r.saveAndPoll(ctx, c)
 }
 
 // waitActive waits for EKS to report the cluster ACTIVE, then writes the CA
@@ -350,4 +350,14 @@ func (r *Reconciler) fail(ctx context.Context, c *eksv1.EKSClusterConfig, messag
 		return err
 	}
 	return nil
+}
+
+// saveAndPoll writes c's status and asks to be called again after the
+// poll interval (without the requeue when the write failed: the error
+// requeues with backoff).
+func (r *Reconciler) saveAndPoll(ctx context.Context, c *eksv1.EKSClusterConfig) (ctrl.Result, error) {
+	if err := r.Client.Status().Update(ctx, c); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: r.poll()}, nil
 }

@@ -90,7 +90,7 @@ func (r *Reconciler) update(ctx context.Context, cs *Clients, c *eksv1.EKSCluste
 	}
 	if busy {
 		c.Status.Phase = eksv1.PhaseUpdating
-		return ctrl.Result{RequeueAfter: r.poll()}, r.Client.Status().Update(ctx, c)
+		return r.saveAndPoll(ctx, c)
 	}
 	up, err := upstream(ctx, cs, c.Spec, c.Status, cl, ngs, false)
 	if err != nil {
@@ -110,12 +110,12 @@ func (r *Reconciler) update(ctx context.Context, cs *Clients, c *eksv1.EKSCluste
 	}
 	if err := r.apply(ctx, cs, c, cl, up, *next); errors.Is(err, errPending) {
 		c.Status.Phase = eksv1.PhaseUpdating
-		return ctrl.Result{RequeueAfter: r.poll()}, r.Client.Status().Update(ctx, c)
+		return r.saveAndPoll(ctx, c)
 	} else if err != nil {
 		return r.failOrRetry(ctx, c, err)
 	}
 	c.Status.Phase, c.Status.FailureMessage = eksv1.PhaseUpdating, ""
-	return ctrl.Result{RequeueAfter: r.poll()}, r.Client.Status().Update(ctx, c)
+	return r.saveAndPoll(ctx, c)
 }
 
 // ignored reports whether a pushed change has nothing to apply: a

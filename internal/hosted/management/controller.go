@@ -154,7 +154,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	c.Status.Driver = mgmtv1.DriverEKS
 	c.Status.ObservedGeneration = c.Generation
 	setConditions(&c, obs)
-	return ctrl.Result{RequeueAfter: r.refresh()}, r.Client.Status().Update(ctx, &c)
+	if err := r.Client.Status().Update(ctx, &c); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: r.refresh()}, nil
 }
 
 // finalize deletes the Cluster's EKSClusterConfig, reports phase Deleting
