@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/testr"
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 func run(t *testing.T, o manager.Options, started chan<- string, id string) func() error {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	o.Config, o.Log = env.Config, testr.New(t)
+	o.Config, o.Log = env.Config, logr.Discard()
 	o.Started = func() { started <- id }
 	done := make(chan error, 1)
 	go func() {

@@ -306,6 +306,15 @@ type EKSClusterConfigStatus struct {
 	// +optional
 	NetworkFieldsSource string `json:"networkFieldsSource,omitempty"`
 
+	// KnownNodeGroups are the names of the node groups spec.nodeGroups has
+	// named, kept until EKS no longer reports them. A node group EKS reports
+	// that is known but no longer in the spec was removed by the user and is
+	// deleted; one never known was created outside clustersync and is left
+	// alone (the management controller adopts it), so a console change that
+	// has not been refreshed yet is never undone.
+	// +optional
+	KnownNodeGroups []string `json:"knownNodeGroups,omitempty"`
+
 	// TemplateVersionsToDelete are versions of the managed launch template
 	// no node group uses any more, to be deleted.
 	// +optional

@@ -193,6 +193,11 @@ func (in *EKSClusterConfigStatus) DeepCopyInto(out *EKSClusterConfigStatus) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.KnownNodeGroups != nil {
+		in, out := &in.KnownNodeGroups, &out.KnownNodeGroups
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.TemplateVersionsToDelete != nil {
 		in, out := &in.TemplateVersionsToDelete, &out.TemplateVersionsToDelete
 		*out = make([]string, len(*in))

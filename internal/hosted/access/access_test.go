@@ -33,14 +33,7 @@ func TestMain(m *testing.M) {
 func namespace(t *testing.T) string {
 	t.Helper()
 	hostedtest.Require(t, env)
-	ns := strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
-	if _, err := env.Kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = env.Kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
-	})
-	return ns
+	return env.Namespace(t)
 }
 
 // endpointAndCA are the API server's URL and its CA, base64-encoded PEM as

@@ -59,10 +59,7 @@ func needServer(t *testing.T) {
 func setup(t *testing.T) (string, *ekstest.Server, *hostedtest.Clock, *eks.Reconciler) {
 	t.Helper()
 	needServer(t)
-	ns := strings.ToLower(strings.ReplaceAll(t.Name(), "_", "-"))
-	if err := k.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
+	ns := env.Namespace(t)
 	if err := k.Create(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "aws", Namespace: ns},
 		StringData: map[string]string{eks.AccessKeyField: "AKIAEXAMPLE", eks.SecretKeyField: "secret"}}); err != nil {
 		t.Fatal(err)

@@ -96,7 +96,8 @@ func (r *Reconciler) update(ctx context.Context, cs *Clients, c *eksv1.EKSCluste
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	plan := managed.Reconcile(c.Spec, up, eksv1.EKSClusterConfigSpec{}, ManagedOptions())
+	c.Status.KnownNodeGroups = knownNodeGroups(c.Spec, up, c.Status.KnownNodeGroups)
+	plan := managed.Reconcile(c.Spec, up, operatorApplied(up, c.Status.KnownNodeGroups), ManagedOptions())
 	var next *managed.Change
 	for _, ch := range OrderUpdates(plan.Push) {
 		if !Immutable(ch) && !ignored(&c.Spec, ch) {
@@ -135,6 +136,41 @@ func ignored(spec *eksv1.EKSClusterConfigSpec, ch managed.Change) bool {
 		return true
 	}
 	return field == "instanceType" && spot(ng)
+}
+
+// knownNodeGroups is status.knownNodeGroups after a pass: the node groups
+// the spec names, and those known before that EKS still reports (their
+// deletion is under way), sorted.
+func knownNodeGroups(spec, up eksv1.EKSClusterConfigSpec, known []string) []string {
+	var out []string
+	if spec.NodeGroups != nil {
+		for _, ng := range *spec.NodeGroups {
+			out = append(out, ng.NodegroupName)
+		}
+	}
+	if up.NodeGroups != nil {
+		for _, ng := range *up.NodeGroups {
+			if slices.Contains(known, ng.NodegroupName) {
+				out = append(out, ng.NodegroupName)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// operatorApplied is what the operator takes as last applied: the upstream
+// spec itself, so that the spec wins on every field it manages (the
+// management controller already decided which side wins), except node
+// groups it never knew, which were created outside clustersync and are
+// not deleted for being absent from the spec.
+func operatorApplied(up eksv1.EKSClusterConfigSpec, known []string) eksv1.EKSClusterConfigSpec {
+	applied := *up.DeepCopy()
+	if applied.NodeGroups != nil {
+		groups := slices.DeleteFunc(*applied.NodeGroups, func(ng eksv1.NodeGroup) bool { return !slices.Contains(known, ng.NodegroupName) })
+		applied.NodeGroups = &groups
+	}
+	return applied
 }
 
 // nodegroupOf returns the spec node group a change path names

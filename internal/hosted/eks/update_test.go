@@ -67,6 +67,77 @@ func writes(before, after map[string]int) []string {
 	return out
 }
 
+// untilActive reconciles key, letting EKS updates finish between passes,
+// until the operator is active again, and returns the mutating EKS calls
+// it made in order.
+func untilActive(t *testing.T, key types.NamespacedName, srv *ekstest.Server, clk *hostedtest.Clock, r *eks.Reconciler) []string {
+	t.Helper()
+	var sequence []string
+	for pass := 0; pass < 12; pass++ {
+		before := srv.Calls()
+		_, c := reconcile(t, r, key)
+		sequence = append(sequence, writes(before, srv.Calls())...)
+		if c.Status.FailureMessage != "" {
+			t.Fatalf("pass %d: failure %q", pass, c.Status.FailureMessage)
+		}
+		if c.Status.Phase == eksv1.PhaseActive && pass > 0 {
+			return sequence
+		}
+		clk.Advance(6 * time.Minute)
+	}
+	t.Fatalf("not active after 12 passes; calls %v", sequence)
+	return nil
+}
+
+// Each kind of change is sent with the EKS call that makes it and reaches
+// the cluster: endpoint access, public access sources, logging, tags
+// removed, node-group labels, a node group added, a node group removed.
+func TestUpdateEachField(t *testing.T) {
+	str := func(s string) *string { return &s }
+	for _, tc := range []struct {
+		name  string
+		edit  func(*eksv1.EKSClusterConfigSpec)
+		calls []string
+		check func(ekstest.ClusterSnapshot) bool
+	}{
+		{"private access", func(s *eksv1.EKSClusterConfigSpec) { yes := true; s.PrivateAccess = &yes },
+			[]string{"UpdateClusterConfig"}, func(c ekstest.ClusterSnapshot) bool { return c.EndpointPrivateAccess }},
+		{"public access sources", func(s *eksv1.EKSClusterConfigSpec) { s.PublicAccessSources = &[]string{"10.0.0.0/8"} },
+			[]string{"UpdateClusterConfig"}, func(c ekstest.ClusterSnapshot) bool {
+				return reflect.DeepEqual(c.PublicAccessCIDRs, []string{"10.0.0.0/8"})
+			}},
+		{"logging", func(s *eksv1.EKSClusterConfigSpec) { s.LoggingTypes = &[]string{"api", "audit"} },
+			[]string{"UpdateClusterConfig"}, func(c ekstest.ClusterSnapshot) bool {
+				return reflect.DeepEqual(c.EnabledLogTypes, []string{"api", "audit"})
+			}},
+		{"tag removed", func(s *eksv1.EKSClusterConfigSpec) { s.Tags = &map[string]string{} },
+			[]string{"UntagResource"}, func(c ekstest.ClusterSnapshot) bool { return len(c.Tags) == 0 }},
+		{"node-group labels", func(s *eksv1.EKSClusterConfigSpec) { (*s.NodeGroups)[0].Labels = &map[string]string{"tier": "web"} },
+			[]string{"UpdateNodegroupConfig"}, func(c ekstest.ClusterSnapshot) bool { return c.Nodegroups["workers"].Labels["tier"] == "web" }},
+		{"node group added", func(s *eksv1.EKSClusterConfigSpec) {
+			ng := (*s.NodeGroups)[0]
+			ng.NodegroupName, ng.InstanceType = "batch", str("c5.xlarge")
+			*s.NodeGroups = append(*s.NodeGroups, ng)
+		}, []string{"CreateNodegroup"}, func(c ekstest.ClusterSnapshot) bool {
+			return c.Nodegroups["batch"].Status == "ACTIVE" && c.Nodegroups["workers"].Status == "ACTIVE"
+		}},
+		{"node group removed", func(s *eksv1.EKSClusterConfigSpec) { *s.NodeGroups = []eksv1.NodeGroup{} },
+			[]string{"DeleteNodegroup"}, func(c ekstest.ClusterSnapshot) bool { _, ok := c.Nodegroups["workers"]; return !ok }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key, srv, clk, r := activeCluster(t)
+			editSpec(t, key, tc.edit)
+			if calls := untilActive(t, key, srv, clk, r); !reflect.DeepEqual(calls, tc.calls) {
+				t.Errorf("calls = %v, want %v", calls, tc.calls)
+			}
+			clk.Advance(11 * time.Minute) // deletions and creations finish
+			if snap := mustCluster(t, srv); !tc.check(snap) {
+				t.Errorf("EKS after the update: %+v", snap)
+			}
+		})
+	}
+}
+
 // Several changes at once are applied one per pass, in Rancher's order
 // (version, one minor at a time, then tags, then node groups), each after
 // the previous update has finished.
@@ -78,19 +149,7 @@ func TestUpdatesOnePerPass(t *testing.T) {
 		(*s.Tags)["cost"] = "42"
 		(*s.NodeGroups)[0].DesiredSize = &size
 	})
-	var sequence []string
-	for pass := 0; pass < 12; pass++ {
-		before := srv.Calls()
-		_, c := reconcile(t, r, key)
-		sequence = append(sequence, writes(before, srv.Calls())...)
-		if c.Status.FailureMessage != "" {
-			t.Fatalf("pass %d: failure %q", pass, c.Status.FailureMessage)
-		}
-		if c.Status.Phase == eksv1.PhaseActive && pass > 0 {
-			break
-		}
-		clk.Advance(6 * time.Minute)
-	}
+	sequence := untilActive(t, key, srv, clk, r)
 	want := []string{"UpdateClusterVersion", "UpdateClusterVersion", "TagResource", "UpdateNodegroupConfig"}
 	if !reflect.DeepEqual(sequence, want) {
 		t.Errorf("calls = %v, want %v", sequence, want)
@@ -139,5 +198,22 @@ func TestDowngradeRefused(t *testing.T) {
 	}
 	if w := writes(before, srv.Calls()); len(w) != 0 {
 		t.Errorf("pushed %v", w)
+	}
+}
+
+// A node group created in the console is not in the operator's spec until
+// the management controller adopts it; meanwhile the operator leaves it
+// alone while applying other changes.
+func TestConsoleNodegroupNotDeleted(t *testing.T) {
+	key, srv, clk, r := activeCluster(t)
+	if err := srv.ConsoleCreateNodegroup("prod", ekstest.NodegroupSpec{Name: "console"}); err != nil {
+		t.Fatal(err)
+	}
+	editSpec(t, key, func(s *eksv1.EKSClusterConfigSpec) { (*s.Tags)["cost"] = "42" })
+	if calls := untilActive(t, key, srv, clk, r); !reflect.DeepEqual(calls, []string{"TagResource"}) {
+		t.Errorf("calls = %v, want [TagResource]", calls)
+	}
+	if _, ok := mustCluster(t, srv).Nodegroups["console"]; !ok {
+		t.Error("the console's node group was deleted")
 	}
 }

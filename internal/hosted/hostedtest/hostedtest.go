@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -132,6 +133,22 @@ func (e *Env) AdminToken(t testing.TB, ns string) string {
 		t.Fatal(err)
 	}
 	return tr.Status.Token
+}
+
+// Namespace creates a namespace for t, named after the test (lowercase,
+// "/", "_" and spaces as "-", at most 63 characters), and deletes it when
+// t ends.
+func (e *Env) Namespace(t testing.TB) string {
+	t.Helper()
+	ns := strings.ToLower(strings.NewReplacer("/", "-", "_", "-", " ", "-").Replace(t.Name()))
+	ns = strings.Trim(ns[:min(len(ns), 63)], "-")
+	if _, err := e.Kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = e.Kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+	})
+	return ns
 }
 
 // Require skips t when env is nil (-short).

@@ -28,10 +28,15 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
@@ -40,6 +45,7 @@ import (
 	"github.com/clustersync/clustersync/internal/binaries"
 	"github.com/clustersync/clustersync/internal/hosted/eks"
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
+	"github.com/clustersync/clustersync/internal/hosted/management"
 	"github.com/clustersync/clustersync/internal/manager"
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 )
@@ -148,8 +154,26 @@ func run(n, workers, periods int, refresh time.Duration) error {
 	if err != nil {
 		return err
 	}
+	if err := k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: eksv1.Namespace}}); err != nil {
+		return err
+	}
 
-	emu := ekstest.NewUnstarted(ekstest.Options{Region: "us-west-2"})
+	// Every emulated cluster's API server is the bench's own, reached with
+	// a cluster-admin token in place of an IAM token, so that the
+	// management controller's access check (GET /version, the stored
+	// service-account token) runs as against real clusters.
+	token, err := adminToken(ctx, k, cfg)
+	if err != nil {
+		return err
+	}
+	caCfg := rest.CopyConfig(cp.Config)
+	if err := rest.LoadTLSFiles(caCfg); err != nil {
+		return err
+	}
+	emu := ekstest.NewUnstarted(ekstest.Options{Region: "us-west-2",
+		EndpointFor:             func(string) string { return caCfg.Host },
+		CertificateAuthorityFor: func(string) []byte { return caCfg.CAData }})
+	tokens := func(context.Context, string, map[string][]byte, string) (string, error) { return token, nil }
 	rec := &calls{}
 	ts := httptest.NewServer(rec.wrap(emu.Handler()))
 	defer ts.Close()
@@ -160,9 +184,6 @@ func run(n, workers, periods int, refresh time.Duration) error {
 			Nodegroups: []ekstest.NodegroupSpec{{Name: "a"}, {Name: "b"}}}); err != nil {
 			return err
 		}
-	}
-	if err := k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: eksv1.Namespace}}); err != nil {
-		return err
 	}
 	if err := k.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "aws", Namespace: eksv1.Namespace},
 		StringData: map[string]string{eks.AccessKeyField: "bench", eks.SecretKeyField: "bench"}}); err != nil {
@@ -183,7 +204,7 @@ func run(n, workers, periods int, refresh time.Duration) error {
 			return err
 		}
 	}
-	stop, err := startManager(cp.Config, ts.URL, workers, time.Hour)
+	stop, err := startManager(cp.Config, ts.URL, tokens, workers, time.Hour)
 	if err != nil {
 		return err
 	}
@@ -192,11 +213,16 @@ func run(n, workers, periods int, refresh time.Duration) error {
 		return err
 	}
 	fmt.Printf("  import: all %d Active %.1f s after their Clusters were created\n", n, time.Since(start).Seconds())
+	if err := waitReady(ctx, k, n, 5*time.Minute); err != nil {
+		stop()
+		return err
+	}
+	fmt.Printf("  import: all %d Ready (API server reached, service-account token stored) %.1f s after their Clusters were created\n", n, time.Since(start).Seconds())
 	stop()
 
 	// 2. One full refresh cycle: a fresh manager finds every cluster due.
 	t0 := time.Now()
-	stop, err = startManager(cp.Config, ts.URL, workers, refresh)
+	stop, err = startManager(cp.Config, ts.URL, tokens, workers, refresh)
 	if err != nil {
 		return err
 	}
@@ -276,12 +302,12 @@ func perCluster(cs []call, n, periods int) string {
 
 // startManager runs the controllers in process, as `clustersync manager`
 // does (without leader election), until the returned function is called.
-func startManager(cfg *rest.Config, endpoint string, workers int, refresh time.Duration) (func(), error) {
+func startManager(cfg *rest.Config, endpoint string, tokens management.TokenFunc, workers int, refresh time.Duration) (func(), error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- manager.Run(ctx, manager.Options{Config: cfg, EKSEndpoint: endpoint, EKSRefresh: refresh, EKSPoll: time.Second,
+		done <- manager.Run(ctx, manager.Options{Config: cfg, EKSEndpoint: endpoint, EKSRefresh: refresh, EKSPoll: time.Second, Tokens: tokens,
 			Workers: workers, Log: logr.Discard(), Started: func() { close(started) }})
 	}()
 	select {
@@ -294,6 +320,47 @@ func startManager(cfg *rest.Config, endpoint string, workers int, refresh time.D
 		cancel()
 		return nil, fmt.Errorf("manager not started within a minute")
 	}
+}
+
+// adminToken makes ServiceAccount clustersync-global-data/bench-admin with
+// cluster-admin and returns a one-hour token for it.
+func adminToken(ctx context.Context, k client.Client, cfg *rest.Config) (string, error) {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "bench-admin", Namespace: eksv1.Namespace}}
+	if err := k.Create(ctx, sa); err != nil {
+		return "", err
+	}
+	if err := k.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "bench-admin"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: sa.Namespace}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"}}); err != nil {
+		return "", err
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	tr, err := kube.CoreV1().ServiceAccounts(sa.Namespace).CreateToken(ctx, sa.Name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	return tr.Status.Token, nil
+}
+
+// waitReady waits for condition Ready on all n Clusters.
+func waitReady(ctx context.Context, k client.Client, n int, timeout time.Duration) error {
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		var list mgmtv1.ClusterList
+		if err := k.List(ctx, &list); err != nil {
+			return false, err
+		}
+		ready := 0
+		for _, c := range list.Items {
+			if meta.IsStatusConditionTrue(c.Status.Conditions, mgmtv1.ConditionReady) {
+				ready++
+			}
+		}
+		return ready == n, nil
+	})
 }
 
 func waitActive(ctx context.Context, k client.Client, n int, timeout time.Duration) error {
