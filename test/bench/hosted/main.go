@@ -37,6 +37,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
@@ -60,6 +61,7 @@ func main() {
 	flag.DurationVar(&refresh, "refresh", 20*time.Second, "upstream refresh period (--eks-refresh) for the steady-state measure")
 	flag.IntVar(&periods, "periods", 3, "refresh periods the steady state is measured over")
 	flag.Parse()
+	ctrl.SetLogger(logr.Discard()) // controller-runtime's queues log through the global logger
 	if err := run(n, workers, periods, refresh); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
