@@ -210,12 +210,12 @@ func run(n, workers, periods int, refresh time.Duration) error {
 	if err != nil {
 		return err
 	}
-	if err := waitActive(ctx, k, n, 5*time.Minute); err != nil {
+	if err := waitAll(ctx, k, n, 5*time.Minute, active); err != nil {
 		stop()
 		return err
 	}
 	fmt.Printf("  import: all %d Active %.1f s after their Clusters were created\n", n, time.Since(start).Seconds())
-	if err := waitReady(ctx, k, n, 5*time.Minute); err != nil {
+	if err := waitAll(ctx, k, n, 5*time.Minute, ready); err != nil {
 		stop()
 		return err
 	}
@@ -348,35 +348,25 @@ func adminToken(ctx context.Context, k client.Client, cfg *rest.Config) (string,
 	return tr.Status.Token, nil
 }
 
-// waitReady waits for condition Ready on all n Clusters.
-func waitReady(ctx context.Context, k client.Client, n int, timeout time.Duration) error {
+// waitAll waits until every one of the n Clusters satisfies ok.
+func waitAll(ctx context.Context, k client.Client, n int, timeout time.Duration, ok func(*mgmtv1.Cluster) bool) error {
 	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		var list mgmtv1.ClusterList
 		if err := k.List(ctx, &list); err != nil {
 			return false, err
 		}
-		ready := 0
-		for _, c := range list.Items {
-			if meta.IsStatusConditionTrue(c.Status.Conditions, mgmtv1.ConditionReady) {
-				ready++
+		count := 0
+		for i := range list.Items {
+			if ok(&list.Items[i]) {
+				count++
 			}
 		}
-		return ready == n, nil
+		return count == n, nil
 	})
 }
 
-func waitActive(ctx context.Context, k client.Client, n int, timeout time.Duration) error {
-	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		var list mgmtv1.ClusterList
-		if err := k.List(ctx, &list); err != nil {
-			return false, err
-		}
-		active := 0
-		for _, c := range list.Items {
-			if c.Status.Phase == mgmtv1.PhaseActive {
-				active++
-			}
-		}
-		return active == n, nil
-	})
+func active(c *mgmtv1.Cluster) bool { return c.Status.Phase == mgmtv1.PhaseActive }
+
+func ready(c *mgmtv1.Cluster) bool {
+	return meta.IsStatusConditionTrue(c.Status.Conditions, mgmtv1.ConditionReady)
 }
