@@ -30,11 +30,18 @@ func (r *Reconciler) observe(ctx context.Context, api API, c *eksv1.EKSClusterCo
 	for _, ng := range ngs {
 		busy = busy || ng.Status != ekstypes.NodegroupStatusActive
 	}
-	updates, err := api.ListUpdates(ctx, &eks.ListUpdatesInput{Name: name})
-	if err != nil {
-		return nil, nil, false, fmt.Errorf("list updates of %s: %w", c.Spec.DisplayName, err)
+	var ids []string
+	for pages := eks.NewListUpdatesPaginator(api, &eks.ListUpdatesInput{Name: name}); pages.HasMorePages(); {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, nil, false, fmt.Errorf("list updates of %s: %w", c.Spec.DisplayName, err)
+		}
+		ids = append(ids, page.UpdateIds...)
 	}
-	for _, id := range updates.UpdateIds {
+	// Forget completed updates EKS no longer lists, so the list stays as
+	// short as EKS's history.
+	c.Status.CompletedUpdateIDs = slices.DeleteFunc(c.Status.CompletedUpdateIDs, func(id string) bool { return !slices.Contains(ids, id) })
+	for _, id := range ids {
 		if slices.Contains(c.Status.CompletedUpdateIDs, id) {
 			continue
 		}
