@@ -15,10 +15,28 @@ import (
 // would only find the pair in sync: half the reconciles of a steady sync.
 // Only exact versions are matched (UID and resourceVersion), so a change by
 // anyone else, even right after ours, is always seen.
+//
+// It also tells when a cached object is older than the syncer's own last
+// write of it (behind): merging such a read against the state that write
+// recorded would take the keys the write added for deletions by someone
+// else, and the write's own event, being an echo, would never come to set
+// it right.
 type echoes struct {
 	m      sync.Map // "uid/resourceVersion" → time written
+	latest sync.Map // uid → lastWrite whose watch event has not come back yet
 	writes atomic.Uint64
 }
+
+// lastWrite is the newest version of an object the syncer wrote.
+type lastWrite struct {
+	rv string
+	at time.Time
+}
+
+// behindFor bounds how long a read that is not the syncer's last write is
+// taken as stale: the write's event may never come (a watch relist skips
+// it), and then the cache is as fresh as it will get.
+const behindFor = 3 * time.Second
 
 // echoTTL bounds how long an unconsumed entry is kept (its event may never
 // come, e.g. across a watch relist).
@@ -33,6 +51,7 @@ func (e *echoes) note(obj client.Object) {
 	}
 	now := time.Now()
 	e.m.Store(echoKey(obj), now)
+	e.latest.Store(obj.GetUID(), lastWrite{rv: obj.GetResourceVersion(), at: now})
 	if e.writes.Add(1)%4096 == 0 {
 		e.m.Range(func(k, v any) bool {
 			if now.Sub(v.(time.Time)) > echoTTL {
@@ -46,7 +65,26 @@ func (e *echoes) note(obj client.Object) {
 // consume reports whether obj is the echo of one of our writes, forgetting it.
 func (e *echoes) consume(obj client.Object) bool {
 	_, ok := e.m.LoadAndDelete(echoKey(obj))
+	if lw, found := e.latest.Load(obj.GetUID()); found && lw.(lastWrite).rv == obj.GetResourceVersion() {
+		e.latest.CompareAndDelete(obj.GetUID(), lw)
+	}
 	return ok
+}
+
+// behind reports whether obj, as read from a cache, is older than the
+// syncer's last write of it (whose event has not been seen yet), for at
+// most behindFor after that write.
+func (e *echoes) behind(obj client.Object, now time.Time) bool {
+	lw, found := e.latest.Load(obj.GetUID())
+	if !found {
+		return false
+	}
+	w := lw.(lastWrite)
+	if w.rv == obj.GetResourceVersion() || now.Sub(w.at) > behindFor {
+		e.latest.CompareAndDelete(obj.GetUID(), lw)
+		return false
+	}
+	return true
 }
 
 // notEcho is a predicate dropping create and update events of our own writes.

@@ -30,6 +30,10 @@ const conflictRetry = time.Second
 // object is looked at again.
 const collisionRetry = time.Minute
 
+// behindRetry is how soon a reconcile that found the cache behind the
+// syncer's own last write runs again.
+const behindRetry = 50 * time.Millisecond
+
 // engine reconciles one Resource.
 type engine[T client.Object] struct {
 	r    Resource[T]
@@ -113,6 +117,11 @@ func (e *engine[T]) reconcile(ctx context.Context, key types.NamespacedName) (ct
 		return ctrl.Result{}, err
 	}
 	ref := mapping.Ref{Kind: e.r.GVK().Kind, Namespace: key.Namespace, Name: key.Name}
+	if now := time.Now(); (vok && s.echoes.behind(virtual, now)) || (hok && s.echoes.behind(host, now)) {
+		// The cache has not caught up with our own last write: wait for it
+		// rather than merge against a state we know is old.
+		return ctrl.Result{RequeueAfter: behindRetry}, nil
+	}
 
 	if hok && !s.Translator.IsManaged(host, e.kind, e.r.HostName) {
 		if vok && virtual.GetDeletionTimestamp() == nil {
