@@ -111,7 +111,8 @@ func (ca *CA) CertPEM() []byte {
 // KeyPEM is the CA key as PEM.
 func (ca *CA) KeyPEM() ([]byte, error) { return encodeKey(ca.Key) }
 
-// LoadCA reads a CA written by WriteCA.
+// LoadCA reads a CA from a PEM certificate file and a PEM PKCS#8 key file
+// (as written from CertPEM and KeyPEM). Errors name the file.
 func LoadCA(certFile, keyFile string) (*CA, error) {
 	certPEM, err := os.ReadFile(certFile)
 	if err != nil {
@@ -121,22 +122,38 @@ func LoadCA(certFile, keyFile string) (*CA, error) {
 	if err != nil {
 		return nil, err
 	}
+	ca, err := ParseCA(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("%s, %s: %w", certFile, keyFile, err)
+	}
+	return ca, nil
+}
+
+// ParseCA reads a CA from its PEM certificate and PEM PKCS#8 key (CertPEM
+// and KeyPEM). Errors say which of the two is bad and why.
+func ParseCA(certPEM, keyPEM []byte) (*CA, error) {
 	cb, _ := pem.Decode(certPEM)
+	if cb == nil {
+		return nil, errors.New("CA certificate: no PEM block")
+	}
 	kb, _ := pem.Decode(keyPEM)
-	if cb == nil || kb == nil {
-		return nil, fmt.Errorf("%s or %s: no PEM block", certFile, keyFile)
+	if kb == nil {
+		return nil, errors.New("CA key: no PEM block")
 	}
 	cert, err := x509.ParseCertificate(cb.Bytes)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", certFile, err)
+		return nil, fmt.Errorf("CA certificate: %w", err)
+	}
+	if !cert.IsCA {
+		return nil, errors.New("CA certificate: not a CA (basic constraints)")
 	}
 	k, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", keyFile, err)
+		return nil, fmt.Errorf("CA key: %w", err)
 	}
 	signer, ok := k.(crypto.Signer)
 	if !ok {
-		return nil, errors.New(keyFile + ": not a signing key")
+		return nil, errors.New("CA key: not a signing key")
 	}
 	return &CA{Cert: cert, Key: signer}, nil
 }
