@@ -25,7 +25,7 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
-// The embedded files decode into the two CRDs, with the scope and printer
+// The embedded files decode into the four CRDs, with the scope and printer
 // columns the API asks for. No server needed.
 func TestCRDs(t *testing.T) {
 	crds, err := CRDs()
@@ -36,8 +36,10 @@ func TestCRDs(t *testing.T) {
 		scope   string
 		columns []string
 	}{
-		"eksclusterconfigs.eks.clustersync.io": {"Namespaced", []string{"Region", "Phase", "Version", "Age"}},
-		"clusters.management.clustersync.io":   {"Cluster", []string{"Driver", "Phase", "Version", "Age"}},
+		"eksclusterconfigs.eks.clustersync.io":                {"Namespaced", []string{"Region", "Phase", "Version", "Age"}},
+		"clusters.management.clustersync.io":                  {"Cluster", []string{"Driver", "Phase", "Version", "Age"}},
+		"projects.management.clustersync.io":                  {"Cluster", []string{"Cluster", "Display Name", "Namespaces", "Age"}},
+		"clusterregistrationtokens.management.clustersync.io": {"Namespaced", []string{"Cluster", "Expires", "Age"}},
 	}
 	if len(crds) != len(want) {
 		t.Fatalf("%d CRDs, want %d", len(crds), len(want))
@@ -222,6 +224,49 @@ func TestOnAPIServer(t *testing.T) {
 					}
 				}
 			})
+		}
+	})
+
+	t.Run("registered clusters", func(t *testing.T) {
+		imported := func(name string, mutate func(*mgmtv1.ClusterSpec)) *mgmtv1.Cluster {
+			cl := &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: mgmtv1.ClusterSpec{DisplayName: name,
+				ImportedConfig: &mgmtv1.ImportedConfig{Members: []mgmtv1.ClusterMember{{Kind: "User", Name: "alice", Role: mgmtv1.RoleReadOnly}}},
+				K3sConfig:      &mgmtv1.K3sConfig{KubernetesVersion: "v1.31.4+k3s1"}}}
+			if mutate != nil {
+				mutate(&cl.Spec)
+			}
+			return cl
+		}
+		ok := imported("edge", nil)
+		if err := c.Create(ctx, ok); err != nil {
+			t.Fatal(err)
+		}
+		if ok.Spec.K3sConfig.ServerConcurrency != 1 || ok.Spec.K3sConfig.WorkerConcurrency != 1 {
+			t.Errorf("concurrency defaults %d/%d, want 1/1", ok.Spec.K3sConfig.ServerConcurrency, ok.Spec.K3sConfig.WorkerConcurrency)
+		}
+		for _, tc := range []struct {
+			name   string
+			mutate func(*mgmtv1.ClusterSpec)
+			want   string
+		}{
+			{"both drivers", func(s *mgmtv1.ClusterSpec) { s.EKSConfig = validSpec() }, "spec.eksConfig and spec.importedConfig are exclusive"},
+			{"bad role", func(s *mgmtv1.ClusterSpec) { s.ImportedConfig.Members[0].Role = "admin" }, "spec.importedConfig.members[0].role"},
+			{"bad k3s version", func(s *mgmtv1.ClusterSpec) { s.K3sConfig.KubernetesVersion = "1.31" }, "spec.k3sConfig.kubernetesVersion"},
+			{"short token ttl", func(s *mgmtv1.ClusterSpec) { s.ImportedConfig.TokenTTLSeconds = ptr(int64(5)) }, "spec.importedConfig.tokenTTLSeconds"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				err := c.Create(ctx, imported("invalid-imported", tc.mutate))
+				if err == nil {
+					_ = c.Delete(ctx, imported("invalid-imported", nil))
+					t.Fatal("created, want refused")
+				}
+				if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("error %v, want Invalid naming %q", err, tc.want)
+				}
+			})
+		}
+		if err := c.Delete(ctx, ok); err != nil {
+			t.Fatal(err)
 		}
 	})
 

@@ -20,12 +20,28 @@ type ClusterSpec struct {
 	// and leaves nil fields as the cloud has them (shared/reference/000).
 	// +optional
 	EKSConfig *eksv1.EKSClusterConfigSpec `json:"eksConfig,omitempty"`
+
+	// ImportedConfig makes this a registered (imported) cluster: an
+	// existing cluster connected by the clustersync agent, which dials back
+	// to the management server (Rancher's cluster registration,
+	// shared/reference/004). `clustersync cluster import` sets it.
+	// +optional
+	ImportedConfig *ImportedConfig `json:"importedConfig,omitempty"`
+
+	// K3sConfig asks for a K3s (or RKE2) upgrade of a registered cluster
+	// whose server version says it is one; for any other cluster it is
+	// refused with condition Upgraded=False.
+	// +optional
+	K3sConfig *K3sConfig `json:"k3sConfig,omitempty"`
 }
 
 // Drivers (status.driver): the cloud service a Cluster is managed through.
 const (
 	// DriverEKS is Amazon Elastic Kubernetes Service (spec.eksConfig).
 	DriverEKS = "EKS"
+	// DriverImported is a registered cluster connected by the agent
+	// (spec.importedConfig).
+	DriverImported = "imported"
 )
 
 // Phases of a Cluster (status.phase), a summary of its conditions for
@@ -46,6 +62,9 @@ const (
 	// PhaseDeleting means the cluster is being deleted, or disconnected if
 	// it was imported.
 	PhaseDeleting = "Deleting"
+	// PhaseUnavailable means a registered cluster was Active and its agent
+	// is no longer connected (Rancher shows "Unavailable").
+	PhaseUnavailable = "Unavailable"
 )
 
 // Condition types of a Cluster (status.conditions), following Rancher's
@@ -76,6 +95,13 @@ const (
 	// ConditionConnected is True when clustersync can reach the cluster's
 	// API server (directly or through a tunnel).
 	ConditionConnected = "Connected"
+	// ConditionCapabilitiesValid is False when a capability annotation has
+	// a value of the wrong type; its message names the annotation.
+	ConditionCapabilitiesValid = "CapabilitiesValid"
+	// ConditionUpgraded reports a K3s/RKE2 upgrade asked in spec.k3sConfig:
+	// Unknown while the Plans run, True when every node runs the version,
+	// False when the cluster cannot be upgraded (not K3s or RKE2).
+	ConditionUpgraded = "Upgraded"
 )
 
 // EKSStatus is what clustersync knows of the cloud side of an EKS cluster,
@@ -133,7 +159,7 @@ type ClusterStatus struct {
 
 	// Phase summarises the conditions: Pending, Provisioning, Active,
 	// Updating, Error or Deleting.
-	// +kubebuilder:validation:Enum=Pending;Provisioning;Active;Updating;Error;Deleting
+	// +kubebuilder:validation:Enum=Pending;Provisioning;Active;Updating;Error;Deleting;Unavailable
 	// +optional
 	Phase string `json:"phase,omitempty"`
 
@@ -174,6 +200,20 @@ type ClusterStatus struct {
 	// +optional
 	Version string `json:"version,omitempty"`
 
+	// Agent is what the agent of a registered cluster reported.
+	// +optional
+	Agent *AgentStatus `json:"agent,omitempty"`
+
+	// Capabilities are what a registered cluster can do, as detected by the
+	// agent and overridden by capability annotations on the Cluster.
+	// +optional
+	Capabilities *Capabilities `json:"capabilities,omitempty"`
+
+	// K3s is the K3s (or RKE2) side of a registered cluster: each node's
+	// launch arguments and environment (read-only) and the upgrade Plans.
+	// +optional
+	K3s *K3sStatus `json:"k3s,omitempty"`
+
 	// ObservedGeneration is the metadata.generation of the spec the
 	// management controller last acted on.
 	// +optional
@@ -188,6 +228,7 @@ type ClusterStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Cluster
 // +kubebuilder:subresource:status
+// +kubebuilder:validation:XValidation:rule="!(has(self.spec.eksConfig) && has(self.spec.importedConfig))",message="spec.eksConfig and spec.importedConfig are exclusive: a cluster is either hosted (EKS) or registered"
 // +kubebuilder:printcolumn:name="Driver",type=string,JSONPath=`.status.driver`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`
