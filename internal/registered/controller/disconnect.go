@@ -1,0 +1,65 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+
+	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/registered/agent"
+	"github.com/clustersync/clustersync/internal/registered/registration"
+)
+
+// CleanupObjects are the downstream objects that disconnect a cluster: a
+// ServiceAccount and cluster-admin binding in kube-system and a Job that
+// runs `clustersync agent cleanup` (agent.Cleanup) with image. They carry
+// the managed-by label; the Job is deleted 10 minutes after it finished.
+func CleanupObjects(cluster, image string) (*corev1.ServiceAccount, *rbacv1.ClusterRoleBinding, *batchv1.Job) {
+	labels := map[string]string{registration.LabelName: agent.CleanupName, registration.LabelManagedBy: registration.ManagedByValue, registration.LabelCluster: cluster}
+	meta := metav1.ObjectMeta{Name: agent.CleanupName, Namespace: agent.CleanupNamespace, Labels: labels}
+	sa := &corev1.ServiceAccount{ObjectMeta: meta}
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: agent.CleanupName, Labels: labels},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: agent.CleanupName, Namespace: agent.CleanupNamespace}},
+	}
+	job := &batchv1.Job{ObjectMeta: meta, Spec: batchv1.JobSpec{
+		BackoffLimit:            ptr.To(int32(6)),
+		TTLSecondsAfterFinished: ptr.To(int32(600)),
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+			ServiceAccountName: agent.CleanupName,
+			RestartPolicy:      corev1.RestartPolicyOnFailure,
+			Containers:         []corev1.Container{{Name: "cleanup", Image: image, Args: []string{"agent", "cleanup"}}},
+		}},
+	}}
+	return sa, crb, job
+}
+
+// disconnect creates the cleanup objects in the cluster through its
+// tunnel; the Job removes the agent (and with it the tunnel).
+func (r *Reconciler) disconnect(ctx context.Context, c *mgmtv1.Cluster, cfg *rest.Config) error {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	sa, crb, job := CleanupObjects(c.Name, r.AgentImage)
+	if _, err := kube.CoreV1().ServiceAccounts(sa.Namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("ServiceAccount %s/%s: %w", sa.Namespace, sa.Name, err)
+	}
+	if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("ClusterRoleBinding %s: %w", crb.Name, err)
+	}
+	if _, err := kube.BatchV1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("Job %s/%s: %w", job.Namespace, job.Name, err)
+	}
+	r.event(c, corev1.EventTypeNormal, "Disconnecting", "cleanup Job %s/%s created in the cluster; nodes and workloads are not touched", job.Namespace, job.Name)
+	return nil
+}
