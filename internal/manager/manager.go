@@ -86,6 +86,10 @@ type Options struct {
 	// Started, when set, is called once the controllers run (after the
 	// Lease was won, with leader election).
 	Started func()
+
+	// Registered configures registered clusters; a zero value (no
+	// ServeAddr and no Listener) leaves them off.
+	Registered RegisteredOptions
 }
 
 // Scheme returns a scheme with the built-in kinds and clustersync's API
@@ -171,6 +175,11 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if err := Setup(mgr, o); err != nil {
 		return err
+	}
+	if o.Registered.ServeAddr != "" || o.Registered.Listener != nil {
+		if err := setupRegistered(ctx, mgr, o); err != nil {
+			return err
+		}
 	}
 	if o.Started != nil {
 		started := o.Started

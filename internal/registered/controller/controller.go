@@ -128,6 +128,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			if err := r.ensureProjects(ctx, &c, p.downstream); err != nil {
 				return ctrl.Result{}, err
 			}
+			if err := ensureMembers(ctx, p.downstream, &c); err != nil {
+				return ctrl.Result{}, err
+			}
 		} else {
 			c.Status.Phase = mgmtv1.PhaseUnavailable
 		}

@@ -1,0 +1,183 @@
+package manager
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/registered/controller"
+	"github.com/clustersync/clustersync/internal/registered/server"
+	"github.com/clustersync/clustersync/internal/registered/servingcert"
+	"github.com/clustersync/clustersync/internal/registered/tunnel"
+)
+
+// DefaultAgentImage is the agent image import manifests name unless told
+// otherwise.
+const DefaultAgentImage = "ghcr.io/clustersync/clustersync:latest"
+
+// RegisteredOptions configure registered clusters (Rancher's cluster
+// import): one HTTPS server for import manifests, agent tunnels and the
+// /k8s/clusters proxy, and the registered-cluster controller.
+type RegisteredOptions struct {
+	// ServeAddr is the HTTPS server's listen address, e.g. ":8443".
+	ServeAddr string
+	// Listener, when set, is used instead of listening on ServeAddr.
+	Listener net.Listener
+	// ExternalURL is the server's https URL as agents and users reach it;
+	// "" means https://<listen address>.
+	ExternalURL string
+	// TLSCertFile and TLSKeyFile are the serving certificate chain and key
+	// (PEM); empty means a certificate from a self-signed CA generated once
+	// and kept in Secret clustersync-system/clustersync-serving-ca.
+	TLSCertFile, TLSKeyFile string
+	// TLSCAFile is the CA agents are to trust with TLSCertFile; empty means
+	// the chain's last certificate.
+	TLSCAFile string
+	// AgentImage is the agent's image in import manifests; "" means
+	// DefaultAgentImage.
+	AgentImage string
+	// Ping is the ping period of connected clusters; 0 means 15 seconds.
+	Ping time.Duration
+}
+
+// setupRegistered adds the registered-cluster controller and the HTTPS
+// server to mgr. The server runs on the leader only, so that agents'
+// tunnels end where the controller runs.
+func setupRegistered(ctx context.Context, mgr ctrl.Manager, o Options) error {
+	ro := o.Registered
+	l := ro.Listener
+	if l == nil {
+		var err error
+		if l, err = net.Listen("tcp", ro.ServeAddr); err != nil {
+			return fmt.Errorf("registered clusters: listen %s: %w", ro.ServeAddr, err)
+		}
+	}
+	external := ro.ExternalURL
+	if external == "" {
+		external = "https://" + l.Addr().String()
+	}
+	u, err := url.Parse(external)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return fmt.Errorf("registered clusters: external URL %q: want https://host[:port]", external)
+	}
+	var id *servingcert.Identity
+	if ro.TLSCertFile != "" || ro.TLSKeyFile != "" {
+		id, err = servingcert.FromFiles(ro.TLSCertFile, ro.TLSKeyFile, ro.TLSCAFile)
+	} else {
+		if err := ensureNamespaces(ctx, o.Config, servingcert.DefaultSecretNamespace); err != nil {
+			return err
+		}
+		var direct client.Client
+		if direct, err = client.New(o.Config, client.Options{Scheme: mgr.GetScheme()}); err != nil {
+			return err
+		}
+		id, err = servingcert.SelfSigned(ctx, direct, types.NamespacedName{Namespace: servingcert.DefaultSecretNamespace, Name: servingcert.DefaultSecretName}, []string{u.Hostname()})
+	}
+	if err != nil {
+		return fmt.Errorf("registered clusters: %w", err)
+	}
+	kube, err := kubernetes.NewForConfig(o.Config)
+	if err != nil {
+		return err
+	}
+	image := ro.AgentImage
+	if image == "" {
+		image = DefaultAgentImage
+	}
+
+	wake := make(chan event.GenericEvent)
+	notify := func(cluster string) {
+		go func() {
+			select {
+			case wake <- event.GenericEvent{Object: &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}}}:
+			case <-ctx.Done():
+			}
+		}()
+	}
+	srv := &server.Server{Client: mgr.GetClient(), Kube: kube, URL: external, CAPEM: id.CAPEM, AgentImage: image}
+	srv.Tunnel = tunnel.NewServer(srv.Authorize, tunnel.ServerOptions{CACertPEM: id.CAPEM,
+		OnConnect: func(reg tunnel.Registration) { notify(reg.Cluster) }, OnDisconnect: notify})
+	rec := &controller.Reconciler{Client: mgr.GetClient(), Tunnel: srv.Tunnel, URL: external, AgentImage: image,
+		Events: mgr.GetEventRecorder("clustersync-registered"), Ping: ro.Ping}
+	if err := ctrl.NewControllerManagedBy(mgr).Named("registered-cluster").
+		For(&mgmtv1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WatchesRawSource(source.Channel(wake, &handler.EnqueueRequestForObject{})).
+		Complete(rec); err != nil {
+		return fmt.Errorf("registered-cluster controller: %w", err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), TLSConfig: &tls.Config{Certificates: []tls.Certificate{id.Certificate}, MinVersion: tls.VersionTLS12},
+		ReadHeaderTimeout: 30 * time.Second}
+	tracked := &connTracker{Listener: l, conns: map[net.Conn]struct{}{}}
+	return mgr.Add(leaderRunnable(func(ctx context.Context) error {
+		go func() {
+			<-ctx.Done()
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = hs.Shutdown(sctx)
+			tracked.closeAll() // the hijacked tunnel connections Shutdown leaves open
+		}()
+		if err := hs.ServeTLS(tracked, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("registered clusters: HTTPS server: %w", err)
+		}
+		return nil
+	}))
+}
+
+// connTracker remembers the connections it accepted, so that stopping the
+// server also ends the agents' tunnels (http.Server forgets hijacked
+// connections) and the agents reconnect to the next leader.
+type connTracker struct {
+	net.Listener
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+}
+
+func (t *connTracker) Accept() (net.Conn, error) {
+	c, err := t.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	t.conns[c] = struct{}{}
+	t.mu.Unlock()
+	return &trackedConn{Conn: c, t: t}, nil
+}
+
+func (t *connTracker) closeAll() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for c := range t.conns {
+		c.Close()
+	}
+}
+
+type trackedConn struct {
+	net.Conn
+	t *connTracker
+}
+
+func (c *trackedConn) Close() error {
+	c.t.mu.Lock()
+	delete(c.t.conns, c.Conn)
+	c.t.mu.Unlock()
+	return c.Conn.Close()
+}
