@@ -30,7 +30,7 @@ func newClusterCommand() *cobra.Command {
 	}
 	cmd.PersistentFlags().StringVar(&kubeconfig, "kubeconfig", "",
 		"kubeconfig of the management cluster (default: $KUBECONFIG, else ~/.kube/config)")
-	cmd.AddCommand(newClusterShowCommand(&kubeconfig))
+	cmd.AddCommand(newClusterShowCommand(&kubeconfig), newClusterImportCommand(&kubeconfig))
 	return cmd
 }
 

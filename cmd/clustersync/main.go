@@ -30,7 +30,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDemoCommand(), newDevCommand(), newVirtualCommand(), newSyncerCommand(), newInstallCommand(), newManagerCommand(), newClusterCommand(), newVersionCommand())
+	root.AddCommand(newDemoCommand(), newDevCommand(), newVirtualCommand(), newSyncerCommand(), newInstallCommand(), newManagerCommand(), newClusterCommand(), newAgentCommand(), newVersionCommand())
 	return root
 }
 

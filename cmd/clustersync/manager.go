@@ -72,6 +72,12 @@ the Lease clustersync-system/clustersync-manager and reconciles.`,
 	f.IntVar(&o.Workers, "workers", manager.DefaultWorkers, "objects each controller reconciles at once")
 	f.StringVar(&o.HealthAddr, "health-addr", "", "address serving /healthz and /readyz, e.g. 127.0.0.1:8081")
 	f.StringVar(&o.MetricsAddr, "metrics-addr", "", "address serving Prometheus metrics on /metrics, e.g. 127.0.0.1:8080")
+	f.StringVar(&o.Registered.ServeAddr, "serve-addr", ":8443", "HTTPS address of registered clusters: import manifests, agent tunnels, the /k8s/clusters proxy (\"\" turns registered clusters off)")
+	f.StringVar(&o.Registered.ExternalURL, "external-url", "", "https URL agents and users reach the server at (default https://<serve-addr>)")
+	f.StringVar(&o.Registered.TLSCertFile, "tls-cert", "", "serving certificate chain, PEM (default: a self-signed CA kept in Secret clustersync-system/clustersync-serving-ca)")
+	f.StringVar(&o.Registered.TLSKeyFile, "tls-key", "", "serving key, PEM")
+	f.StringVar(&o.Registered.TLSCAFile, "tls-ca", "", "CA agents trust with --tls-cert (default: the chain's last certificate)")
+	f.StringVar(&o.Registered.AgentImage, "agent-image", manager.DefaultAgentImage, "agent image in import manifests")
 	f.IntVarP(&verbosity, "v", "v", 1, "log verbosity")
 	return cmd
 }

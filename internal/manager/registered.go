@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"sync"
 	"time"
 
@@ -73,7 +74,7 @@ func setupRegistered(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	}
 	external := ro.ExternalURL
 	if external == "" {
-		external = "https://" + l.Addr().String()
+		external = defaultExternalURL(l.Addr())
 	}
 	u, err := url.Parse(external)
 	if err != nil || u.Scheme != "https" || u.Host == "" {
@@ -180,4 +181,19 @@ func (c *trackedConn) Close() error {
 	delete(c.t.conns, c.Conn)
 	c.t.mu.Unlock()
 	return c.Conn.Close()
+}
+
+// defaultExternalURL is https://<listen address>, with the host name in
+// place of an unspecified address (":8443" listens on all of them).
+func defaultExternalURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "https://" + addr.String()
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		if h, err := os.Hostname(); err == nil {
+			host = h
+		}
+	}
+	return "https://" + net.JoinHostPort(host, port)
 }
