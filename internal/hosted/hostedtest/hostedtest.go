@@ -41,6 +41,8 @@ type Env struct {
 	Kube   kubernetes.Interface
 	// Config reaches the API server as its administrator.
 	Config *rest.Config
+	// Kubeconfig is the path of an administrator kubeconfig, for kubectl.
+	Kubeconfig string
 }
 
 // Main is a TestMain body: it starts an Env into *env, runs the tests and
@@ -61,34 +63,12 @@ func Main(m *testing.M, env **Env) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, Name: "hosted", ServiceCIDR: "10.96.0.0/16", Binaries: bins})
+	e, stop, err := Start(bins, dir, "hosted", true)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer cp.Stop()
-	if err := crd.Install(ctx, cp.Config); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	// Tests drive controllers by hand, many requests a second: client-go's
-	// default limit (5 requests/s) would make every request after the
-	// first ten wait 200 ms.
-	cfg := rest.CopyConfig(cp.Config)
-	cfg.QPS, cfg.Burst = -1, 0
-	e := &Env{Scheme: runtime.NewScheme(), Kube: kubernetes.NewForConfigOrDie(cfg), Config: cfg}
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, eksv1.AddToScheme, mgmtv1.AddToScheme} {
-		if err := add(e.Scheme); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-	}
-	if e.Client, err = client.New(cfg, client.Options{Scheme: e.Scheme}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	defer stop()
 	*env = e
 	return m.Run()
 }
@@ -149,6 +129,40 @@ func (e *Env) Namespace(t testing.TB) string {
 		_ = e.Kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 	})
 	return ns
+}
+
+// Start starts a kube-apiserver (with etcd and kube-controller-manager)
+// named name with its state under dir, installs the CRDs when crds is
+// true, and returns its Env and the function that stops it. For a
+// TestMain that needs more than one API server (Main starts one).
+func Start(bins binaries.Set, dir, name string, crds bool) (*Env, func(), error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, Name: name, ServiceCIDR: "10.96.0.0/16", Binaries: bins})
+	if err != nil {
+		return nil, nil, err
+	}
+	fail := func(err error) (*Env, func(), error) { cp.Stop(); return nil, nil, err }
+	if crds {
+		if err := crd.Install(ctx, cp.Config); err != nil {
+			return fail(err)
+		}
+	}
+	// Tests drive controllers by hand, many requests a second: client-go's
+	// default limit (5 requests/s) would make every request after the
+	// first ten wait 200 ms.
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.QPS, cfg.Burst = -1, 0
+	e := &Env{Scheme: runtime.NewScheme(), Kube: kubernetes.NewForConfigOrDie(cfg), Config: cfg, Kubeconfig: cp.Layout.AdminKubeconfig()}
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, eksv1.AddToScheme, mgmtv1.AddToScheme} {
+		if err := add(e.Scheme); err != nil {
+			return fail(err)
+		}
+	}
+	if e.Client, err = client.New(cfg, client.Options{Scheme: e.Scheme}); err != nil {
+		return fail(err)
+	}
+	return e, cp.Stop, nil
 }
 
 // Require skips t when env is nil (-short).

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -163,12 +164,14 @@ func (r *Reconciler) finalize(ctx context.Context, c *mgmtv1.Cluster) (ctrl.Resu
 	if err := r.deleteToken(ctx, c.Name); err != nil {
 		return ctrl.Result{}, err
 	}
-	if reg, ok := r.Tunnel.Registration(c.Name); ok {
-		if dial, ok := r.Tunnel.Dialer(c.Name); ok {
-			if err := r.disconnect(ctx, c, DownstreamConfig(reg, dial)); err != nil {
-				return ctrl.Result{}, fmt.Errorf("disconnect %s: %w", c.Name, err)
-			}
+	reg, ok := r.Tunnel.Registration(c.Name)
+	dial, ok2 := r.Tunnel.Dialer(c.Name)
+	if ok && ok2 {
+		if err := r.disconnect(ctx, c, DownstreamConfig(reg, dial)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("disconnect %s: %w", c.Name, err)
 		}
+	} else {
+		r.event(c, corev1.EventTypeWarning, "DisconnectedOffline", "the agent is not connected: its objects stay in the cluster; remove them with `clustersync agent cleanup --kubeconfig <cluster>`")
 	}
 	if err := r.deleteProjects(ctx, c.Name); err != nil {
 		return ctrl.Result{}, err

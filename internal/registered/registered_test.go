@@ -1,0 +1,434 @@
+package registered_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+
+	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/binaries"
+	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
+	"github.com/clustersync/clustersync/internal/manager"
+	"github.com/clustersync/clustersync/internal/registered"
+	"github.com/clustersync/clustersync/internal/registered/agent"
+	"github.com/clustersync/clustersync/internal/registered/controller"
+	"github.com/clustersync/clustersync/internal/registered/registration"
+	"github.com/clustersync/clustersync/internal/registered/tunnel"
+)
+
+// mgmt is the management cluster, down the cluster being registered: each
+// a real kube-apiserver with etcd and kube-controller-manager.
+var mgmt, down *hostedtest.Env
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	bins, err := binaries.ForTestMain()
+	if errors.Is(err, binaries.ErrShort) {
+		return m.Run()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "clustersync-registered-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	var stopMgmt, stopDown func()
+	if mgmt, stopMgmt, err = hostedtest.Start(bins, filepath.Join(dir, "mgmt"), "mgmt", true); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer stopMgmt()
+	if down, stopDown, err = hostedtest.Start(bins, filepath.Join(dir, "down"), "down", false); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer stopDown()
+	return m.Run()
+}
+
+func waitFor(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 90*time.Second, true, cond); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func cluster(t *testing.T, name string) (*mgmtv1.Cluster, error) {
+	t.Helper()
+	var c mgmtv1.Cluster
+	err := mgmt.Client.Get(context.Background(), types.NamespacedName{Name: name}, &c)
+	return &c, err
+}
+
+// kubectl runs kubectl with args and stdin, failing t on error.
+func kubectl(t *testing.T, stdin []byte, args ...string) string {
+	t.Helper()
+	out, err := kubectlErr(stdin, args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func kubectlErr(stdin []byte, args ...string) (string, error) {
+	cmd := exec.Command("kubectl", args...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// fetchInsecure is `curl --insecure -sfL url`.
+func fetchInsecure(t *testing.T, url string) []byte {
+	t.Helper()
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 30 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
+	}
+	return b
+}
+
+// token returns a TokenRequest token of service account ns/name in env,
+// creating the account (and ns) when missing.
+func token(t *testing.T, env *hostedtest.Env, ns, name string) string {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := env.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if _, err := env.Kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	tr, err := env.Kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.Status.Token
+}
+
+// startAgent runs the agent as the Deployment of the applied manifest
+// would: with the agent service account's token, and the server, checksum
+// and cluster from the Deployment's environment ("" keeps those). The
+// returned function stops it and returns Run's result.
+func startAgent(t *testing.T, cluster, checksum string) func() error {
+	stop, _ := startAgentDone(t, cluster, checksum)
+	return stop
+}
+
+// gaveUp waits for an agent to end by itself and returns its error.
+func gaveUp(t *testing.T, done <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(90 * time.Second):
+		t.Fatal("the agent kept running")
+		return nil
+	}
+}
+
+// startAgentDone is startAgent that also returns a channel with Run's
+// result when it ends by itself.
+func startAgentDone(t *testing.T, cluster, checksum string) (func() error, <-chan error) {
+	t.Helper()
+	var dep appsv1.Deployment
+	if err := down.Client.Get(context.Background(), types.NamespacedName{Namespace: registration.AgentNamespace, Name: registration.AgentName}, &dep); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	if checksum == "" {
+		checksum = env[registration.EnvCAChecksum]
+	}
+	if cluster == "" {
+		cluster = env[registration.EnvCluster]
+	}
+	cfg := rest.CopyConfig(down.Config)
+	if err := rest.LoadTLSFiles(cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg = &rest.Config{Host: cfg.Host, TLSClientConfig: rest.TLSClientConfig{CAData: cfg.CAData},
+		BearerToken: token(t, down, registration.AgentNamespace, registration.AgentName)}
+	ctx, cancel := context.WithCancel(context.Background())
+	result := make(chan error, 1)
+	ended := make(chan error, 1)
+	go func() {
+		err := agent.Run(ctx, agent.Options{Config: cfg, ServerURL: env[registration.EnvServer], CAChecksum: checksum, Cluster: cluster,
+			MinBackoff: 50 * time.Millisecond, MaxBackoff: 500 * time.Millisecond, Log: logr.Discard()})
+		result <- err
+		if ctx.Err() == nil {
+			ended <- err
+		}
+	}()
+	stopped := false
+	var err error
+	stop := func() error {
+		if !stopped {
+			stopped = true
+			cancel()
+			err = <-result
+		}
+		return err
+	}
+	t.Cleanup(func() { _ = stop() })
+	return stop, ended
+}
+
+func condition(c *mgmtv1.Cluster, typ string) metav1.ConditionStatus {
+	if cond := meta.FindStatusCondition(c.Status.Conditions, typ); cond != nil {
+		return cond.Status
+	}
+	return ""
+}
+
+// The whole registration: import, kubectl applies the served manifest
+// (twice), the agent connects and the cluster turns Active with its
+// projects; the proxy serves members as themselves; a wrong CA checksum
+// and a re-import of the active cluster are refused; the agent restarts;
+// deleting the Cluster disconnects it and leaves the workloads running.
+func TestRegisteredClusterLifecycle(t *testing.T) {
+	hostedtest.Require(t, mgmt)
+	ctx := context.Background()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	mctx, stopManager := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- manager.Run(mctx, manager.Options{Config: mgmt.Config, Log: logr.Discard(), Started: func() { close(started) },
+			Registered: manager.RegisteredOptions{Listener: l, Ping: 500 * time.Millisecond, AgentImage: "example.com/clustersync:test"}})
+	}()
+	t.Cleanup(func() { stopManager(); <-done })
+	select {
+	case <-started:
+	case err := <-done:
+		t.Fatalf("manager: %v", err)
+	case <-time.After(time.Minute):
+		t.Fatal("manager not started within a minute")
+	}
+	serverURL := "https://" + l.Addr().String()
+
+	// A workload that must survive the disconnect.
+	kubectl(t, nil, "--kubeconfig", down.Kubeconfig, "create", "namespace", "apps")
+	kubectl(t, nil, "--kubeconfig", down.Kubeconfig, "-n", "apps", "create", "deployment", "web", "--image=nginx")
+
+	members := []mgmtv1.ClusterMember{
+		{Kind: "ServiceAccount", Name: "team:viewer", Role: mgmtv1.RoleReadOnly},
+		{Kind: "ServiceAccount", Name: "team:owner", Role: mgmtv1.RoleClusterOwner},
+	}
+	crt, err := registered.Import(ctx, mgmt.Client, "edge", members, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(crt.Status.Command, "kubectl apply -f "+serverURL+"/v1/import/") || !strings.HasPrefix(crt.Status.InsecureCommand, "curl --insecure -sfL ") {
+		t.Errorf("commands %q / %q", crt.Status.Command, crt.Status.InsecureCommand)
+	}
+	waitFor(t, "Pending before the agent connects", func(context.Context) (bool, error) {
+		c, err := cluster(t, "edge")
+		return err == nil && c.Status.Phase == mgmtv1.PhasePending && condition(c, mgmtv1.ConditionPending) == metav1.ConditionUnknown &&
+			condition(c, mgmtv1.ConditionConnected) == metav1.ConditionFalse, err
+	})
+
+	// The insecure variant: curl --insecure … | kubectl apply -f -, twice.
+	manifest := fetchInsecure(t, crt.Status.ManifestURL)
+	kubectl(t, manifest, "--kubeconfig", down.Kubeconfig, "apply", "-f", "-")
+	stopAgent := startAgent(t, "", "")
+	waitFor(t, "cluster Active", func(context.Context) (bool, error) {
+		c, err := cluster(t, "edge")
+		return err == nil && c.Status.Phase == mgmtv1.PhaseActive && condition(c, mgmtv1.ConditionReady) == metav1.ConditionTrue, err
+	})
+	again := kubectl(t, fetchInsecure(t, crt.Status.ManifestURL), "--kubeconfig", down.Kubeconfig, "apply", "-f", "-")
+	for _, line := range strings.Split(strings.TrimSpace(again), "\n") {
+		if !strings.HasSuffix(line, " unchanged") {
+			t.Errorf("second apply changed something: %q", line)
+		}
+	}
+
+	c, _ := cluster(t, "edge")
+	if c.Status.Agent == nil || c.Status.Agent.KubeSystemUID == "" || c.Status.Version == "" || condition(c, mgmtv1.ConditionConnected) != metav1.ConditionTrue {
+		t.Fatalf("status after connect: %+v", c.Status)
+	}
+
+	t.Run("projects", func(t *testing.T) {
+		waitFor(t, "projects with their namespaces", func(ctx context.Context) (bool, error) {
+			var def, sys mgmtv1.Project
+			if err := mgmt.Client.Get(ctx, types.NamespacedName{Name: "edge-default"}, &def); err != nil {
+				return false, nil
+			}
+			if err := mgmt.Client.Get(ctx, types.NamespacedName{Name: "edge-system"}, &sys); err != nil {
+				return false, nil
+			}
+			return strings.Join(def.Status.Namespaces, ",") == "default" &&
+				strings.Join(sys.Status.Namespaces, ",") == "clustersync-system,kube-public,kube-system", nil
+		})
+		ns, err := down.Kube.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{})
+		if err != nil || ns.Annotations[mgmtv1.ProjectAnnotation] != "edge:edge-system" {
+			t.Errorf("kube-system annotations %v (%v)", ns.Annotations, err)
+		}
+		// Moving a namespace: annotate it with the other project.
+		kubectl(t, nil, "--kubeconfig", down.Kubeconfig, "annotate", "namespace", "apps", mgmtv1.ProjectAnnotation+"=edge:edge-default")
+		waitFor(t, "apps in the Default project", func(ctx context.Context) (bool, error) {
+			var def mgmtv1.Project
+			err := mgmt.Client.Get(ctx, types.NamespacedName{Name: "edge-default"}, &def)
+			return err == nil && strings.Join(def.Status.Namespaces, ",") == "apps,default", err
+		})
+	})
+
+	t.Run("proxy", func(t *testing.T) {
+		server := serverURL + "/k8s/clusters/edge"
+		viewer, owner := token(t, mgmt, "team", "viewer"), token(t, mgmt, "team", "owner")
+		outsider := token(t, mgmt, "team", "outsider")
+		out := kubectl(t, nil, "--kubeconfig", "/dev/null", "--server", server, "--insecure-skip-tls-verify", "--token", viewer, "get", "ns", "-o", "name")
+		if !strings.Contains(out, "namespace/apps") || !strings.Contains(out, "namespace/kube-system") {
+			t.Errorf("read-only member's get ns: %s", out)
+		}
+		out, err := kubectlErr(nil, "--kubeconfig", "/dev/null", "--server", server, "--insecure-skip-tls-verify", "--token", viewer, "-n", "apps", "create", "configmap", "nope")
+		if err == nil || !strings.Contains(out, "forbidden") || !strings.Contains(out, `User "system:serviceaccount:team:viewer" cannot create`) {
+			t.Errorf("read-only member's write: %v %s", err, out)
+		}
+		kubectl(t, nil, "--kubeconfig", "/dev/null", "--server", server, "--insecure-skip-tls-verify", "--token", owner, "-n", "apps", "create", "configmap", "by-owner")
+		out, err = kubectlErr(nil, "--kubeconfig", "/dev/null", "--server", server, "--insecure-skip-tls-verify", "--token", outsider, "get", "ns")
+		if err == nil || !strings.Contains(out, "not a member") {
+			t.Errorf("non-member: %v %s", err, out)
+		}
+	})
+
+	t.Run("wrong CA checksum refused", func(t *testing.T) {
+		bad := registration.CAChecksum([]byte("not the server's CA"))
+		_, ended := startAgentDone(t, "", bad)
+		err := gaveUp(t, ended)
+		var ce *tunnel.CAChecksumError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), bad) {
+			t.Errorf("agent with a wrong checksum: %v", err)
+		}
+	})
+
+	t.Run("re-import of an active cluster refused", func(t *testing.T) {
+		if _, err := registered.Import(ctx, mgmt.Client, "edge-again", nil, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		var crt2 mgmtv1.ClusterRegistrationToken
+		if err := mgmt.Client.Get(ctx, types.NamespacedName{Namespace: "clustersync-global-data", Name: "edge-again"}, &crt2); err != nil {
+			t.Fatal(err)
+		}
+		// Same downstream cluster, other record: its own valid token.
+		kube := down.Kube.CoreV1().Secrets(registration.AgentNamespace)
+		orig, err := kube.Get(ctx, registration.CredentialsSecret, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		swapped := orig.DeepCopy()
+		swapped.Data["token"] = []byte(crt2.Status.Token)
+		if _, err := kube.Update(ctx, swapped, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			cur, _ := kube.Get(ctx, registration.CredentialsSecret, metav1.GetOptions{})
+			cur.Data["token"] = orig.Data["token"]
+			_, _ = kube.Update(ctx, cur, metav1.UpdateOptions{})
+		}()
+		_, ended := startAgentDone(t, "edge-again", "")
+		err2 := gaveUp(t, ended)
+		var re *tunnel.RefusedError
+		if !errors.As(err2, &re) || re.Status != http.StatusForbidden || !strings.Contains(re.Message, "already Active as cluster edge") {
+			t.Errorf("re-import: %v", err2)
+		}
+		if err := mgmt.Client.Delete(ctx, &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "edge-again"}}); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	outer := t // the restarted agent must outlive the subtest
+	t.Run("agent restart", func(t *testing.T) {
+		if err := stopAgent(); err != nil {
+			t.Fatalf("agent: %v", err)
+		}
+		waitFor(t, "Unavailable", func(context.Context) (bool, error) {
+			c, err := cluster(t, "edge")
+			return err == nil && c.Status.Phase == mgmtv1.PhaseUnavailable && condition(c, mgmtv1.ConditionConnected) == metav1.ConditionFalse, err
+		})
+		stopAgent = startAgent(outer, "", "")
+		waitFor(t, "Active again", func(context.Context) (bool, error) {
+			c, err := cluster(t, "edge")
+			return err == nil && c.Status.Phase == mgmtv1.PhaseActive, err
+		})
+	})
+
+	t.Run("delete disconnects", func(t *testing.T) {
+		if err := mgmt.Client.Delete(ctx, &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "edge"}}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the cleanup Job", func(ctx context.Context) (bool, error) {
+			_, err := down.Kube.BatchV1().Jobs(agent.CleanupNamespace).Get(ctx, agent.CleanupName, metav1.GetOptions{})
+			return err == nil, nil
+		})
+		waitFor(t, "the Cluster to go", func(context.Context) (bool, error) {
+			_, err := cluster(t, "edge")
+			return apierrors.IsNotFound(err), nil
+		})
+		// No kubelet runs pods here: do what the Job's pod does
+		// (`clustersync agent cleanup`).
+		if err := agent.Cleanup(ctx, down.Kube); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{registration.AgentName, agent.CleanupName} {
+			if _, err := down.Kube.RbacV1().ClusterRoleBindings().Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("ClusterRoleBinding %s left: %v", name, err)
+			}
+		}
+		list, _ := down.Kube.RbacV1().ClusterRoleBindings().List(ctx, metav1.ListOptions{LabelSelector: controller.LabelMember + "=true"})
+		if len(list.Items) != 0 {
+			t.Errorf("%d member bindings left", len(list.Items))
+		}
+		if ns, err := down.Kube.CoreV1().Namespaces().Get(ctx, registration.AgentNamespace, metav1.GetOptions{}); err == nil && ns.DeletionTimestamp == nil {
+			t.Error("namespace clustersync-system not deleted")
+		}
+		if _, err := down.Kube.AppsV1().Deployments("apps").Get(ctx, "web", metav1.GetOptions{}); err != nil {
+			t.Errorf("the workload was touched: %v", err)
+		}
+		if _, err := down.Kube.CoreV1().ConfigMaps("apps").Get(ctx, "by-owner", metav1.GetOptions{}); err != nil {
+			t.Errorf("user data was touched: %v", err)
+		}
+		if ns, _ := down.Kube.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{}); ns.Annotations[mgmtv1.ProjectAnnotation] != "" {
+			t.Error("project annotation left on kube-system")
+		}
+	})
+}
