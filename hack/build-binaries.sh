@@ -36,6 +36,7 @@ export CLUSTERSYNC_KUBE_SCHEDULER_BIN=$kube_dir/kube-scheduler
 export CLUSTERSYNC_KWOK_BIN=$kwok_dir/kwok
 export CLUSTERSYNC_KWOKCTL_BIN=$kwok_dir/kwokctl
 export CLUSTERSYNC_CONTROLLER_GEN_BIN=$controller_gen_dir/controller-gen
+export CLUSTERSYNC_KUBE_APISERVER_K3S_BIN=$cache/kubernetes-$KUBE_VERSION-k3s1/kube-apiserver
 ENV
 }
 
@@ -97,6 +98,20 @@ main() {
 			"k8s.io/kubernetes/cmd/kube-apiserver:kube-apiserver" \
 			"k8s.io/kubernetes/cmd/kube-controller-manager:kube-controller-manager" \
 			"k8s.io/kubernetes/cmd/kube-scheduler:kube-scheduler"
+	fi
+
+	# The same kube-apiserver with a K3s version string ("+k3s1"), for the
+	# tests of K3s detection of registered clusters. Only the link differs,
+	# so with a warm Go build cache this takes seconds.
+	local k3s_dir=$cache/kubernetes-$KUBE_VERSION-k3s1
+	if complete "$k3s_dir" kube-apiserver; then
+		log "kube-apiserver $KUBE_VERSION+k3s1: cached in $k3s_dir"
+	else
+		log "kube-apiserver $KUBE_VERSION+k3s1: building (relink of kube-apiserver)"
+		local minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
+		local v=k8s.io/component-base/version
+		build_into "$k3s_dir" "$here/tools/kube" "-s -w -X $v.gitVersion=$KUBE_VERSION+k3s1 -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean -X $v.buildDate=1970-01-01T00:00:00Z" \
+			"k8s.io/kubernetes/cmd/kube-apiserver:kube-apiserver"
 	fi
 
 	if complete "$kwok_dir" kwok kwokctl; then

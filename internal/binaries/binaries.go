@@ -23,6 +23,9 @@ const (
 // Set is the absolute paths of every binary clustersync runs.
 type Set struct {
 	Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok, Kwokctl string
+	// KubeAPIServerK3s is the same kube-apiserver reporting version
+	// "<version>+k3s1", for the K3s detection tests of registered clusters.
+	KubeAPIServerK3s string
 }
 
 // CacheDir is the folder the binaries are cached in: $CLUSTERSYNC_CACHE, else
@@ -44,7 +47,8 @@ func CacheDir() string {
 // Default is the Set in CacheDir, each path overridable by its environment
 // variable (CLUSTERSYNC_ETCD_BIN, CLUSTERSYNC_KUBE_APISERVER_BIN,
 // CLUSTERSYNC_KUBE_CONTROLLER_MANAGER_BIN, CLUSTERSYNC_KUBE_SCHEDULER_BIN,
-// CLUSTERSYNC_KWOK_BIN, CLUSTERSYNC_KWOKCTL_BIN).
+// CLUSTERSYNC_KWOK_BIN, CLUSTERSYNC_KWOKCTL_BIN,
+// CLUSTERSYNC_KUBE_APISERVER_K3S_BIN).
 func Default() Set {
 	c := CacheDir()
 	pick := func(env, dir, name string) string {
@@ -62,6 +66,7 @@ func Default() Set {
 		KubeScheduler:         pick("CLUSTERSYNC_KUBE_SCHEDULER_BIN", kube, "kube-scheduler"),
 		Kwok:                  pick("CLUSTERSYNC_KWOK_BIN", kwok, "kwok"),
 		Kwokctl:               pick("CLUSTERSYNC_KWOKCTL_BIN", kwok, "kwokctl"),
+		KubeAPIServerK3s:      pick("CLUSTERSYNC_KUBE_APISERVER_K3S_BIN", kube+"-k3s1", "kube-apiserver"),
 	}
 }
 
@@ -69,7 +74,7 @@ func Default() Set {
 // executable, with the command that builds them.
 func (s Set) Check() error {
 	var missing []string
-	for _, p := range []string{s.Etcd, s.KubeAPIServer, s.KubeControllerManager, s.KubeScheduler, s.Kwok, s.Kwokctl} {
+	for _, p := range []string{s.Etcd, s.KubeAPIServer, s.KubeControllerManager, s.KubeScheduler, s.Kwok, s.Kwokctl, s.KubeAPIServerK3s} {
 		if st, err := os.Stat(p); err != nil || st.Mode()&0o111 == 0 {
 			missing = append(missing, p)
 		}
