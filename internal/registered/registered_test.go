@@ -349,24 +349,27 @@ func TestRegisteredClusterLifecycle(t *testing.T) {
 		if err := mgmt.Client.Get(ctx, types.NamespacedName{Namespace: "clustersync-global-data", Name: "edge-again"}, &crt2); err != nil {
 			t.Fatal(err)
 		}
-		// Same downstream cluster, other record: its own valid token.
-		kube := down.Kube.CoreV1().Secrets(registration.AgentNamespace)
-		orig, err := kube.Get(ctx, registration.CredentialsSecret, metav1.GetOptions{})
+		// Same downstream cluster (its kube-system UID), other record with
+		// its own valid token.
+		ks, err := down.Kube.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		swapped := orig.DeepCopy()
-		swapped.Data["token"] = []byte(crt2.Status.Token)
-		if _, err := kube.Update(ctx, swapped, metav1.UpdateOptions{}); err != nil {
+		var dep appsv1.Deployment
+		if err := down.Client.Get(ctx, types.NamespacedName{Namespace: registration.AgentNamespace, Name: registration.AgentName}, &dep); err != nil {
 			t.Fatal(err)
 		}
-		defer func() {
-			cur, _ := kube.Get(ctx, registration.CredentialsSecret, metav1.GetOptions{})
-			cur.Data["token"] = orig.Data["token"]
-			_, _ = kube.Update(ctx, cur, metav1.UpdateOptions{})
-		}()
-		_, ended := startAgentDone(t, "edge-again", "")
-		err2 := gaveUp(t, ended)
+		env := map[string]string{}
+		for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
+			env[e.Name] = e.Value
+		}
+		rctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+		defer cancel()
+		err2 := tunnel.RunAgent(rctx, tunnel.AgentOptions{ServerURL: env[registration.EnvServer], CAChecksum: env[registration.EnvCAChecksum],
+			Token: func(context.Context) (string, error) { return crt2.Status.Token, nil },
+			Registration: func(context.Context) (tunnel.Registration, error) {
+				return tunnel.Registration{Cluster: "edge-again", APIEndpoint: down.Config.Host, Token: "t", CACert: []byte("ca"), KubeSystemUID: string(ks.UID)}, nil
+			}, Log: logr.Discard()})
 		var re *tunnel.RefusedError
 		if !errors.As(err2, &re) || re.Status != http.StatusForbidden || !strings.Contains(re.Message, "already Active as cluster edge") {
 			t.Errorf("re-import: %v", err2)

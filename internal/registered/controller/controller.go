@@ -10,10 +10,12 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/dynamic"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -84,7 +86,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	next, err := r.ensureToken(ctx, &c)
+	next, token, err := r.ensureToken(ctx, &c)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -100,7 +102,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	requeue := next
 	if connected {
 		requeue = min(requeue, r.ping())
-		p := look(ctx, DownstreamConfig(reg, dial))
+		cfg := DownstreamConfig(reg, dial)
+		p := look(ctx, cfg)
 		now := metav1.NewTime(r.now())
 		if c.Status.Agent == nil || c.Status.Agent.KubeSystemUID != reg.KubeSystemUID || c.Status.Agent.ConnectedSince == nil {
 			c.Status.Agent = &mgmtv1.AgentStatus{ConnectedSince: &now}
@@ -130,6 +133,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				return ctrl.Result{}, err
 			}
 			if err := ensureMembers(ctx, p.downstream, &c); err != nil {
+				return ctrl.Result{}, err
+			}
+			if err := syncAgentToken(ctx, p.downstream, token); err != nil {
+				return ctrl.Result{}, err
+			}
+			detected, err := DetectCapabilities(ctx, p.downstream)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			caps, problems := ApplyCapabilityAnnotations(c.Annotations, detected)
+			c.Status.Capabilities = &caps
+			if len(problems) > 0 {
+				set(mgmtv1.ConditionCapabilitiesValid, metav1.ConditionFalse, "BadAnnotation", strings.Join(problems, "; "))
+			} else {
+				set(mgmtv1.ConditionCapabilitiesValid, metav1.ConditionTrue, "Valid", "detected, with the capability annotations applied")
+			}
+			dyn, err := dynamic.NewForConfig(cfg)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			if err := r.upgrade(ctx, &c, p.downstream, dyn); err != nil {
 				return ctrl.Result{}, err
 			}
 		} else {
