@@ -23,8 +23,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
@@ -42,6 +44,10 @@ import (
 // mgmt is the management cluster, down the cluster being registered: each
 // a real kube-apiserver with etcd and kube-controller-manager.
 var mgmt, down *hostedtest.Env
+
+// k3s is a third cluster whose kube-apiserver is the same build linked
+// with version "v1.37.0+k3s1".
+var k3s *hostedtest.Env
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
@@ -71,6 +77,14 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer stopDown()
+	k3sBins := bins
+	k3sBins.KubeAPIServer = bins.KubeAPIServerK3s
+	var stopK3s func()
+	if k3s, stopK3s, err = hostedtest.Start(k3sBins, filepath.Join(dir, "k3s"), "k3s", false); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer stopK3s()
 	return m.Run()
 }
 
@@ -145,7 +159,7 @@ func token(t *testing.T, env *hostedtest.Env, ns, name string) string {
 // and cluster from the Deployment's environment ("" keeps those). The
 // returned function stops it and returns Run's result.
 func startAgent(t *testing.T, cluster, checksum string) func() error {
-	stop, _ := startAgentDone(t, cluster, checksum)
+	stop, _ := startAgentIn(t, down, cluster, checksum)
 	return stop
 }
 
@@ -164,32 +178,37 @@ func gaveUp(t *testing.T, done <-chan error) error {
 // startAgentDone is startAgent that also returns a channel with Run's
 // result when it ends by itself.
 func startAgentDone(t *testing.T, cluster, checksum string) (func() error, <-chan error) {
+	return startAgentIn(t, down, cluster, checksum)
+}
+
+// startAgentIn is startAgentDone for the cluster of env.
+func startAgentIn(t *testing.T, env *hostedtest.Env, cluster, checksum string) (func() error, <-chan error) {
 	t.Helper()
 	var dep appsv1.Deployment
-	if err := down.Client.Get(context.Background(), types.NamespacedName{Namespace: registration.AgentNamespace, Name: registration.AgentName}, &dep); err != nil {
+	if err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: registration.AgentNamespace, Name: registration.AgentName}, &dep); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{}
+	vars := map[string]string{}
 	for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
-		env[e.Name] = e.Value
+		vars[e.Name] = e.Value
 	}
 	if checksum == "" {
-		checksum = env[registration.EnvCAChecksum]
+		checksum = vars[registration.EnvCAChecksum]
 	}
 	if cluster == "" {
-		cluster = env[registration.EnvCluster]
+		cluster = vars[registration.EnvCluster]
 	}
-	cfg := rest.CopyConfig(down.Config)
+	cfg := rest.CopyConfig(env.Config)
 	if err := rest.LoadTLSFiles(cfg); err != nil {
 		t.Fatal(err)
 	}
 	cfg = &rest.Config{Host: cfg.Host, TLSClientConfig: rest.TLSClientConfig{CAData: cfg.CAData},
-		BearerToken: token(t, down, registration.AgentNamespace, registration.AgentName)}
+		BearerToken: token(t, env, registration.AgentNamespace, registration.AgentName)}
 	ctx, cancel := context.WithCancel(context.Background())
 	result := make(chan error, 1)
 	ended := make(chan error, 1)
 	go func() {
-		err := agent.Run(ctx, agent.Options{Config: cfg, ServerURL: env[registration.EnvServer], CAChecksum: checksum, Cluster: cluster,
+		err := agent.Run(ctx, agent.Options{Config: cfg, ServerURL: vars[registration.EnvServer], CAChecksum: checksum, Cluster: cluster,
 			MinBackoff: 50 * time.Millisecond, MaxBackoff: 500 * time.Millisecond, Log: logr.Discard()})
 		result <- err
 		if ctx.Err() == nil {
@@ -210,6 +229,32 @@ func startAgentDone(t *testing.T, cluster, checksum string) (func() error, <-cha
 	return stop, ended
 }
 
+// startManager runs `clustersync manager` in process with registered
+// clusters on, on a loopback port, until t ends, and returns its URL.
+func startManager(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	mctx, stopManager := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- manager.Run(mctx, manager.Options{Config: mgmt.Config, Log: logr.Discard(), Started: func() { close(started) },
+			Registered: manager.RegisteredOptions{Listener: l, Ping: 500 * time.Millisecond, AgentImage: "example.com/clustersync:test"}})
+	}()
+	t.Cleanup(func() { stopManager(); <-done })
+	select {
+	case <-started:
+	case err := <-done:
+		t.Fatalf("manager: %v", err)
+	case <-time.After(time.Minute):
+		t.Fatal("manager not started within a minute")
+	}
+	return "https://" + l.Addr().String()
+}
+
 func condition(c *mgmtv1.Cluster, typ string) metav1.ConditionStatus {
 	if cond := meta.FindStatusCondition(c.Status.Conditions, typ); cond != nil {
 		return cond.Status
@@ -225,26 +270,7 @@ func condition(c *mgmtv1.Cluster, typ string) metav1.ConditionStatus {
 func TestRegisteredClusterLifecycle(t *testing.T) {
 	hostedtest.Require(t, mgmt)
 	ctx := context.Background()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	started := make(chan struct{})
-	mctx, stopManager := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- manager.Run(mctx, manager.Options{Config: mgmt.Config, Log: logr.Discard(), Started: func() { close(started) },
-			Registered: manager.RegisteredOptions{Listener: l, Ping: 500 * time.Millisecond, AgentImage: "example.com/clustersync:test"}})
-	}()
-	t.Cleanup(func() { stopManager(); <-done })
-	select {
-	case <-started:
-	case err := <-done:
-		t.Fatalf("manager: %v", err)
-	case <-time.After(time.Minute):
-		t.Fatal("manager not started within a minute")
-	}
-	serverURL := "https://" + l.Addr().String()
+	serverURL := startManager(t)
 
 	// A workload that must survive the disconnect.
 	kubectl(t, nil, "--kubeconfig", down.Kubeconfig, "create", "namespace", "apps")
@@ -379,6 +405,34 @@ func TestRegisteredClusterLifecycle(t *testing.T) {
 		}
 	})
 
+	t.Run("capabilities", func(t *testing.T) {
+		c, err := cluster(t, "edge")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Annotations = map[string]string{
+			"capabilities.cattle.io/nodePortRange":            "30000-32767",
+			"capabilities.clustersync.io/pspEnabled":          "true",
+			"capabilities.clustersync.io/ingressCapabilities": `{"ingressProvider":"nginx"}`, // an object where a list is wanted
+		}
+		c.Spec.K3sConfig = &mgmtv1.K3sConfig{KubernetesVersion: "v1.37.1+k3s1"} // not a K3s cluster
+		if err := mgmt.Client.Update(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "capabilities and conditions", func(context.Context) (bool, error) {
+			c, err := cluster(t, "edge")
+			if err != nil || c.Status.Capabilities == nil {
+				return false, err
+			}
+			caps := c.Status.Capabilities
+			bad := meta.FindStatusCondition(c.Status.Conditions, mgmtv1.ConditionCapabilitiesValid)
+			up := meta.FindStatusCondition(c.Status.Conditions, mgmtv1.ConditionUpgraded)
+			return caps.NodePortRange == "30000-32767" && caps.PSPEnabled != nil && *caps.PSPEnabled && caps.TaintSupport != nil && *caps.TaintSupport &&
+				bad != nil && bad.Status == metav1.ConditionFalse && strings.Contains(bad.Message, "capabilities.clustersync.io/ingressCapabilities") &&
+				up != nil && up.Status == metav1.ConditionFalse && up.Reason == "NotK3s", nil
+		})
+	})
+
 	outer := t // the restarted agent must outlive the subtest
 	t.Run("agent restart", func(t *testing.T) {
 		if err := stopAgent(); err != nil {
@@ -434,4 +488,102 @@ func TestRegisteredClusterLifecycle(t *testing.T) {
 			t.Error("project annotation left on kube-system")
 		}
 	})
+}
+
+// planCRD is a minimal upgrade.cattle.io/v1 Plan CRD, standing in for the
+// system-upgrade-controller's.
+const planCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: plans.upgrade.cattle.io
+spec:
+  group: upgrade.cattle.io
+  names: {kind: Plan, plural: plans, singular: plan}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+`
+
+// A K3s cluster (its API server reports "+k3s1") is detected; its nodes'
+// launch arguments and environment show in status; spec.k3sConfig creates
+// the two upgrade Plans with the requested concurrency. The manifest is
+// applied the secure way: kubectl apply -f <url>, trusting the server CA.
+func TestK3sCluster(t *testing.T) {
+	hostedtest.Require(t, mgmt)
+	ctx := context.Background()
+	startManager(t)
+	crt, err := registered.Import(ctx, mgmt.Client, "edge-k3s", nil, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ca corev1.Secret
+	if err := mgmt.Client.Get(ctx, types.NamespacedName{Namespace: "clustersync-system", Name: "clustersync-serving-ca"}, &ca); err != nil {
+		t.Fatal(err)
+	}
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, ca.Data["ca.crt"], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	apply := exec.Command("kubectl", append(strings.Fields(crt.Status.Command)[1:], "--kubeconfig", k3s.Kubeconfig)...)
+	apply.Env = append(os.Environ(), "SSL_CERT_FILE="+caFile)
+	if out, err := apply.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", crt.Status.Command, err, out)
+	}
+	kubectl(t, []byte(planCRD), "--kubeconfig", k3s.Kubeconfig, "apply", "-f", "-")
+	for _, n := range []struct {
+		name string
+		cp   bool
+	}{{"server-1", true}, {"agent-1", false}} {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name, Annotations: map[string]string{
+			"k3s.io/node-args": `["server","--write-kubeconfig-mode","644"]`, "k3s.io/node-env": `{"K3S_DATA_DIR":"/var/lib/rancher/k3s"}`}}}
+		if n.cp {
+			node.Labels = map[string]string{"node-role.kubernetes.io/control-plane": "true"}
+		}
+		if err := k3s.Client.Create(ctx, node); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startAgentIn(t, k3s, "", "")
+	waitFor(t, "K3s cluster Active", func(context.Context) (bool, error) {
+		c, err := cluster(t, "edge-k3s")
+		return err == nil && c.Status.Phase == mgmtv1.PhaseActive && c.Status.Agent != nil && c.Status.Agent.Distribution == mgmtv1.DistributionK3s &&
+			c.Status.K3s != nil && len(c.Status.K3s.Nodes) == 2, err
+	})
+	c, _ := cluster(t, "edge-k3s")
+	if c.Status.Version != "v1.37.0+k3s1" {
+		t.Errorf("version %q", c.Status.Version)
+	}
+	for _, n := range c.Status.K3s.Nodes {
+		if strings.Join(n.Args, " ") != "server --write-kubeconfig-mode 644" || n.Env["K3S_DATA_DIR"] != "/var/lib/rancher/k3s" || n.ControlPlane != (n.Name == "server-1") {
+			t.Errorf("node %+v", n)
+		}
+	}
+	c.Spec.K3sConfig = &mgmtv1.K3sConfig{KubernetesVersion: "v1.37.1+k3s1", ServerConcurrency: 1, WorkerConcurrency: 2}
+	if err := mgmt.Client.Update(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the upgrade Plans", func(context.Context) (bool, error) {
+		c, err := cluster(t, "edge-k3s")
+		cond := meta.FindStatusCondition(c.Status.Conditions, mgmtv1.ConditionUpgraded)
+		return err == nil && cond != nil && cond.Reason == "Upgrading", err
+	})
+	dyn := dynamic.NewForConfigOrDie(k3s.Config)
+	for name, want := range map[string]int64{"k3s-master-plan": 1, "k3s-worker-plan": 2} {
+		p, err := dyn.Resource(controller.PlanGVR()).Namespace(registration.AgentNamespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _, _ := unstructured.NestedInt64(p.Object, "spec", "concurrency"); got != want {
+			t.Errorf("%s concurrency %d, want %d", name, got, want)
+		}
+		if v, _, _ := unstructured.NestedString(p.Object, "spec", "version"); v != "v1.37.1+k3s1" {
+			t.Errorf("%s version %q", name, v)
+		}
+	}
 }
