@@ -54,6 +54,7 @@ the Lease clustersync-system/clustersync-manager and reconciles.`,
 			o.EKSPoll = time.Duration(poll) * time.Second
 			o.Log = textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(verbosity)))
 			ctrl.SetLogger(o.Log)
+			quietTunnelLogs(verbosity)
 			ctx := ctrl.SetupSignalHandler()
 			o.Started = func() {
 				fmt.Fprintf(cmd.OutOrStdout(), "clustersync manager running (EKS refresh %ds, poll %ds)\n", refresh, poll)

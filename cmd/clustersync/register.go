@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -100,6 +101,7 @@ with --kubeconfig, from outside it.`,
 			}
 			log := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(verbosity)))
 			ctrl.SetLogger(log)
+			quietTunnelLogs(verbosity)
 			return agent.Run(ctrl.SetupSignalHandler(), agent.Options{Config: cfg, ServerURL: os.Getenv(registration.EnvServer),
 				CAChecksum: os.Getenv(registration.EnvCAChecksum), Cluster: os.Getenv(registration.EnvCluster),
 				Token: os.Getenv(registration.EnvToken), Version: version, Log: log})
@@ -135,4 +137,12 @@ func agentConfig(cmd *cobra.Command) (*rest.Config, error) {
 		}
 	}
 	return loadKubeconfig(path)
+}
+
+// quietTunnelLogs keeps rancher/remotedialer's logrus output (a line per
+// tunnel connection) to warnings unless -v is 4 or more.
+func quietTunnelLogs(verbosity int) {
+	if verbosity < 4 {
+		logrus.SetLevel(logrus.WarnLevel)
+	}
 }
