@@ -71,10 +71,14 @@ func Default() Set {
 }
 
 // Check returns an error naming every binary of s that is missing or not
-// executable, with the command that builds them.
+// executable, with the command that builds them. An empty
+// KubeAPIServerK3s is not checked.
 func (s Set) Check() error {
 	var missing []string
-	for _, p := range []string{s.Etcd, s.KubeAPIServer, s.KubeControllerManager, s.KubeScheduler, s.Kwok, s.Kwokctl, s.KubeAPIServerK3s} {
+	for i, p := range []string{s.Etcd, s.KubeAPIServer, s.KubeControllerManager, s.KubeScheduler, s.Kwok, s.Kwokctl, s.KubeAPIServerK3s} {
+		if i == 6 && p == "" {
+			continue // a Set made by hand for a test without K3s
+		}
 		if st, err := os.Stat(p); err != nil || st.Mode()&0o111 == 0 {
 			missing = append(missing, p)
 		}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -31,7 +30,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
-	"github.com/clustersync/clustersync/internal/binaries"
 	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
 	"github.com/clustersync/clustersync/internal/manager"
 	"github.com/clustersync/clustersync/internal/registered"
@@ -49,43 +47,11 @@ var mgmt, down *hostedtest.Env
 // with version "v1.37.0+k3s1".
 var k3s *hostedtest.Env
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	bins, err := binaries.ForTestMain()
-	if errors.Is(err, binaries.ErrShort) {
-		return m.Run()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	dir, err := os.MkdirTemp("", "clustersync-registered-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	var stopMgmt, stopDown func()
-	if mgmt, stopMgmt, err = hostedtest.Start(bins, filepath.Join(dir, "mgmt"), "mgmt", true); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer stopMgmt()
-	if down, stopDown, err = hostedtest.Start(bins, filepath.Join(dir, "down"), "down", false); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer stopDown()
-	k3sBins := bins
-	k3sBins.KubeAPIServer = bins.KubeAPIServerK3s
-	var stopK3s func()
-	if k3s, stopK3s, err = hostedtest.Start(k3sBins, filepath.Join(dir, "k3s"), "k3s", false); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer stopK3s()
-	return m.Run()
+func TestMain(m *testing.M) {
+	os.Exit(hostedtest.MainMany(m,
+		hostedtest.Cluster{Name: "mgmt", CRDs: true, Env: &mgmt},
+		hostedtest.Cluster{Name: "down", Env: &down},
+		hostedtest.Cluster{Name: "k3s", K3s: true, Env: &k3s}))
 }
 
 func waitFor(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -49,6 +50,25 @@ type Env struct {
 // stops it, returning the exit code. Under -short *env stays nil and the
 // tests run without it (tests that need it skip through Require).
 func Main(m *testing.M, env **Env) int {
+	return MainMany(m, Cluster{Name: "hosted", CRDs: true, Env: env})
+}
+
+// Cluster is one API server MainMany starts.
+type Cluster struct {
+	// Name names it (and its state folder).
+	Name string
+	// CRDs installs clustersync's CRDs.
+	CRDs bool
+	// K3s runs the kube-apiserver linked with version "<version>+k3s1"
+	// (binaries.Set.KubeAPIServerK3s).
+	K3s bool
+	// Env receives it.
+	Env **Env
+}
+
+// MainMany is Main for several API servers, started in the order given and
+// stopped after the tests.
+func MainMany(m *testing.M, clusters ...Cluster) int {
 	bins, err := binaries.ForTestMain()
 	if errors.Is(err, binaries.ErrShort) {
 		return m.Run()
@@ -63,13 +83,19 @@ func Main(m *testing.M, env **Env) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	e, stop, err := Start(bins, dir, "hosted", true)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	for _, c := range clusters {
+		b := bins
+		if c.K3s {
+			b.KubeAPIServer = bins.KubeAPIServerK3s
+		}
+		e, stop, err := Start(b, filepath.Join(dir, c.Name), c.Name, c.CRDs)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer stop()
+		*c.Env = e
 	}
-	defer stop()
-	*env = e
 	return m.Run()
 }
 

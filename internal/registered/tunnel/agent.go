@@ -2,10 +2,8 @@ package tunnel
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -16,13 +14,9 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/gorilla/websocket"
 	"github.com/rancher/remotedialer"
-)
 
-// CAChecksum is the lowercase hex SHA-256 of the exact bytes of a CA PEM.
-func CAChecksum(caPEM []byte) string {
-	sum := sha256.Sum256(caPEM)
-	return hex.EncodeToString(sum[:])
-}
+	"github.com/clustersync/clustersync/internal/registered/registration"
+)
 
 // CAChecksumError is the agent's refusal of a server whose CA does not
 // match the checksum of the import manifest.
@@ -158,7 +152,7 @@ func verifiedCA(ctx context.Context, serverURL, want string) (*x509.CertPool, er
 	if err != nil {
 		return nil, err
 	}
-	if got := CAChecksum(ca); got != strings.ToLower(want) {
+	if got := registration.CAChecksum(ca); got != strings.ToLower(want) {
 		return nil, &CAChecksumError{Want: want, Got: got}
 	}
 	pool := x509.NewCertPool()

@@ -18,6 +18,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/clustersync/clustersync/internal/pki"
+	"github.com/clustersync/clustersync/internal/registered/registration"
 	"github.com/clustersync/clustersync/internal/registered/tunnel"
 )
 
@@ -130,7 +131,7 @@ func downstream(t *testing.T) string {
 	return d.Listener.Addr().String()
 }
 
-func registration(cluster string) tunnel.Registration {
+func registrationOf(cluster string) tunnel.Registration {
 	return tunnel.Registration{Cluster: cluster, APIEndpoint: "https://10.96.0.1:443", Token: "sa-token", CACert: []byte("ca"), KubeSystemUID: "uid-" + cluster}
 }
 
@@ -143,7 +144,7 @@ func runAgent(t *testing.T, url string, checksum, token string, cluster string) 
 	go func() {
 		done <- tunnel.RunAgent(ctx, tunnel.AgentOptions{ServerURL: url, CAChecksum: checksum,
 			Token:        func(context.Context) (string, error) { return token, nil },
-			Registration: func(context.Context) (tunnel.Registration, error) { return registration(cluster), nil },
+			Registration: func(context.Context) (tunnel.Registration, error) { return registrationOf(cluster), nil },
 			MinBackoff:   20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, Log: logr.Discard()})
 	}()
 	var once sync.Once
@@ -204,7 +205,7 @@ func TestTunnel(t *testing.T) {
 	api := downstream(t)
 	goroutines := runtime.NumGoroutine()
 
-	stop := runAgent(t, hs.URL, tunnel.CAChecksum(id.caPEM), "good", "edge")
+	stop := runAgent(t, hs.URL, registration.CAChecksum(id.caPEM), "good", "edge")
 	eventually(t, "the tunnel", func() bool { return srv.Connected("edge") && ev.String() == "connect:edge" })
 	if reg, ok := srv.Registration("edge"); !ok || reg.KubeSystemUID != "uid-edge" || reg.Token != "sa-token" {
 		t.Errorf("registration %+v %v", reg, ok)
@@ -218,7 +219,7 @@ func TestTunnel(t *testing.T) {
 		t.Fatalf("RunAgent after cancel: %v", err)
 	}
 	eventually(t, "the disconnect", func() bool { return !srv.Connected("edge") && ev.String() == "connect:edge disconnect:edge" })
-	stop = runAgent(t, hs.URL, tunnel.CAChecksum(id.caPEM), "good", "edge")
+	stop = runAgent(t, hs.URL, registration.CAChecksum(id.caPEM), "good", "edge")
 	eventually(t, "the reconnect", func() bool {
 		return srv.Connected("edge") && ev.String() == "connect:edge disconnect:edge connect:edge"
 	})
@@ -247,13 +248,13 @@ func TestWrongCAChecksum(t *testing.T) {
 	id := newIdentity(t)
 	srv := tunnel.NewServer(nil, tunnel.ServerOptions{CACertPEM: id.caPEM})
 	hs, _ := serve(t, "", id, srv)
-	want := tunnel.CAChecksum([]byte("another CA"))
+	want := registration.CAChecksum([]byte("another CA"))
 	var stopErr error
 	done := make(chan error, 1)
 	go func() {
 		done <- tunnel.RunAgent(context.Background(), tunnel.AgentOptions{ServerURL: hs.URL, CAChecksum: want,
 			Token:        func(context.Context) (string, error) { return "good", nil },
-			Registration: func(context.Context) (tunnel.Registration, error) { return registration("edge"), nil },
+			Registration: func(context.Context) (tunnel.Registration, error) { return registrationOf("edge"), nil },
 			Log:          logr.Discard()})
 	}()
 	select {
@@ -262,7 +263,7 @@ func TestWrongCAChecksum(t *testing.T) {
 		t.Fatal("RunAgent kept running against a server with the wrong CA")
 	}
 	var ce *tunnel.CAChecksumError
-	if !errors.As(stopErr, &ce) || !strings.Contains(stopErr.Error(), want) || !strings.Contains(stopErr.Error(), tunnel.CAChecksum(id.caPEM)) {
+	if !errors.As(stopErr, &ce) || !strings.Contains(stopErr.Error(), want) || !strings.Contains(stopErr.Error(), registration.CAChecksum(id.caPEM)) {
 		t.Fatalf("err = %v, want a CAChecksumError naming both checksums", stopErr)
 	}
 	if srv.Connected("edge") {
@@ -279,9 +280,9 @@ func TestRefused(t *testing.T) {
 	hs, _ := serve(t, "", id, srv)
 	done := make(chan error, 1)
 	go func() {
-		done <- tunnel.RunAgent(context.Background(), tunnel.AgentOptions{ServerURL: hs.URL, CAChecksum: tunnel.CAChecksum(id.caPEM),
+		done <- tunnel.RunAgent(context.Background(), tunnel.AgentOptions{ServerURL: hs.URL, CAChecksum: registration.CAChecksum(id.caPEM),
 			Token:        func(context.Context) (string, error) { return "any", nil },
-			Registration: func(context.Context) (tunnel.Registration, error) { return registration("dup"), nil },
+			Registration: func(context.Context) (tunnel.Registration, error) { return registrationOf("dup"), nil },
 			Log:          logr.Discard()})
 	}()
 	var err error
