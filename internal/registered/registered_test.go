@@ -267,7 +267,18 @@ func TestRegisteredClusterLifecycle(t *testing.T) {
 		c, err := cluster(t, "edge")
 		return err == nil && c.Status.Phase == mgmtv1.PhaseActive && condition(c, mgmtv1.ConditionReady) == metav1.ConditionTrue, err
 	})
+	agentDeployment := func() *appsv1.Deployment {
+		var dep appsv1.Deployment
+		if err := down.Client.Get(ctx, types.NamespacedName{Namespace: registration.AgentNamespace, Name: registration.AgentName}, &dep); err != nil {
+			t.Fatal(err)
+		}
+		return &dep
+	}
+	before := agentDeployment()
 	again := kubectl(t, fetchInsecure(t, crt.Status.ManifestURL), "--kubeconfig", down.Kubeconfig, "apply", "-f", "-")
+	if after := agentDeployment(); after.Generation != before.Generation || after.ResourceVersion != before.ResourceVersion {
+		t.Errorf("the second apply changed the agent Deployment (generation %d → %d): it would restart the agent", before.Generation, after.Generation)
+	}
 	for _, line := range strings.Split(strings.TrimSpace(again), "\n") {
 		if !strings.HasSuffix(line, " unchanged") {
 			t.Errorf("second apply changed something: %q", line)
@@ -275,6 +286,7 @@ func TestRegisteredClusterLifecycle(t *testing.T) {
 	}
 
 	c, _ := cluster(t, "edge")
+	firstUID := c.UID
 	if c.Status.Agent == nil || c.Status.Agent.KubeSystemUID == "" || c.Status.Version == "" || condition(c, mgmtv1.ConditionConnected) != metav1.ConditionTrue {
 		t.Fatalf("status after connect: %+v", c.Status)
 	}
@@ -453,6 +465,24 @@ func TestRegisteredClusterLifecycle(t *testing.T) {
 		if ns, _ := down.Kube.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{}); ns.Annotations[mgmtv1.ProjectAnnotation] != "" {
 			t.Error("project annotation left on kube-system")
 		}
+	})
+
+	t.Run("a deleted cluster comes back as new", func(t *testing.T) {
+		stopAgent() // the old agent's Deployment was removed by the cleanup
+		waitFor(t, "namespace clustersync-system gone", func(ctx context.Context) (bool, error) {
+			_, err := down.Kube.CoreV1().Namespaces().Get(ctx, registration.AgentNamespace, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+		crt, err := registered.Import(ctx, mgmt.Client, "edge", nil, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kubectl(t, fetchInsecure(t, crt.Status.ManifestURL), "--kubeconfig", down.Kubeconfig, "apply", "-f", "-")
+		startAgent(outer, "", "")
+		waitFor(t, "Active as a new record", func(context.Context) (bool, error) {
+			c, err := cluster(t, "edge")
+			return err == nil && c.Status.Phase == mgmtv1.PhaseActive && c.UID != firstUID, err
+		})
 	})
 }
 
