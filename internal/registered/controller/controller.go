@@ -11,12 +11,15 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -52,6 +55,10 @@ type Reconciler struct {
 	Ping time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	// marks remembers, per cluster, what its last downstream sync was made
+	// for (syncMark).
+	marks sync.Map
 }
 
 func (r *Reconciler) now() time.Time {
@@ -129,31 +136,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		if p.pingErr == nil {
 			c.Status.Phase = mgmtv1.PhaseActive
-			if err := r.ensureProjects(ctx, &c, p.downstream); err != nil {
-				return ctrl.Result{}, err
+			mark := syncMark{generation: c.Generation, annotations: fmt.Sprint(c.Annotations), token: token, since: a.ConnectedSince.Time}
+			if r.due(c.Name, mark, now.Time) || upgrading(&c) {
+				if err := r.syncDownstream(ctx, &c, cfg, p.downstream, token, set); err != nil {
+					return ctrl.Result{}, err
+				}
+				r.marks.Store(c.Name, mark.at(now.Time))
 			}
-			if err := ensureMembers(ctx, p.downstream, &c); err != nil {
-				return ctrl.Result{}, err
-			}
-			if err := syncAgentToken(ctx, p.downstream, token); err != nil {
-				return ctrl.Result{}, err
-			}
-			detected, err := DetectCapabilities(ctx, p.downstream)
-			if err != nil {
-				return ctrl.Result{}, err
-			}
-			caps, problems := ApplyCapabilityAnnotations(c.Annotations, detected)
-			c.Status.Capabilities = &caps
-			if len(problems) > 0 {
-				set(mgmtv1.ConditionCapabilitiesValid, metav1.ConditionFalse, "BadAnnotation", strings.Join(problems, "; "))
-			} else {
-				set(mgmtv1.ConditionCapabilitiesValid, metav1.ConditionTrue, "Valid", "detected, with the capability annotations applied")
-			}
-			dyn, err := dynamic.NewForConfig(cfg)
-			if err != nil {
-				return ctrl.Result{}, err
-			}
-			if err := r.upgrade(ctx, &c, p.downstream, dyn); err != nil {
+			if err := r.projectMembership(ctx, &c, p.downstream); err != nil {
 				return ctrl.Result{}, err
 			}
 		} else {
@@ -209,4 +199,70 @@ func (r *Reconciler) event(c *mgmtv1.Cluster, typ, reason, format string, args .
 	if r.Events != nil {
 		r.Events.Eventf(c, nil, typ, reason, "Sync", format, args...)
 	}
+}
+
+// FullSyncEvery bounds how long the downstream side of a connected cluster
+// (member bindings, the agent's token, capabilities, K3s) goes without
+// being looked at; it is also looked at whenever the spec, the annotations,
+// the token or the connection change, and at every ping during an upgrade.
+// Projects follow their namespaces at every ping.
+const FullSyncEvery = 5 * time.Minute
+
+// syncMark is what the last downstream sync of a cluster was made for.
+type syncMark struct {
+	generation  int64
+	annotations string
+	token       string
+	since       time.Time
+	done        time.Time
+}
+
+func (m syncMark) at(t time.Time) syncMark { m.done = t; return m }
+
+// due reports whether cluster's downstream side needs a sync for mark.
+func (r *Reconciler) due(cluster string, mark syncMark, now time.Time) bool {
+	v, ok := r.marks.Load(cluster)
+	if !ok {
+		return true
+	}
+	last := v.(syncMark)
+	return last.generation != mark.generation || last.annotations != mark.annotations || last.token != mark.token ||
+		!last.since.Equal(mark.since) || now.Sub(last.done) >= FullSyncEvery
+}
+
+// upgrading reports whether a K3s upgrade is asked for and not done.
+func upgrading(c *mgmtv1.Cluster) bool {
+	return c.Spec.K3sConfig != nil && !meta.IsStatusConditionTrue(c.Status.Conditions, mgmtv1.ConditionUpgraded)
+}
+
+// syncDownstream keeps the downstream side of a connected cluster: the
+// projects and their starting namespaces, member bindings, the agent's token, capabilities and condition
+// CapabilitiesValid, and the K3s upgrade.
+func (r *Reconciler) syncDownstream(ctx context.Context, c *mgmtv1.Cluster, cfg *rest.Config, kube kubernetes.Interface, token string,
+	set func(typ string, status metav1.ConditionStatus, reason, msg string)) error {
+	if err := r.ensureProjects(ctx, c, kube); err != nil {
+		return err
+	}
+	if err := ensureMembers(ctx, kube, c); err != nil {
+		return err
+	}
+	if err := syncAgentToken(ctx, kube, token); err != nil {
+		return err
+	}
+	detected, err := DetectCapabilities(ctx, kube)
+	if err != nil {
+		return err
+	}
+	caps, problems := ApplyCapabilityAnnotations(c.Annotations, detected)
+	c.Status.Capabilities = &caps
+	if len(problems) > 0 {
+		set(mgmtv1.ConditionCapabilitiesValid, metav1.ConditionFalse, "BadAnnotation", strings.Join(problems, "; "))
+	} else {
+		set(mgmtv1.ConditionCapabilitiesValid, metav1.ConditionTrue, "Valid", "detected, with the capability annotations applied")
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	return r.upgrade(ctx, c, kube, dyn)
 }

@@ -27,10 +27,9 @@ func SystemNamespaces() []string {
 func ProjectName(cluster, project string) string { return cluster + "-" + project }
 
 // ensureProjects keeps the Default and System projects of an Active
-// cluster: the Project objects, the clustersync.io/project annotation on
-// their starting namespaces (only where a namespace has none: a namespace
-// a user moved stays moved), and each project's status.namespaces from the
-// annotations downstream.
+// cluster: the Project objects and the clustersync.io/project annotation
+// on their starting namespaces (only where a namespace has none: a
+// namespace a user moved stays moved).
 func (r *Reconciler) ensureProjects(ctx context.Context, c *mgmtv1.Cluster, kube kubernetes.Interface) error {
 	type proj struct {
 		name, display string
@@ -54,12 +53,19 @@ func (r *Reconciler) ensureProjects(ctx context.Context, c *mgmtv1.Cluster, kube
 			}
 		}
 	}
+	return nil
+}
+
+// projectMembership sets each project's status.namespaces from the
+// clustersync.io/project annotations downstream (one namespace list), so
+// that a namespace moved or added by annotation shows at the next ping.
+func (r *Reconciler) projectMembership(ctx context.Context, c *mgmtv1.Cluster, kube kubernetes.Interface) error {
 	list, err := kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
 	}
-	for _, p := range projects {
-		value := c.Name + ":" + ProjectName(c.Name, p.name)
+	for _, p := range []string{"default", "system"} {
+		value := c.Name + ":" + ProjectName(c.Name, p)
 		var members []string
 		for _, ns := range list.Items {
 			if ns.Annotations[mgmtv1.ProjectAnnotation] == value {
@@ -67,8 +73,8 @@ func (r *Reconciler) ensureProjects(ctx context.Context, c *mgmtv1.Cluster, kube
 			}
 		}
 		var obj mgmtv1.Project
-		if err := r.Client.Get(ctx, types.NamespacedName{Name: ProjectName(c.Name, p.name)}, &obj); err != nil {
-			return err
+		if err := r.Client.Get(ctx, types.NamespacedName{Name: ProjectName(c.Name, p)}, &obj); err != nil {
+			return client.IgnoreNotFound(err) // made by the next downstream sync
 		}
 		if !slices.Equal(obj.Status.Namespaces, members) {
 			obj.Status.Namespaces = members
