@@ -190,6 +190,7 @@ func (r *Reconciler) finalize(ctx context.Context, c *mgmtv1.Cluster) (ctrl.Resu
 	if err := r.deleteProjects(ctx, c.Name); err != nil {
 		return ctrl.Result{}, err
 	}
+	r.marks.Delete(c.Name)
 	controllerutil.RemoveFinalizer(c, Finalizer)
 	return ctrl.Result{}, r.Client.Update(ctx, c)
 }
