@@ -103,13 +103,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: c.Generation})
 	}
 
-	reg, connected := r.Tunnel.Registration(c.Name)
-	dial, ok := r.Tunnel.Dialer(c.Name)
-	connected = connected && ok
+	rt, reg, connected := r.Tunnel.Transport(c.Name)
 	requeue := next
 	if connected {
 		requeue = min(requeue, r.ping())
-		cfg := DownstreamConfig(reg, dial)
+		cfg := DownstreamConfig(reg, rt)
 		p := look(ctx, cfg)
 		now := metav1.NewTime(r.now())
 		if c.Status.Agent == nil || c.Status.Agent.KubeSystemUID != reg.KubeSystemUID || c.Status.Agent.ConnectedSince == nil {
@@ -178,10 +176,8 @@ func (r *Reconciler) finalize(ctx context.Context, c *mgmtv1.Cluster) (ctrl.Resu
 	if err := r.deleteToken(ctx, c.Name); err != nil {
 		return ctrl.Result{}, err
 	}
-	reg, ok := r.Tunnel.Registration(c.Name)
-	dial, ok2 := r.Tunnel.Dialer(c.Name)
-	if ok && ok2 {
-		if err := r.disconnect(ctx, c, DownstreamConfig(reg, dial)); err != nil {
+	if rt, reg, ok := r.Tunnel.Transport(c.Name); ok {
+		if err := r.disconnect(ctx, c, DownstreamConfig(reg, rt)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("disconnect %s: %w", c.Name, err)
 		}
 	} else {

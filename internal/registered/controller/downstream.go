@@ -2,7 +2,7 @@ package controller
 
 import (
 	"context"
-	"net"
+	"net/http"
 	"strings"
 	"time"
 
@@ -17,17 +17,15 @@ import (
 const RequestTimeout = 15 * time.Second
 
 // DownstreamConfig is a rest.Config for a registered cluster's API server
-// reached through its tunnel, as the agent's service account.
-func DownstreamConfig(reg tunnel.Registration, dial tunnel.DialFunc) *rest.Config {
+// reached through its tunnel (rt, tunnel.Server.Transport, whose
+// connections are shared), as the agent's service account.
+func DownstreamConfig(reg tunnel.Registration, rt http.RoundTripper) *rest.Config {
 	return &rest.Config{
-		Host:            reg.APIEndpoint,
-		BearerToken:     reg.Token,
-		TLSClientConfig: rest.TLSClientConfig{CAData: reg.CACert},
-		Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
-			return dial(ctx, network, address)
-		},
-		Timeout: RequestTimeout,
-		QPS:     -1,
+		Host:        reg.APIEndpoint,
+		BearerToken: reg.Token,
+		Transport:   rt,
+		Timeout:     RequestTimeout,
+		QPS:         -1,
 	}
 }
 

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -83,9 +81,8 @@ func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Forbidden: "+user.Username+" is "+errNotMember.Error()+" "+cluster, http.StatusForbidden)
 		return
 	}
-	reg, ok := s.Tunnel.Registration(cluster)
-	dial, ok2 := s.Tunnel.Dialer(cluster)
-	if !ok || !ok2 {
+	rt, reg, ok := s.Tunnel.Transport(cluster)
+	if !ok {
 		http.Error(w, "cluster "+cluster+" is not connected", http.StatusServiceUnavailable)
 		return
 	}
@@ -94,8 +91,6 @@ func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cluster "+cluster+": bad API endpoint "+reg.APIEndpoint, http.StatusBadGateway)
 		return
 	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(reg.CACert)
 	rest := trimProxy(r.URL.Path, cluster)
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -118,7 +113,7 @@ func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request) {
 				pr.Out.Header.Set("Impersonate-Uid", user.UID)
 			}
 		},
-		Transport:     &http.Transport{DialContext: dial, TLSClientConfig: &tls.Config{RootCAs: roots}, ForceAttemptHTTP2: false},
+		Transport:     rt,
 		FlushInterval: -1, // watches stream
 	}
 	rp.ServeHTTP(w, r)

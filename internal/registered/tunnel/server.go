@@ -1,9 +1,11 @@
 package tunnel
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
-	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -44,15 +46,22 @@ type Server struct {
 	opts ServerOptions
 	rd   *remotedialer.Server
 
-	mu   sync.Mutex
-	gen  map[string]uint64       // connection generation per cluster
-	regs map[string]Registration // registration of the current connection
+	mu         sync.Mutex
+	gen        map[string]uint64           // connection generation per cluster
+	regs       map[string]Registration     // registration of the current connection
+	transports map[string]clusterTransport // cached per cluster, see Transport
+}
+
+// clusterTransport is a cluster's cached transport and the CA it trusts.
+type clusterTransport struct {
+	ca []byte
+	rt *http.Transport
 }
 
 // NewServer returns a Server that admits agents auth accepts (nil accepts
 // all, for tests).
 func NewServer(auth Authorizer, opts ServerOptions) *Server {
-	s := &Server{auth: auth, opts: opts, gen: map[string]uint64{}, regs: map[string]Registration{}}
+	s := &Server{auth: auth, opts: opts, gen: map[string]uint64{}, regs: map[string]Registration{}, transports: map[string]clusterTransport{}}
 	s.rd = remotedialer.New(func(req *http.Request) (string, bool, error) {
 		// Only reached after ServeHTTP's own checks.
 		return req.Header.Get(HeaderCluster), true, nil
@@ -97,6 +106,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	current := s.gen[reg.Cluster] == g
 	if current {
 		delete(s.regs, reg.Cluster)
+		if t, ok := s.transports[reg.Cluster]; ok {
+			t.rt.CloseIdleConnections()
+			delete(s.transports, reg.Cluster)
+		}
 	}
 	s.mu.Unlock()
 	if current && wasUp && s.opts.OnDisconnect != nil {
@@ -126,17 +139,42 @@ func (s *Server) announce(ctx context.Context, reg Registration, g uint64) bool 
 	return current
 }
 
-// DialFunc opens a connection, as net.Dialer.DialContext does.
-type DialFunc func(ctx context.Context, network, address string) (net.Conn, error)
-
 // Dialer returns a function that dials address from inside cluster through
 // its tunnel; false when cluster has no tunnel. The function fails once
 // the tunnel is gone.
-func (s *Server) Dialer(cluster string) (DialFunc, bool) {
+func (s *Server) Dialer(cluster string) (remotedialer.Dialer, bool) {
 	if !s.rd.HasSession(cluster) {
 		return nil, false
 	}
-	return DialFunc(s.rd.Dialer(cluster)), true
+	return s.rd.Dialer(cluster), true
+}
+
+// Transport returns the HTTP transport to cluster's API server through its
+// tunnel, trusting the CA the agent registered, with that registration
+// (its APIEndpoint and Token address and authenticate requests); false
+// when the cluster has no tunnel. One transport is kept per cluster, so
+// its connections are reused by every caller (pings, controllers, the
+// proxy) until the tunnel ends or the agent registers another CA. It
+// speaks HTTP/1.1, which protocol upgrades (exec, port-forward) need.
+func (s *Server) Transport(cluster string) (*http.Transport, Registration, bool) {
+	reg, ok := s.Registration(cluster)
+	if !ok {
+		return nil, Registration{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.transports[cluster]; ok {
+		if bytes.Equal(t.ca, reg.CACert) {
+			return t.rt, reg, true
+		}
+		t.rt.CloseIdleConnections()
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(reg.CACert)
+	rt := &http.Transport{DialContext: s.rd.Dialer(cluster), TLSClientConfig: &tls.Config{RootCAs: roots},
+		MaxIdleConnsPerHost: 8, IdleConnTimeout: 90 * time.Second}
+	s.transports[cluster] = clusterTransport{ca: bytes.Clone(reg.CACert), rt: rt}
+	return rt, reg, true
 }
 
 // Connected reports whether cluster has a tunnel.
