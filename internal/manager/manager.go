@@ -10,6 +10,7 @@ package manager
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -201,7 +202,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		opts.MaxConcurrentReconciles = DefaultWorkers
 	}
 	mgmt := &management.Reconciler{
-		Client: mgr.GetClient(), NewServices: factory, Tokens: o.Tokens, Events: mgr.GetEventRecorder("clustersync-management"), Refresh: o.EKSRefresh,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), NewServices: factory, Tokens: o.Tokens, Events: mgr.GetEventRecorder("clustersync-management"), Refresh: o.EKSRefresh,
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("management-cluster").WithOptions(opts).
 		For(&mgmtv1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -219,13 +220,15 @@ func Setup(mgr ctrl.Manager, o Options) error {
 }
 
 // phaseChanged passes the EKSClusterConfig events the management controller
-// acts on: creation, deletion and a change of the operator's phase or
-// failure message (an update finishing means an immediate upstream refresh).
+// acts on: creation, deletion and a change of the operator's phase, failure
+// message or conflicts (an update finishing means an immediate upstream
+// refresh; a conflict found when pushing is reported at once).
 func phaseChanged() predicate.Funcs {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		o, ok1 := e.ObjectOld.(*eksv1.EKSClusterConfig)
 		n, ok2 := e.ObjectNew.(*eksv1.EKSClusterConfig)
-		return !ok1 || !ok2 || o.Status.Phase != n.Status.Phase || o.Status.FailureMessage != n.Status.FailureMessage
+		return !ok1 || !ok2 || o.Status.Phase != n.Status.Phase || o.Status.FailureMessage != n.Status.FailureMessage ||
+			!slices.Equal(o.Status.Conflicts, n.Status.Conflicts)
 	}}
 }
 

@@ -306,14 +306,39 @@ type EKSClusterConfigStatus struct {
 	// +optional
 	NetworkFieldsSource string `json:"networkFieldsSource,omitempty"`
 
-	// KnownNodeGroups are the names of the node groups spec.nodeGroups has
-	// named, kept until EKS no longer reports them. A node group EKS reports
-	// that is known but no longer in the spec was removed by the user and is
-	// deleted; one never known was created outside clustersync and is left
-	// alone (the management controller adopts it), so a console change that
-	// has not been refreshed yet is never undone.
+	// AppliedSpec holds, for each managed field, the last value the
+	// operator and EKS agreed on: a value EKS reported equal to the spec,
+	// or one the operator pushed and EKS accepted (an update EKS reports
+	// Failed, or a call it refused, leaves it as it was). It tells a user
+	// change (spec ≠ applied: push it) from an outside change (upstream ≠
+	// applied: the management controller adopts it) from both (a conflict:
+	// nothing is written). Only the operator writes it. Node groups in it
+	// are the ones clustersync created or agreed on: a node group EKS
+	// reports that is neither in it nor in the spec was created outside
+	// clustersync and is never deleted for being absent from the spec.
+	// Identity fields are the spec's. See docs/hosted.md.
 	// +optional
-	KnownNodeGroups []string `json:"knownNodeGroups,omitempty"`
+	AppliedSpec *EKSClusterConfigSpec `json:"appliedSpec,omitempty"`
+
+	// PendingUpdates are pushes EKS accepted whose outcome is not known
+	// yet (an EKS update InProgress, or a call whose answer was lost).
+	// appliedSpec already holds their value; when EKS reports the update
+	// Failed, or the value never shows up once EKS is idle, the applied
+	// value goes back to Previous and failureMessage names the field.
+	// +listType=map
+	// +listMapKey=path
+	// +optional
+	PendingUpdates []PendingUpdate `json:"pendingUpdates,omitempty"`
+
+	// Conflicts are the managed fields changed both in the spec and in EKS
+	// since they were last applied; nothing is written to them. Editing
+	// such a field in the spec again answers the conflict: the new value is
+	// pushed over the upstream value recorded here (unless EKS moved once
+	// more). The management controller reports them in condition Conflict.
+	// +listType=map
+	// +listMapKey=path
+	// +optional
+	Conflicts []FieldConflict `json:"conflicts,omitempty"`
 
 	// TemplateVersionsToDelete are versions of the managed launch template
 	// no node group uses any more, to be deleted.
@@ -344,6 +369,37 @@ type EKSClusterConfigStatus struct {
 	// operator last acted on.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// PendingUpdate is one field the operator pushed whose outcome EKS has not
+// reported yet. Values are JSON ("null" for unset, or for a node group
+// that does not exist).
+type PendingUpdate struct {
+	// Path names the field: "tags", "nodeGroups[workers].desiredSize",
+	// "nodeGroups[batch]" (a whole node group created or deleted).
+	Path string `json:"path"`
+	// UpdateID is the EKS update that applies it (DescribeUpdate), empty
+	// for calls that return none (tags, node group creation or deletion).
+	// +optional
+	UpdateID string `json:"updateID,omitempty"`
+	// Value is what was pushed.
+	Value string `json:"value"`
+	// Previous is the applied value before the push, restored if the push
+	// does not take effect.
+	Previous string `json:"previous"`
+}
+
+// FieldConflict is one managed field changed on both sides since it was
+// last applied. Values are JSON ("null" for unset or absent).
+type FieldConflict struct {
+	// Path names the field, as in PendingUpdate.
+	Path string `json:"path"`
+	// Config is the spec's value when the conflict was found.
+	Config string `json:"config"`
+	// Upstream is the value EKS reported then.
+	Upstream string `json:"upstream"`
+	// Applied is the last value applied before both changes.
+	Applied string `json:"applied"`
 }
 
 // EKSClusterConfig is one Amazon EKS cluster for the EKS operator. The

@@ -175,12 +175,12 @@ type ClusterStatus struct {
 	EKSStatus *EKSStatus `json:"eksStatus,omitempty"`
 
 	// AppliedSpec holds, for each managed field, the last value clustersync
-	// applied to the cloud (or agreed with it). It closes the race window
-	// Rancher documents (shared/reference/000): comparing config, upstream
-	// and applied value tells a user change (push it) from an outside
-	// change (adopt it) from both (Conflict), where Rancher overwrites one
-	// of them. Its identity fields are the config's, as for UpstreamSpec.
-	// +optional
+	// and the cloud agreed on: a copy of the EKS operator's
+	// status.appliedSpec, which only the operator writes. Comparing config,
+	// upstream and applied value tells a user change (push it) from an
+	// outside change (adopt it) from both (condition Conflict), where
+	// Rancher overwrites one of them (docs/hosted.md). Its identity fields
+	// are the config's, as for UpstreamSpec.
 	AppliedSpec *eksv1.EKSClusterConfigSpec `json:"appliedSpec,omitempty"`
 
 	// APIEndpoint is the URL of the cluster's Kubernetes API server.

@@ -159,6 +159,7 @@ func (r *Reconciler) create(ctx context.Context, cs *Clients, c *eksv1.EKSCluste
 		}
 	}
 	c.Status.Phase, c.Status.FailureMessage = eksv1.PhaseCreating, ""
+	c.Status.AppliedSpec = createdApplied(c.Spec)
 	return r.saveAndPoll(ctx, c)
 }
 
@@ -183,13 +184,15 @@ func (r *Reconciler) waitActive(ctx context.Context, cs *Clients, c *eksv1.EKSCl
 		return r.failOrRetry(ctx, c, err)
 	}
 	if !done {
-		return ctrl.Result{RequeueAfter: r.poll()}, nil
+		return r.saveAndPoll(ctx, c) // the node groups created so far are applied
 	}
 	return r.becomeActive(ctx, c, cl)
 }
 
 // becomeActive writes the CA Secret and the network status of an ACTIVE
-// cluster and sets phase active.
+// cluster and sets phase active. The first update pass follows at once:
+// it records in status.appliedSpec every managed field EKS already agrees
+// with, so that an outside change after that is told from a user change.
 func (r *Reconciler) becomeActive(ctx context.Context, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster) (ctrl.Result, error) {
 	if err := r.writeCASecret(ctx, c, cl); err != nil {
 		return ctrl.Result{}, err
@@ -200,8 +203,15 @@ func (r *Reconciler) becomeActive(ctx context.Context, c *eksv1.EKSClusterConfig
 		c.Status.SecurityGroups = v.SecurityGroupIds
 	}
 	c.Status.Phase, c.Status.FailureMessage = eksv1.PhaseActive, ""
-	return ctrl.Result{}, r.Client.Status().Update(ctx, c)
+	if err := r.Client.Status().Update(ctx, c); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: firstPassDelay}, nil
 }
+
+// firstPassDelay is how soon the first update pass follows activation: long
+// enough for the informer cache to hold the status just written.
+const firstPassDelay = time.Second
 
 // writeCASecret stores the API endpoint and CA of the cluster in a Secret
 // named like the config, beside it, owned by it (Rancher's "ca" secret).
@@ -245,6 +255,11 @@ func (r *Reconciler) createNodegroups(ctx context.Context, cs *Clients, c *eksv1
 		ok, err := r.createNodegroup(ctx, cs, c, cl, ng)
 		if err != nil {
 			return false, err
+		}
+		if ok {
+			if err := markCreated(c, ng.NodegroupName); err != nil {
+				return false, err
+			}
 		}
 		done = done && ok
 	}

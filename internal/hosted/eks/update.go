@@ -21,10 +21,11 @@ import (
 // EKS is changing something: the cluster is UPDATING, an update is
 // InProgress, or a node group is not ACTIVE (eks-operator#752: EKS stays
 // ACTIVE for a while after an update starts, hence the ListUpdates check).
-func (r *Reconciler) observe(ctx context.Context, api API, c *eksv1.EKSClusterConfig) (cl *ekstypes.Cluster, ngs []*ekstypes.Nodegroup, busy bool, err error) {
+// finished holds the updates seen finishing in this pass, by ID.
+func (r *Reconciler) observe(ctx context.Context, api API, c *eksv1.EKSClusterConfig) (cl *ekstypes.Cluster, ngs []*ekstypes.Nodegroup, finished map[string]*ekstypes.Update, busy bool, err error) {
 	name := aws.String(c.Spec.DisplayName)
 	if cl, ngs, err = Describe(ctx, api, c.Spec.DisplayName); err != nil {
-		return nil, nil, false, err
+		return nil, nil, nil, false, err
 	}
 	busy = cl.Status != ekstypes.ClusterStatusActive
 	for _, ng := range ngs {
@@ -34,28 +35,30 @@ func (r *Reconciler) observe(ctx context.Context, api API, c *eksv1.EKSClusterCo
 	for pages := eks.NewListUpdatesPaginator(api, &eks.ListUpdatesInput{Name: name}); pages.HasMorePages(); {
 		page, err := pages.NextPage(ctx)
 		if err != nil {
-			return nil, nil, false, fmt.Errorf("list updates of %s: %w", c.Spec.DisplayName, err)
+			return nil, nil, nil, false, fmt.Errorf("list updates of %s: %w", c.Spec.DisplayName, err)
 		}
 		ids = append(ids, page.UpdateIds...)
 	}
 	// Forget completed updates EKS no longer lists, so the list stays as
 	// short as EKS's history.
 	c.Status.CompletedUpdateIDs = slices.DeleteFunc(c.Status.CompletedUpdateIDs, func(id string) bool { return !slices.Contains(ids, id) })
+	finished = map[string]*ekstypes.Update{}
 	for _, id := range ids {
 		if slices.Contains(c.Status.CompletedUpdateIDs, id) {
 			continue
 		}
 		u, err := api.DescribeUpdate(ctx, &eks.DescribeUpdateInput{Name: name, UpdateId: aws.String(id)})
 		if err != nil {
-			return nil, nil, false, fmt.Errorf("describe update %s: %w", id, err)
+			return nil, nil, nil, false, fmt.Errorf("describe update %s: %w", id, err)
 		}
 		if u.Update.Status == ekstypes.UpdateStatusInProgress {
 			busy = true
 		} else {
 			c.Status.CompletedUpdateIDs = append(c.Status.CompletedUpdateIDs, id)
+			finished[id] = u.Update
 		}
 	}
-	return cl, ngs, busy, nil
+	return cl, ngs, finished, busy, nil
 }
 
 // Describe reads a cluster and all its node groups.
@@ -84,11 +87,20 @@ func Describe(ctx context.Context, api API, cluster string) (*ekstypes.Cluster, 
 // (a CloudFormation stack): the pass ends without a failure and polls.
 var errPending = errors.New("waiting for a generated resource")
 
-// update applies at most one pending change per pass, in OrderUpdates'
-// order, and waits while EKS is busy.
+// update applies at most one change per pass, in OrderUpdates' order, and
+// waits while EKS is busy. Each pass decides on what EKS reports now (the
+// describe of this pass): it first settles the pushes whose outcome was
+// pending (settlePending), then compares spec, upstream and
+// status.appliedSpec field by field (managed.Reconcile): a field the user
+// changed that EKS did not is pushed; one EKS changed that the user did not
+// is left for the management controller to adopt; one changed on both
+// sides is recorded in status.conflicts and not written. A push is
+// recorded before the call (status.pendingUpdates, appliedSpec), so that
+// nobody who sees the new value in EKS takes it for an outside change, and
+// undone if EKS refuses it.
 func (r *Reconciler) update(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig) (ctrl.Result, error) {
 	api := cs.EKS
-	cl, ngs, busy, err := r.observe(ctx, api, c)
+	cl, ngs, finished, busy, err := r.observe(ctx, api, c)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -103,26 +115,65 @@ func (r *Reconciler) update(ctx context.Context, cs *Clients, c *eksv1.EKSCluste
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	c.Status.KnownNodeGroups = knownNodeGroups(c.Spec, up, c.Status.KnownNodeGroups)
-	plan := managed.Reconcile(c.Spec, up, operatorApplied(up, c.Status.KnownNodeGroups), ManagedOptions())
-	var next *managed.Change
+	applied := appliedOf(c)
+	failures, err := settlePending(ctx, api, c, up, finished, &applied)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := answerConflicts(&applied, c.Spec, c.Status.Conflicts); err != nil {
+		return ctrl.Result{}, err
+	}
+	plan := managed.Reconcile(c.Spec, up, applied, ManagedOptions())
+	c.Status.AppliedSpec = &plan.Applied
+	if c.Status.Conflicts, err = recordConflicts(plan.Conflicts); err != nil {
+		return ctrl.Result{}, err
+	}
+	var pushable []managed.Change
 	for _, ch := range OrderUpdates(plan.Push) {
 		if !Immutable(ch) && !ignored(&c.Spec, ch) {
-			next = &ch
-			break
+			pushable = append(pushable, ch)
 		}
 	}
-	if next == nil {
-		c.Status.Phase, c.Status.FailureMessage = eksv1.PhaseActive, ""
+	if len(pushable) == 0 {
+		c.Status.Phase, c.Status.FailureMessage = eksv1.PhaseActive, strings.Join(failures, "; ")
 		return ctrl.Result{}, r.Client.Status().Update(ctx, c)
 	}
-	if err := r.apply(ctx, cs, c, cl, up, *next); errors.Is(err, errPending) {
-		c.Status.Phase = eksv1.PhaseUpdating
-		return r.saveAndPoll(ctx, c)
-	} else if err != nil {
-		return r.failOrRetry(ctx, c, err)
+	call := sameCall(pushable)
+	target, err := managed.Target(c.Spec, up, call, ManagedOptions())
+	if err != nil {
+		return ctrl.Result{}, err
 	}
-	c.Status.Phase, c.Status.FailureMessage = eksv1.PhaseUpdating, ""
+	if call[0].Path == "kubernetesVersion" { // upgrades go one minor version at a time
+		next, err := NextVersion(aws.ToString(cl.Version), aws.ToString(c.Spec.KubernetesVersion))
+		if err != nil {
+			return r.failOrRetry(ctx, c, fmt.Errorf("kubernetesVersion: %w", err))
+		}
+		target.KubernetesVersion = &next
+	}
+	// Write ahead: the push is on record before EKS can show it.
+	if err := writeAhead(c, target, call); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.Client.Status().Update(ctx, c); err != nil {
+		return ctrl.Result{}, err
+	}
+	id, err := r.apply(ctx, cs, c, cl, up, &target, call[0])
+	if err != nil {
+		if uerr := undo(c, call); uerr != nil {
+			return ctrl.Result{}, uerr
+		}
+		if errors.Is(err, errPending) {
+			c.Status.Phase = eksv1.PhaseUpdating
+			return r.saveAndPoll(ctx, c)
+		}
+		return r.failOrRetry(ctx, c, fmt.Errorf("%s: %w", pathsOf(call), err))
+	}
+	for i := range c.Status.PendingUpdates {
+		if slices.ContainsFunc(call, func(ch managed.Change) bool { return ch.Path == c.Status.PendingUpdates[i].Path }) {
+			c.Status.PendingUpdates[i].UpdateID = id
+		}
+	}
+	c.Status.Phase, c.Status.FailureMessage = eksv1.PhaseUpdating, strings.Join(failures, "; ")
 	return r.saveAndPoll(ctx, c)
 }
 
@@ -145,41 +196,6 @@ func ignored(spec *eksv1.EKSClusterConfigSpec, ch managed.Change) bool {
 	return field == "instanceType" && spot(ng)
 }
 
-// knownNodeGroups is status.knownNodeGroups after a pass: the node groups
-// the spec names, and those known before that EKS still reports (their
-// deletion is under way), sorted.
-func knownNodeGroups(spec, up eksv1.EKSClusterConfigSpec, known []string) []string {
-	var out []string
-	if spec.NodeGroups != nil {
-		for _, ng := range *spec.NodeGroups {
-			out = append(out, ng.NodegroupName)
-		}
-	}
-	if up.NodeGroups != nil {
-		for _, ng := range *up.NodeGroups {
-			if slices.Contains(known, ng.NodegroupName) {
-				out = append(out, ng.NodegroupName)
-			}
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// operatorApplied is what the operator takes as last applied: the upstream
-// spec itself, so that the spec wins on every field it manages (the
-// management controller already decided which side wins), except node
-// groups it never knew, which were created outside clustersync and are
-// not deleted for being absent from the spec.
-func operatorApplied(up eksv1.EKSClusterConfigSpec, known []string) eksv1.EKSClusterConfigSpec {
-	applied := *up.DeepCopy()
-	if applied.NodeGroups != nil {
-		groups := slices.DeleteFunc(*applied.NodeGroups, func(ng eksv1.NodeGroup) bool { return !slices.Contains(known, ng.NodegroupName) })
-		applied.NodeGroups = &groups
-	}
-	return applied
-}
-
 // nodegroupOf returns the spec node group a change path names
 // ("nodeGroups[NAME]" or "nodeGroups[NAME].field"), nil if it is not in
 // the spec, and the field.
@@ -198,64 +214,85 @@ func nodegroupOf(spec *eksv1.EKSClusterConfigSpec, path string) (*eksv1.NodeGrou
 	return nil, field
 }
 
-// apply sends the EKS call for one change.
-func (r *Reconciler) apply(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster, up eksv1.EKSClusterConfigSpec, ch managed.Change) error {
+// apply sends the EKS call for one change, ch, with the values of target
+// (managed.Target: upstream with the values being pushed, the version
+// being the next minor one): a call that sets several fields sends
+// upstream's value for those not being pushed.
+// It returns the ID of the EKS update the call started, "" for calls that
+// start none.
+func (r *Reconciler) apply(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster, up eksv1.EKSClusterConfigSpec, target *eksv1.EKSClusterConfigSpec, ch managed.Change) (string, error) {
 	api := cs.EKS
-	s, name := &c.Spec, cl.Name
+	name := cl.Name
 	switch path := ch.Path; {
 	case path == "kubernetesVersion":
-		next, err := NextVersion(aws.ToString(cl.Version), aws.ToString(s.KubernetesVersion))
+		out, err := api.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: name, Version: target.KubernetesVersion})
 		if err != nil {
-			return err
+			return "", wrap("upgrade to "+aws.ToString(target.KubernetesVersion), err)
 		}
-		_, err = api.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: name, Version: aws.String(next)})
-		return wrap("upgrade to "+next, err)
+		return idOf(out.Update), nil
 	case path == "publicAccess" || path == "privateAccess":
-		pub, priv := pick(s.PublicAccess, up.PublicAccess), pick(s.PrivateAccess, up.PrivateAccess)
-		_, err := api.UpdateClusterConfig(ctx, &eks.UpdateClusterConfigInput{Name: name,
-			ResourcesVpcConfig: &ekstypes.VpcConfigRequest{EndpointPublicAccess: pub, EndpointPrivateAccess: priv}})
-		return wrap("endpoint access", err)
+		out, err := api.UpdateClusterConfig(ctx, &eks.UpdateClusterConfigInput{Name: name,
+			ResourcesVpcConfig: &ekstypes.VpcConfigRequest{EndpointPublicAccess: target.PublicAccess, EndpointPrivateAccess: target.PrivateAccess}})
+		if err != nil {
+			return "", wrap("endpoint access", err)
+		}
+		return idOf(out.Update), nil
 	case path == "publicAccessSources":
-		_, err := api.UpdateClusterConfig(ctx, &eks.UpdateClusterConfigInput{Name: name,
-			ResourcesVpcConfig: &ekstypes.VpcConfigRequest{PublicAccessCidrs: *s.PublicAccessSources}})
-		return wrap("public access sources", err)
+		out, err := api.UpdateClusterConfig(ctx, &eks.UpdateClusterConfigInput{Name: name,
+			ResourcesVpcConfig: &ekstypes.VpcConfigRequest{PublicAccessCidrs: deref(target.PublicAccessSources)}})
+		if err != nil {
+			return "", wrap("public access sources", err)
+		}
+		return idOf(out.Update), nil
 	case path == "tags":
-		return r.tags(ctx, api, cl.Arn, *s.Tags, deref(up.Tags))
+		return "", r.tags(ctx, api, cl.Arn, deref(target.Tags), deref(up.Tags))
 	case path == "loggingTypes":
-		_, err := api.UpdateClusterConfig(ctx, &eks.UpdateClusterConfigInput{Name: name, Logging: loggingUpdate(*s.LoggingTypes)})
-		return wrap("logging", err)
+		out, err := api.UpdateClusterConfig(ctx, &eks.UpdateClusterConfigInput{Name: name, Logging: loggingUpdate(deref(target.LoggingTypes))})
+		if err != nil {
+			return "", wrap("logging", err)
+		}
+		return idOf(out.Update), nil
 	case path == "ebsCSIDriver":
-		return installEBSCSIDriver(ctx, api, aws.ToString(name))
+		return "", installEBSCSIDriver(ctx, api, aws.ToString(name))
 	case strings.HasPrefix(path, "nodeGroups["):
-		return r.nodegroup(ctx, cs, c, cl, up, ch)
+		return r.nodegroup(ctx, cs, c, cl, up, target, ch)
 	}
-	return fmt.Errorf("changing %s is not implemented yet", ch.Path)
+	return "", fmt.Errorf("changing %s is not implemented yet", ch.Path)
 }
 
-// nodegroup creates, deletes or reconfigures one node group.
-func (r *Reconciler) nodegroup(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster, up eksv1.EKSClusterConfigSpec, ch managed.Change) error {
+// idOf returns the ID of the update an Update* call started.
+func idOf(u *ekstypes.Update) string {
+	if u == nil {
+		return ""
+	}
+	return aws.ToString(u.Id)
+}
+
+// nodegroup creates, deletes or reconfigures one node group, with target's
+// values; it returns the ID of the EKS update it started, if any.
+func (r *Reconciler) nodegroup(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster, up eksv1.EKSClusterConfigSpec, target *eksv1.EKSClusterConfigSpec, ch managed.Change) (string, error) {
 	api := cs.EKS
 	head, _, _ := strings.Cut(strings.TrimPrefix(ch.Path, "nodeGroups["), "].")
 	ngName := strings.TrimSuffix(head, "]")
-	ng, field := nodegroupOf(&c.Spec, ch.Path)
+	ng, field := nodegroupOf(target, ch.Path)
 	switch {
 	case ng == nil: // removed from the spec
 		_, err := api.DeleteNodegroup(ctx, &eks.DeleteNodegroupInput{ClusterName: cl.Name, NodegroupName: aws.String(ngName)})
 		if err != nil {
-			return wrap("delete node group "+ngName, err)
+			return "", wrap("delete node group "+ngName, err)
 		}
 		// Its managed template version goes once the node group is gone.
 		if v, ok := c.Status.ManagedLaunchTemplateVersions[ngName]; ok {
 			delete(c.Status.ManagedLaunchTemplateVersions, ngName)
 			c.Status.TemplateVersionsToDelete = append(c.Status.TemplateVersionsToDelete, v)
 		}
-		return nil
+		return "", nil
 	case field == "": // added to the spec
 		done, err := r.createNodegroup(ctx, cs, c, cl, ng)
 		if err == nil && !done {
-			return errPending
+			return "", errPending
 		}
-		return err
+		return "", err
 	case isTemplateField(field): // a new version of the managed launch template
 		var base templateFields
 		if up.NodeGroups != nil {
@@ -267,16 +304,25 @@ func (r *Reconciler) nodegroup(ctx context.Context, cs *Clients, c *eksv1.EKSClu
 		}
 		lt, err := r.templateVersion(ctx, cs, c, ng, base)
 		if err != nil {
-			return err
+			return "", err
 		}
-		_, err = api.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: cl.Name, NodegroupName: aws.String(ngName), LaunchTemplate: lt})
-		return wrap("node group "+ngName+" launch template version "+aws.ToString(lt.Version), err)
+		out, err := api.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: cl.Name, NodegroupName: aws.String(ngName), LaunchTemplate: lt})
+		if err != nil {
+			return "", wrap("node group "+ngName+" launch template version "+aws.ToString(lt.Version), err)
+		}
+		return idOf(out.Update), nil
 	case field == "launchTemplate": // another version of the user's template
-		_, err := api.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: cl.Name, NodegroupName: aws.String(ngName), LaunchTemplate: userTemplate(ng.LaunchTemplate)})
-		return wrap("node group "+ngName+" launch template", err)
+		out, err := api.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: cl.Name, NodegroupName: aws.String(ngName), LaunchTemplate: userTemplate(ng.LaunchTemplate)})
+		if err != nil {
+			return "", wrap("node group "+ngName+" launch template", err)
+		}
+		return idOf(out.Update), nil
 	case field == "version":
-		_, err := api.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: cl.Name, NodegroupName: aws.String(ngName), Version: ng.Version})
-		return wrap("node group "+ngName+" version", err)
+		out, err := api.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: cl.Name, NodegroupName: aws.String(ngName), Version: ng.Version})
+		if err != nil {
+			return "", wrap("node group "+ngName+" version", err)
+		}
+		return idOf(out.Update), nil
 	case field == "desiredSize" || field == "minSize" || field == "maxSize" || field == "labels":
 		in := &eks.UpdateNodegroupConfigInput{ClusterName: cl.Name, NodegroupName: aws.String(ngName)}
 		if field == "labels" {
@@ -285,10 +331,13 @@ func (r *Reconciler) nodegroup(ctx context.Context, cs *Clients, c *eksv1.EKSClu
 		} else {
 			in.ScalingConfig = &ekstypes.NodegroupScalingConfig{DesiredSize: int32Ptr(ng.DesiredSize), MinSize: int32Ptr(ng.MinSize), MaxSize: int32Ptr(ng.MaxSize)}
 		}
-		_, err := api.UpdateNodegroupConfig(ctx, in)
-		return wrap("node group "+ngName+" "+field, err)
+		out, err := api.UpdateNodegroupConfig(ctx, in)
+		if err != nil {
+			return "", wrap("node group "+ngName+" "+field, err)
+		}
+		return idOf(out.Update), nil
 	}
-	return fmt.Errorf("changing %s is not implemented yet", ch.Path)
+	return "", fmt.Errorf("changing %s is not implemented yet", ch.Path)
 }
 
 // tags sets the cluster's tags to want: tag what differs, untag what goes.
@@ -353,18 +402,13 @@ func loggingUpdate(want []string) *ekstypes.Logging {
 	return l
 }
 
-func pick(v, fallback *bool) *bool {
-	if v != nil {
-		return v
+// deref returns *p, or the zero value when p is nil.
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
 	}
-	return fallback
-}
-
-func deref(m *map[string]string) map[string]string {
-	if m == nil {
-		return nil
-	}
-	return *m
+	return *p
 }
 
 func wrap(what string, err error) error {

@@ -1,9 +1,7 @@
 package managed
 
 import (
-	"fmt"
 	"reflect"
-	"strings"
 )
 
 // MarkApplied records in applied that the config value at path (a Change
@@ -14,69 +12,38 @@ func MarkApplied[T any](applied *T, config T, path string, o Options) error {
 	return CopyPath(applied, config, path, o)
 }
 
-// CopyPath sets the value at path (a Change or Conflict path) of dst to
-// src's, removing a keyed-list element src does not have. Controllers use
-// it to hand the operator the upstream value of a conflicting field, so
-// that nothing is written to it.
+// CopyPath sets the value at path (a Change or Conflict path) of to to
+// from's, removing a keyed-list element from does not have; for an
+// element field, an element to lacks is added with only its key and that
+// field. Errors name a path that names no field.
 func CopyPath[T any](to *T, from T, path string, o Options) error {
 	dst := reflect.ValueOf(to).Elem()
 	src := reflect.ValueOf(from)
-	head, rest, _ := strings.Cut(path, ".")
-	name, elem, isElem := strings.Cut(strings.TrimSuffix(head, "]"), "[")
-	i := fieldIndex(dst.Type(), name)
-	if i < 0 {
-		return fmt.Errorf("managed: no field %q in %s", name, dst.Type())
+	i, key, j, _, elem, isElem, err := locate(dst.Type(), path, o)
+	if err != nil {
+		return err
 	}
 	if !isElem {
 		dst.Field(i).Set(deepCopyValue(src.Field(i)))
 		return nil
 	}
-	key, ok := o.KeyedLists[name]
-	if !ok {
-		return fmt.Errorf("managed: %q is not a keyed list", name)
-	}
 	cm, _ := byKey(src.Field(i), key)
-	am, aorder := byKey(dst.Field(i), key)
 	ce, inC := cm[elem]
-	list := reflect.MakeSlice(dst.Field(i).Type().Elem(), 0, len(aorder)+1)
-	found := false
-	for _, n := range aorder {
-		e := am[n]
-		if n != elem {
-			list = reflect.Append(list, deepCopyValue(e))
-			continue
+	var e reflect.Value // the element's new value; invalid removes it
+	switch {
+	case !inC: // the element's removal was applied
+	case j < 0:
+		e = deepCopyValue(ce)
+	default:
+		am, _ := byKey(dst.Field(i), key)
+		e = reflect.New(ce.Type()).Elem()
+		if ae, ok := am[elem]; ok {
+			e.Set(deepCopyValue(ae))
 		}
-		found = true
-		switch {
-		case !inC: // the element's removal was applied
-		case rest == "":
-			list = reflect.Append(list, deepCopyValue(ce))
-		default:
-			e = deepCopyValue(e)
-			j := fieldIndex(e.Type(), rest)
-			if j < 0 {
-				return fmt.Errorf("managed: no field %q in %s", rest, e.Type())
-			}
-			e.Field(j).Set(deepCopyValue(ce.Field(j)))
-			list = reflect.Append(list, e)
-		}
+		setKey(e, key, elem)
+		e.Field(j).Set(deepCopyValue(ce.Field(j)))
 	}
-	if !found && inC {
-		e := deepCopyValue(ce)
-		if rest != "" { // only that field is known to be applied
-			e = reflect.New(ce.Type()).Elem()
-			setKey(e, key, elem)
-			j := fieldIndex(e.Type(), rest)
-			if j < 0 {
-				return fmt.Errorf("managed: no field %q in %s", rest, e.Type())
-			}
-			e.Field(j).Set(deepCopyValue(ce.Field(j)))
-		}
-		list = reflect.Append(list, e)
-	}
-	p := reflect.New(list.Type())
-	p.Elem().Set(list)
-	dst.Field(i).Set(p)
+	dst.Field(i).Set(withElem(dst.Field(i), key, elem, e))
 	return nil
 }
 

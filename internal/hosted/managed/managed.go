@@ -48,9 +48,11 @@ type Plan[T any] struct {
 	Conflicts []Conflict
 	// Config is the config with the adoptions applied.
 	Config T
-	// Applied is the applied spec to record now: adopted and in-sync fields
-	// set to their agreed value. Fields to push keep their old applied value
-	// until the cloud has accepted them (see Pushed).
+	// Applied is the applied spec to record now: in-sync fields set to
+	// their agreed value; every other field keeps its old applied value —
+	// a push until the cloud has accepted it (MarkApplied), an adoption
+	// until the config holds the adopted value (then it is in sync), a
+	// conflict until it is answered (Acknowledge).
 	Applied T
 }
 

@@ -131,7 +131,6 @@ func (r *reconciler) fields(prefix string, cfgOut, cfg, up, app, appOut reflect.
 			v := nonNil(u, f.Type)
 			*r.adopt = append(*r.adopt, Change{Path: path, Old: iface(c), New: iface(v)})
 			cfgOut.Field(i).Set(v)
-			appOut.Field(i).Set(deepCopyValue(v))
 		case conflict:
 			*r.conflicts = append(*r.conflicts, Conflict{Path: path, Config: iface(c), Upstream: iface(u), Applied: iface(a)})
 		}
@@ -190,7 +189,8 @@ func (r *reconciler) keyed(path, key string, cfgOut, c, u, a, appOut reflect.Val
 		case inC && inA: // gone upstream: deleted outside clustersync?
 			if managedEqual(ce, ae) {
 				*r.adopt = append(*r.adopt, Change{Path: ep, Old: iface(ce), New: nil})
-				continue // dropped from config and applied
+				record(deepCopyValue(ae)) // until the config drops it too
+				continue
 			}
 			*r.conflicts = append(*r.conflicts, Conflict{Path: ep, Config: iface(ce), Upstream: nil, Applied: iface(ae)})
 			keep(deepCopyValue(ce))
@@ -209,7 +209,6 @@ func (r *reconciler) keyed(path, key string, cfgOut, c, u, a, appOut reflect.Val
 		case inU: // created outside clustersync
 			*r.adopt = append(*r.adopt, Change{Path: ep, Old: nil, New: iface(ue)})
 			keep(deepCopyValue(ue))
-			record(deepCopyValue(ue))
 		}
 		// in neither config nor upstream (only applied): gone on both sides; forget it.
 	}

@@ -52,6 +52,9 @@ type Reconciler struct {
 	// DialTimeout bounds that check; 0 means eks.EndpointDialTimeout (30
 	// seconds).
 	DialTimeout time.Duration
+	// APIReader reads the operator's EKSClusterConfig past the cache to
+	// confirm an adoption (the manager's GetAPIReader); nil means Client.
+	APIReader client.Reader
 	// Events records OutsideChange events on Clusters.
 	Events events.EventRecorder
 	// Refresh is the upstream refresh period; 0 means DefaultRefresh.
@@ -104,6 +107,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if opExists {
 		obs.op = &op
 		copyOperatorStatus(c.Status.EKSStatus, &op.Status)
+		c.Status.AppliedSpec = op.Status.AppliedSpec.DeepCopy()
+		for _, cf := range op.Status.Conflicts {
+			obs.conflicts = append(obs.conflicts, fmt.Sprintf("%s (config %s, upstream %s, last applied %s)", cf.Path, cf.Config, cf.Upstream, cf.Applied))
+		}
 	}
 	if found {
 		c.Status.EKSStatus.UpstreamSpec = &up.spec
@@ -113,37 +120,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		c.Status.APIEndpoint, c.Status.CACert = up.endpoint, up.caCert
 	}
-	// While the operator is changing the cluster, upstream is in flux: only
-	// record it (Rancher skips the spec sync then too).
-	if found && opExists && op.Status.Phase == eksv1.PhaseActive {
-		var applied eksv1.EKSClusterConfigSpec
-		if c.Status.AppliedSpec != nil {
-			applied = *c.Status.AppliedSpec
+	// Outside changes are adopted only while the operator's record is
+	// settled (active, no push pending); the operator itself decides what
+	// to push and what is in conflict, on what EKS reports when it pushes.
+	if found && opExists {
+		adopted, err := r.adopt(ctx, &c, &op, config, up.spec)
+		if err != nil {
+			return ctrl.Result{}, err
 		}
-		// Identity fields are never synced; they are the config's everywhere.
-		applied.DisplayName, applied.Region = config.DisplayName, config.Region
-		applied.AmazonCredentialSecret, applied.Imported = config.AmazonCredentialSecret, config.Imported
-		plan := managed.Reconcile(config, up.spec, applied, eks.ManagedOptions())
-		if len(plan.Adopt) > 0 {
-			c.Spec.EKSConfig = &plan.Config
-			status := c.Status
-			if err := r.Client.Update(ctx, &c); err != nil {
-				return ctrl.Result{}, err
-			}
-			c.Status = status
-			for _, a := range plan.Adopt {
-				r.Events.Eventf(&c, nil, corev1.EventTypeNormal, "OutsideChange", "Sync",
-					"%s changed outside clustersync from %s to %s; adopted into spec.eksConfig", a.Path, show(a.Old), show(a.New))
-			}
+		if adopted != nil {
+			opSpec = *adopted
 		}
-		opSpec = plan.Config
-		for _, cf := range plan.Conflicts {
-			if err := managed.CopyPath(&opSpec, up.spec, cf.Path, eks.ManagedOptions()); err != nil {
-				return ctrl.Result{}, err
-			}
-			obs.conflicts = append(obs.conflicts, fmt.Sprintf("%s (config %s, upstream %s, last applied %s)", cf.Path, show(cf.Config), show(cf.Upstream), show(cf.Applied)))
-		}
-		c.Status.AppliedSpec = &plan.Applied
 	}
 	if found && opExists && (op.Status.Phase == eksv1.PhaseActive || op.Status.Phase == eksv1.PhaseUpdating) {
 		obs.access = r.reach(ctx, &c, &config, up)
@@ -158,6 +145,52 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: r.refresh()}, nil
+}
+
+// adopt takes the outside changes upstream shows into c's spec.eksConfig
+// (config) and reports each as an OutsideChange event naming the field, the
+// old and the new value; it returns the new config, nil when nothing was
+// adopted. op is the operator's object as read before upstream was
+// described; an adoption is confirmed on op read again, past the cache
+// (APIReader): the operator records a push before sending it to EKS, so a
+// value EKS showed is then either on record or really someone else's.
+func (r *Reconciler) adopt(ctx context.Context, c *mgmtv1.Cluster, op *eksv1.EKSClusterConfig, config, upstream eksv1.EKSClusterConfigSpec) (*eksv1.EKSClusterConfigSpec, error) {
+	plan, ready, err := r.plan(op, config, upstream)
+	if err != nil || !ready || len(plan.Adopt) == 0 {
+		return nil, err
+	}
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	var current eksv1.EKSClusterConfig
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(op), &current); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if plan, ready, err = r.plan(&current, config, upstream); err != nil || !ready || len(plan.Adopt) == 0 {
+		return nil, err
+	}
+	c.Spec.EKSConfig = &plan.Config
+	status := c.Status
+	if err := r.Client.Update(ctx, c); err != nil {
+		return nil, err
+	}
+	c.Status = status
+	for _, a := range plan.Adopt {
+		r.Events.Eventf(c, nil, corev1.EventTypeNormal, "OutsideChange", "Sync",
+			"%s changed outside clustersync from %s to %s; adopted into spec.eksConfig", a.Path, show(a.Old), show(a.New))
+	}
+	return &plan.Config, nil
+}
+
+// plan compares config and upstream with op's applied record; ready is
+// false while that record is not settled (eks.AppliedFor).
+func (r *Reconciler) plan(op *eksv1.EKSClusterConfig, config, upstream eksv1.EKSClusterConfigSpec) (managed.Plan[eksv1.EKSClusterConfigSpec], bool, error) {
+	applied, ready, err := eks.AppliedFor(op, config)
+	if err != nil || !ready {
+		return managed.Plan[eksv1.EKSClusterConfigSpec]{}, false, err
+	}
+	return managed.Reconcile(config, upstream, applied, eks.ManagedOptions()), true, nil
 }
 
 // finalize deletes the Cluster's EKSClusterConfig, reports phase Deleting
