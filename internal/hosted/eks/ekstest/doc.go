@@ -30,13 +30,15 @@
 // idempotent. The console API (ConsoleSetEndpointAccess, ConsoleUpgrade,
 // ConsoleScaleNodegroup, ... and ImportCluster) changes state the way a human
 // in the AWS console would, outside clustersync; FailNext injects errors
-// such as throttling for the next n calls of an operation; Calls counts API
+// such as throttling for the next n calls of an operation, FailUpdates
+// makes the next updates end Failed (unapplied, with an error detail);
+// Calls counts API
 // calls per operation and Cluster returns a snapshot for assertions. Not
 // emulated: authentication and SigV4 checks (any credentials are accepted),
 // Fargate profiles, access entries, pod identity, identity providers,
 // encryption association, insights, capabilities, UpdateAddon, add-on
-// versions/compatibility, CancelUpdate, failed or degraded states (nothing
-// ever fails unless injected), real networking (VPC and security-group IDs
+// versions/compatibility, CancelUpdate, failed or degraded resource
+// states (nothing fails unless injected), real networking (VPC and security-group IDs
 // are derived hashes) and the Kubernetes API itself (the endpoint is just the
 // URL chosen by Options.EndpointFor).
 //

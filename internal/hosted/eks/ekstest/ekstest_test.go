@@ -568,3 +568,42 @@ func TestWireFormat(t *testing.T) {
 		t.Fatalf("two kinds of update at once: %v", err)
 	}
 }
+
+// FailUpdates: the next update ends Failed with the injected error detail,
+// and the cluster keeps its old value; the one after succeeds.
+func TestFailUpdates(t *testing.T) {
+	srv, client, clk := setup(t)
+	ctx := context.Background()
+	if _, err := client.CreateCluster(ctx, createInput("prod")); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(11 * time.Minute)
+	srv.FailUpdates(1, "InsufficientFreeAddresses", "not enough free addresses in the subnets")
+	access := func() *eks.UpdateClusterConfigInput { // a new one per call: the SDK fills in its clientRequestToken
+		return &eks.UpdateClusterConfigInput{Name: aws.String("prod"),
+			ResourcesVpcConfig: &types.VpcConfigRequest{EndpointPrivateAccess: aws.Bool(true), EndpointPublicAccess: aws.Bool(true)}}
+	}
+	up, err := client.UpdateClusterConfig(ctx, access())
+	if err != nil || up.Update.Status != types.UpdateStatusInProgress {
+		t.Fatalf("update: %v %+v", err, up)
+	}
+	clk.Advance(6 * time.Minute)
+	du, err := client.DescribeUpdate(ctx, &eks.DescribeUpdateInput{Name: aws.String("prod"), UpdateId: up.Update.Id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if du.Update.Status != types.UpdateStatusFailed || len(du.Update.Errors) != 1 ||
+		du.Update.Errors[0].ErrorCode != types.ErrorCodeInsufficientFreeAddresses || aws.ToString(du.Update.Errors[0].ErrorMessage) != "not enough free addresses in the subnets" {
+		t.Fatalf("failed update = %+v", du.Update)
+	}
+	if c := describe(t, client, "prod"); c.Status != types.ClusterStatusActive || c.ResourcesVpcConfig.EndpointPrivateAccess {
+		t.Fatalf("after the failed update: %s private=%v", c.Status, c.ResourcesVpcConfig.EndpointPrivateAccess)
+	}
+	if _, err = client.UpdateClusterConfig(ctx, access()); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(6 * time.Minute)
+	if c := describe(t, client, "prod"); !c.ResourcesVpcConfig.EndpointPrivateAccess {
+		t.Fatalf("the next update did not apply: %+v", c.ResourcesVpcConfig)
+	}
+}

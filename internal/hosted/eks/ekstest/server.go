@@ -45,6 +45,9 @@ const (
 	UpdateInProgress = "InProgress"
 	// UpdateSuccessful is the status of a finished update.
 	UpdateSuccessful = "Successful"
+	// UpdateFailed is the status of an update that ended without effect
+	// (only after FailUpdates).
+	UpdateFailed = "Failed"
 )
 
 // Options configures a Server. The zero value is usable: no delays (every
@@ -95,6 +98,8 @@ type Server struct {
 	calls  map[string]int
 	faults map[string]*fault
 	seq    int
+	// updateFaults are the failures the next updates end with (FailUpdates).
+	updateFaults []updateFault
 
 	// CloudFormation: live stacks by name, deleted ones (found by ID),
 	// injected creation failures by stack name.
@@ -104,6 +109,9 @@ type Server struct {
 	// EC2: launch templates by ID.
 	templates map[string]*launchTemplate
 }
+
+// updateFault is the error detail an update fails with.
+type updateFault struct{ code, message string }
 
 type fault struct {
 	errType string
@@ -151,6 +159,8 @@ type update struct {
 	params                                   []wireUpdateParam
 	createdAt, doneAt                        time.Time
 	apply                                    func(now time.Time)
+	// fail, when set, is what the update ends Failed with, unapplied.
+	fail *updateFault
 }
 
 // New starts an emulator on a local httptest server.
@@ -218,6 +228,20 @@ func (s *Server) FailNext(operation, errType string, status, n int) {
 		return
 	}
 	s.faults[operation] = &fault{errType: errType, status: status, n: n}
+}
+
+// FailUpdates makes the next n updates started (by any Update* call or
+// console method) end Failed when they would have succeeded, without
+// changing the resource, with one error detail of the given code (an EKS
+// ErrorCode such as "InsufficientFreeAddresses") and message, as
+// DescribeUpdate reports a failed update. n <= 0 clears pending failures.
+func (s *Server) FailUpdates(n int, code, message string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.updateFaults = nil
+	for range n {
+		s.updateFaults = append(s.updateFaults, updateFault{code: code, message: message})
+	}
 }
 
 // Calls returns how many HTTP calls each operation received (including
@@ -309,6 +333,9 @@ func (s *Server) settle() time.Time {
 		for _, u := range c.updates {
 			if u.status == UpdateInProgress && !now.Before(u.doneAt) {
 				u.status = UpdateSuccessful
+				if u.fail != nil {
+					u.status, u.apply = UpdateFailed, nil
+				}
 				if u.apply != nil {
 					u.apply(u.doneAt)
 					u.apply = nil
@@ -369,6 +396,9 @@ func (s *Server) newUpdate(c *cluster, now time.Time, typ, ng, token string, par
 		id: newUUID(), status: UpdateInProgress, typ: typ, nodegroup: ng, token: token,
 		params: params, createdAt: now, doneAt: now.Add(s.opts.UpdateDelay), apply: apply,
 	}
+	if len(s.updateFaults) > 0 {
+		u.fail, s.updateFaults = &s.updateFaults[0], s.updateFaults[1:]
+	}
 	c.updates = append(c.updates, u)
 	return u
 }
@@ -378,7 +408,11 @@ func (u *update) wire() wireUpdate {
 	if params == nil {
 		params = []wireUpdateParam{}
 	}
-	return wireUpdate{ID: u.id, Status: u.status, Type: u.typ, Params: params, CreatedAt: ep(u.createdAt), Errors: []any{}}
+	errs := []any{}
+	if u.fail != nil && u.status == UpdateFailed {
+		errs = append(errs, map[string]any{"errorCode": u.fail.code, "errorMessage": u.fail.message, "resourceIds": []string{}})
+	}
+	return wireUpdate{ID: u.id, Status: u.status, Type: u.typ, Params: params, CreatedAt: ep(u.createdAt), Errors: errs}
 }
 
 var logTypes = []string{"api", "audit", "authenticator", "controllerManager", "scheduler"}
