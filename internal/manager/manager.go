@@ -13,6 +13,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -191,18 +192,30 @@ func Run(ctx context.Context, o Options) error {
 	return mgr.Start(ctx)
 }
 
+// The AWS application IDs of the two hosted-cluster controllers: the SDK
+// sends them in every request's User-Agent ("app/<id>"), so that AWS
+// CloudTrail — and the hosted benchmark — tell their calls apart.
+const (
+	// ManagementAppID is the management controller's (refreshes, adoption).
+	ManagementAppID = "clustersync-management"
+	// OperatorAppID is the EKS operator's (create, update, delete).
+	OperatorAppID = "clustersync-eks-operator"
+)
+
 // Setup registers the hosted-cluster controllers with mgr: the management
 // controller (watching Clusters, and the EKSClusterConfigs they own) and
 // the EKS operator (watching EKSClusterConfigs). Only spec changes and
 // deletions wake them; the rest is periodic (refresh, poll).
 func Setup(mgr ctrl.Manager, o Options) error {
-	factory := eks.NewServicesFactory(o.EKSEndpoint)
+	appID := func(id string) func(*aws.Config) { return func(c *aws.Config) { c.AppID = id } }
+	mgmtAWS := eks.NewServicesFactory(o.EKSEndpoint, appID(ManagementAppID))
+	opAWS := eks.NewServicesFactory(o.EKSEndpoint, appID(OperatorAppID))
 	opts := controller.Options{MaxConcurrentReconciles: o.Workers}
 	if o.Workers == 0 {
 		opts.MaxConcurrentReconciles = DefaultWorkers
 	}
 	mgmt := &management.Reconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), NewServices: factory, Tokens: o.Tokens, Events: mgr.GetEventRecorder("clustersync-management"), Refresh: o.EKSRefresh,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), NewServices: mgmtAWS, Tokens: o.Tokens, Events: mgr.GetEventRecorder("clustersync-management"), Refresh: o.EKSRefresh,
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("management-cluster").WithOptions(opts).
 		For(&mgmtv1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -210,7 +223,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		Complete(mgmt); err != nil {
 		return fmt.Errorf("management controller: %w", err)
 	}
-	op := &eks.Reconciler{Client: mgr.GetClient(), NewServices: factory, Poll: o.EKSPoll}
+	op := &eks.Reconciler{Client: mgr.GetClient(), NewServices: opAWS, Poll: o.EKSPoll}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("eks-operator").WithOptions(opts).
 		For(&eksv1.EKSClusterConfig{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Complete(op); err != nil {

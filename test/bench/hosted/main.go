@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"runtime"
 	"sort"
@@ -78,14 +79,18 @@ type call struct {
 	at      time.Time
 	op      string
 	cluster string
+	// operator is true for the EKS operator's calls, false for the
+	// management controller's (told apart by the SDK's User-Agent).
+	operator bool
 }
 
 // wrap records each request to h: operation and cluster from the REST path.
 func (c *calls) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		op, cluster := operation(r)
+		operator := strings.Contains(r.UserAgent(), "app/"+manager.OperatorAppID)
 		c.mu.Lock()
-		c.log = append(c.log, call{at: time.Now(), op: op, cluster: cluster})
+		c.log = append(c.log, call{at: time.Now(), op: op, cluster: cluster, operator: operator})
 		c.mu.Unlock()
 		h.ServeHTTP(w, r)
 	})
@@ -110,8 +115,21 @@ func operation(r *http.Request) (op, cluster string) {
 		return "DescribeUpdate", cluster
 	case len(parts) == 4 && parts[2] == "addons" && r.Method == http.MethodGet:
 		return "DescribeAddon", cluster
+	case parts[0] == "tags" && r.Method == http.MethodPost:
+		return "TagResource", clusterOfARN(r.URL.EscapedPath())
 	}
 	return r.Method + " /" + strings.Join(parts[:min(len(parts), 3)], "/"), cluster
+}
+
+// clusterOfARN returns the cluster name of the cluster ARN in a
+// (path-escaped) /tags/<arn> path: arn:aws:eks:<region>:<account>:cluster/<name>.
+func clusterOfARN(escapedPath string) string {
+	arn, err := url.PathUnescape(strings.TrimPrefix(escapedPath, "/tags/"))
+	if err != nil {
+		return ""
+	}
+	_, name, _ := strings.Cut(arn, ":cluster/")
+	return name
 }
 
 // since returns the calls at or after t.
@@ -268,8 +286,62 @@ func run(n, workers, periods int, refresh time.Duration) error {
 	from := time.Now()
 	time.Sleep(time.Duration(periods) * refresh)
 	window := callsBetween(rec.since(from), from, time.Now())
-	fmt.Printf("  steady state over %d refresh periods of %s: EKS calls per cluster per refresh: %s\n", periods, refresh, perCluster(window, n, periods))
+	fmt.Printf("  steady state over %d refresh periods of %s: EKS calls per cluster per refresh: %s (of which the operator's: %d)\n",
+		periods, refresh, perCluster(window, n, periods), len(only(window, true)))
+
+	// 4. One push per cluster: a tag edited in every Cluster at once.
+	from = time.Now()
+	for i := range n {
+		c := &mgmtv1.Cluster{}
+		if err := k.Get(ctx, client.ObjectKey{Name: name(i)}, c); err != nil {
+			return err
+		}
+		orig := c.DeepCopy()
+		(*c.Spec.EKSConfig.Tags)["pushed"] = "1"
+		if err := k.Patch(ctx, c, client.MergeFrom(orig)); err != nil {
+			return err
+		}
+	}
+	if err := waitAll(ctx, k, n, 5*time.Minute, func(c *mgmtv1.Cluster) bool {
+		a := c.Status.AppliedSpec
+		return active(c) && a != nil && a.Tags != nil && (*a.Tags)["pushed"] == "1"
+	}); err != nil {
+		return fmt.Errorf("push: %w", err)
+	}
+	pushed := rec.since(from)
+	fmt.Printf("  one push per cluster (a tag edit in all %d at once): all applied and Active %.1f s after the edits\n", n, time.Since(from).Seconds())
+	var pass, after []call
+	tagged := map[string]bool{}
+	for _, c := range only(pushed, true) {
+		switch {
+		case tagged[c.cluster]:
+			after = append(after, c)
+		default:
+			pass = append(pass, c)
+		}
+		if c.op == "TagResource" {
+			tagged[c.cluster] = true
+		}
+	}
+	if len(tagged) != n {
+		return fmt.Errorf("push: %d of %d clusters saw a TagResource", len(tagged), n)
+	}
+	fmt.Printf("    EKS calls per cluster of the operator's push pass (its describe and the write): %s\n", perCluster(pass, n, 1))
+	fmt.Printf("    EKS calls per cluster of the operator's passes after it (the outcome settled, Active): %s\n", perCluster(after, n, 1))
+	fmt.Printf("    EKS calls per cluster of the management controller meanwhile: %s\n", perCluster(only(pushed, false), n, 1))
 	return nil
+}
+
+// only returns the operator's calls (operator true) or the management
+// controller's.
+func only(cs []call, operator bool) []call {
+	var out []call
+	for _, c := range cs {
+		if c.operator == operator {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func callsBetween(cs []call, from, to time.Time) []call {
