@@ -6,7 +6,7 @@ import (
 
 // EKSClusterConfigSpec is the desired state of one Amazon EKS cluster, with
 // the fields and meanings of Rancher's EKSClusterConfigSpec
-// (shared/reference/003). The management Cluster embeds it as
+// (Rancher's EKS driver, https://github.com/rancher/eks-operator). The management Cluster embeds it as
 // spec.eksConfig (desired), status.eksStatus.upstreamSpec (what the cloud
 // reports) and status.appliedSpec (what clustersync last applied).
 //
@@ -14,7 +14,7 @@ import (
 // they name the cluster and how to reach it, and are never taken from the
 // cloud. Every other field is a pointer, and nil means unmanaged: clustersync
 // leaves that property of the cloud cluster as it is and does not revert
-// changes made elsewhere (shared/reference/000). A non-nil value, even an
+// changes made elsewhere (https://ranchermanager.docs.rancher.com/reference-guides/cluster-configuration/rancher-server-configuration/sync-clusters). A non-nil value, even an
 // empty list or map, is managed: the cloud is made to match it. A cluster
 // created by clustersync has every field set; a registered (imported) one
 // starts with every pointer nil.

@@ -3,11 +3,11 @@
 // management controller creates one per management Cluster that has
 // spec.eksConfig, in namespace clustersync-global-data, and owns it.
 //
-// The field meanings follow Rancher's EKS integration (shared/reference/003):
+// The field meanings follow Rancher's EKS integration (Rancher's EKS driver, https://github.com/rancher/eks-operator):
 // every field of EKSClusterConfigSpec is a pointer except displayName, region,
 // imported and amazonCredentialSecret, and a nil pointer means the field is
 // not managed — clustersync neither sets nor reverts it in the cloud
-// (shared/reference/000).
+// (https://ranchermanager.docs.rancher.com/reference-guides/cluster-configuration/rancher-server-configuration/sync-clusters).
 //
 // +kubebuilder:object:generate=true
 // +groupName=eks.clustersync.io

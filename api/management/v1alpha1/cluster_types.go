@@ -17,14 +17,14 @@ type ClusterSpec struct {
 
 	// EKSConfig is the desired state of an Amazon EKS cluster. Its non-nil
 	// fields are the managed ones: clustersync makes the cloud match them
-	// and leaves nil fields as the cloud has them (shared/reference/000).
+	// and leaves nil fields as the cloud has them (https://ranchermanager.docs.rancher.com/reference-guides/cluster-configuration/rancher-server-configuration/sync-clusters).
 	// +optional
 	EKSConfig *eksv1.EKSClusterConfigSpec `json:"eksConfig,omitempty"`
 
 	// ImportedConfig makes this a registered (imported) cluster: an
 	// existing cluster connected by the clustersync agent, which dials back
 	// to the management server (Rancher's cluster registration,
-	// shared/reference/004). `clustersync cluster import` sets it.
+	// https://ranchermanager.docs.rancher.com/how-to-guides/new-user-guides/kubernetes-clusters-in-rancher-setup/register-existing-clusters). `clustersync cluster import` sets it.
 	// +optional
 	ImportedConfig *ImportedConfig `json:"importedConfig,omitempty"`
 

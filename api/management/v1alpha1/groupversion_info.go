@@ -6,7 +6,7 @@
 // eks.clustersync.io/v1 EKSClusterConfig for the EKS operator, refreshes
 // status.eksStatus.upstreamSpec from the cloud, and keeps the managed fields
 // (the non-nil ones of spec.eksConfig) in sync with the cloud as
-// shared/reference/000 describes, without its race window (status.appliedSpec).
+// https://ranchermanager.docs.rancher.com/reference-guides/cluster-configuration/rancher-server-configuration/sync-clusters describes, without its race window (status.appliedSpec).
 //
 // +kubebuilder:object:generate=true
 // +groupName=management.clustersync.io

@@ -14,7 +14,7 @@ const nodePage = 500
 // CountNodes returns how many Node objects the cluster behind downstream
 // has, ready or not, listing them in pages of 500 so a large cluster is not
 // loaded at once. Rancher checks a hosted cluster has at least one node
-// before it waits for its agent (shared/reference/003, "Node Group
+// before it waits for its agent (Rancher's EKS driver, https://github.com/rancher/eks-operator, "Node Group
 // Requirements"). Errors are the list call's, wrapped.
 func CountNodes(ctx context.Context, downstream kubernetes.Interface) (int, error) {
 	n := 0

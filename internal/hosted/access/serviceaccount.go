@@ -18,7 +18,7 @@ import (
 // account, its binding to the built-in cluster-admin ClusterRole, and a
 // Secret of type kubernetes.io/service-account-token for it, which
 // kube-controller-manager's token controller fills. Rancher does the same
-// for hosted clusters (shared/reference/003_b18b8972191c3f9a.txt, "Service
+// for hosted clusters (Rancher's EKS driver, https://github.com/rancher/eks-operator, "Service
 // Account Token Generation"; rancher/rancher pkg/serviceaccounttoken).
 const (
 	ServiceAccountNamespace = "kube-system"

@@ -50,7 +50,7 @@ func StaticToken(token string) TokenSource {
 // holds creds. When owner is not nil the Secret gets an owner reference to
 // it (not a controller reference), found through c's scheme, so it goes
 // with its owner (Rancher keeps the token Secret of a cluster in
-// cluster.Status.ServiceAccountTokenSecret, shared/reference/003).
+// cluster.Status.ServiceAccountTokenSecret, Rancher's EKS driver, https://github.com/rancher/eks-operator).
 //
 // Errors: creds with an invalid Endpoint or CAData (naming
 // status.apiEndpoint or status.caCert) or an empty Token; a Secret of that

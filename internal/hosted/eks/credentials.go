@@ -19,7 +19,7 @@ import (
 )
 
 // Keys of the credential Secret, as Rancher names them
-// (shared/reference/003_b18b8972191c3f9a.txt, "AWS Credential Secret Format").
+// (Rancher's EKS driver, https://github.com/rancher/eks-operator, "AWS Credential Secret Format").
 const (
 	AccessKeyField = "amazonec2credentialConfig-accessKey"
 	SecretKeyField = "amazonec2credentialConfig-secretKey"

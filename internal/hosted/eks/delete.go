@@ -18,7 +18,7 @@ import (
 )
 
 // delete destroys a cluster clustersync created, in Rancher's eks-operator
-// order (shared/design/anchors.md section 2): its node groups, then the
+// order (https://github.com/rancher/eks-operator): its node groups, then the
 // managed launch template, then the cluster, then the generated
 // CloudFormation stacks — node role, service role, VPC — one at a time,
 // each waited for (the VPC's subnets cannot go while the cluster uses

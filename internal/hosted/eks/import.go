@@ -17,7 +17,7 @@ import (
 // waits until EKS reports it ACTIVE, then records its endpoint, CA and
 // network and becomes active. Its nil spec fields stay unmanaged; the
 // update pass pushes only what the user sets later
-// (shared/reference/000_f1d678c8b02d83db.txt: a registered cluster starts
+// (https://ranchermanager.docs.rancher.com/reference-guides/cluster-configuration/rancher-server-configuration/sync-clusters: a registered cluster starts
 // with every nillable field nil).
 func (r *Reconciler) importCluster(ctx context.Context, api API, c *eksv1.EKSClusterConfig) (ctrl.Result, error) {
 	out, err := api.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(c.Spec.DisplayName)})

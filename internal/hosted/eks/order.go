@@ -8,7 +8,7 @@ import (
 )
 
 // Update ranks, in the order the operator applies changes, one per pass
-// (Rancher's eks-operator order, shared/design/anchors.md section 2).
+// (Rancher's eks-operator order, https://github.com/rancher/eks-operator).
 const (
 	rankVersion = iota
 	rankEndpointAccess

@@ -28,7 +28,7 @@ const (
 
 // Templates of the generated stacks: JSON CloudFormation templates
 // written for clustersync, with the resources of Rancher's eks-operator
-// stacks (shared/reference/003: VPC, subnets across availability zones,
+// stacks (Rancher's EKS driver, https://github.com/rancher/eks-operator: VPC, subnets across availability zones,
 // security group, internet gateway and route table; the EKS service role;
 // the node instance role).
 var (

@@ -22,7 +22,7 @@ const IAMTokenLifetime = 15 * time.Minute
 
 // IAMToken returns a bearer token for the Kubernetes API of EKS cluster
 // clusterName in region, the way `aws-iam-authenticator token` and Rancher
-// make it (shared/reference/003_b18b8972191c3f9a.txt, "AWS IAM
+// make it (Rancher's EKS driver, https://github.com/rancher/eks-operator, "AWS IAM
 // Authenticator"): "k8s-aws-v1." followed by the unpadded base64url of an STS
 // GetCallerIdentity URL presigned with SigV4 whose signed headers include
 // x-k8s-aws-id: clusterName. The token is accepted for IAMTokenLifetime.

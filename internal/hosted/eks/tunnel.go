@@ -17,7 +17,7 @@ const EndpointDialTimeout = 30 * time.Second
 
 // RequiresTunnel tells whether the management server reaches a cluster's
 // API endpoint directly, as Rancher's private-endpoint check does
-// (shared/reference/003_b18b8972191c3f9a.txt): it dials the endpoint's host
+// (Rancher's EKS driver, https://github.com/rancher/eks-operator): it dials the endpoint's host
 // and port (443 when the URL has none). A DNS failure or a timeout means
 // the endpoint is private and needs a tunnel (true); a connection means it
 // does not (false); any other error leaves it undetermined (nil, with the

@@ -1,5 +1,5 @@
 // Package managed implements the managed-field semantics of hosted clusters
-// (Rancher's, shared/reference/000_f1d678c8b02d83db.txt), and closes the race
+// (Rancher's, https://ranchermanager.docs.rancher.com/reference-guides/cluster-configuration/rancher-server-configuration/sync-clusters), and closes the race
 // window that document admits. It is pure: it takes values and returns
 // decisions; the controllers do the I/O.
 //

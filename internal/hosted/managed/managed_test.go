@@ -169,7 +169,7 @@ func TestReconcileNodeGroups(t *testing.T) {
 	}
 }
 
-// The reference's race (shared/reference/000_f1d678c8b02d83db.txt):
+// The reference's race (https://ranchermanager.docs.rancher.com/reference-guides/cluster-configuration/rancher-server-configuration/sync-clusters):
 // PrivateAccess is enabled in the EKS console at 11:01, tags are edited in
 // clustersync at 11:03, inside the refresh window. Rancher loses the console
 // change; clustersync keeps both.

@@ -61,7 +61,7 @@ func (r *Reconciler) dial() eks.DialFunc {
 }
 
 // reach connects to the cluster's API server, as Rancher does after a
-// cluster turns active (shared/reference/003_b18b8972191c3f9a.txt): for an
+// cluster turns active (Rancher's EKS driver, https://github.com/rancher/eks-operator): for an
 // endpoint without public access it first tells whether the management
 // server reaches it at all (eks.RequiresTunnel, kept in
 // status.eksStatus.privateRequiresTunnel); then it authenticates with an

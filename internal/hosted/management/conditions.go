@@ -13,7 +13,7 @@ import (
 
 // NoNodesMessage is the Waiting condition's message for a cluster with no
 // managed node group and no self-managed node, word for word Rancher's
-// (shared/reference/003_b18b8972191c3f9a.txt).
+// (Rancher's EKS driver, https://github.com/rancher/eks-operator).
 const NoNodesMessage = "Cluster must have at least one managed nodegroup or one self-managed node."
 
 // observed is what one pass learned, the input of the conditions.

@@ -2,7 +2,7 @@
 // each Cluster with spec.eksConfig it keeps an EKSClusterConfig for the EKS
 // operator, refreshes status.eksStatus.upstreamSpec from the cloud every
 // refresh period, and applies the managed-field semantics of
-// shared/reference/000_f1d678c8b02d83db.txt without its race window
+// https://ranchermanager.docs.rancher.com/reference-guides/cluster-configuration/rancher-server-configuration/sync-clusters without its race window
 // (package managed): outside changes are adopted into the config and
 // reported as events, user changes go to the operator, and a field changed
 // on both sides raises condition Conflict and is not written.

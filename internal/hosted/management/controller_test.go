@@ -166,7 +166,7 @@ func (w *world) editConfig(t *testing.T, edit func(*eksv1.EKSClusterConfigSpec))
 	}
 }
 
-// The reference's race (shared/reference/000_f1d678c8b02d83db.txt): the
+// The reference's race (https://ranchermanager.docs.rancher.com/reference-guides/cluster-configuration/rancher-server-configuration/sync-clusters): the
 // private endpoint is enabled in the EKS console at 11:01 and tags are
 // edited in clustersync at 11:03, inside the refresh window. Rancher loses
 // one of the two; clustersync keeps both, and reports the console change.
