@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -74,7 +76,36 @@ type ControlPlane struct {
 // returns once the API server answers /readyz and the controller manager
 // /healthz. A component that fails to start yields an error with the last
 // lines of its log; whatever had started is stopped again.
-func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
+//
+// Ports are chosen by asking the kernel for free ones (proc.FreePort), and
+// another process can take one before the component binds it. On a fresh
+// state folder Start then starts over with new ports (at most
+// freshAttempts times): a loop of our own, because the choice and its use
+// are ours and no library owns them. A state folder with ports on record
+// keeps them (they are in its kubeconfigs and certificates): the error is
+// returned.
+func Start(ctx context.Context, o Options) (*ControlPlane, error) {
+	l := Layout{Dir: o.Dir}
+	_, statErr := os.Stat(l.Ports())
+	fresh := errors.Is(statErr, fs.ErrNotExist)
+	for attempt := 1; ; attempt++ {
+		cp, err := startOnce(ctx, o)
+		if err == nil || !fresh || attempt == freshAttempts || !strings.Contains(err.Error(), "address already in use") {
+			return cp, err
+		}
+		for _, path := range []string{l.Ports(), filepath.Dir(l.PKI("x")), l.EtcdData(), l.AdminKubeconfig()} {
+			if rerr := os.RemoveAll(path); rerr != nil {
+				return nil, fmt.Errorf("%w (and starting over: %v)", err, rerr)
+			}
+		}
+	}
+}
+
+// freshAttempts bounds how often Start starts over on a fresh state folder
+// whose ports were taken.
+const freshAttempts = 3
+
+func startOnce(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 	l := Layout{Dir: o.Dir}
 	if o.ServiceCIDR == "" {
 		return nil, errors.New("controlplane: ServiceCIDR is required")
