@@ -166,7 +166,20 @@ func (r *Reconciler) update(ctx context.Context, cs *Clients, c *eksv1.EKSCluste
 			c.Status.Phase = eksv1.PhaseUpdating
 			return r.saveAndPoll(ctx, c)
 		}
-		return r.failOrRetry(ctx, c, fmt.Errorf("%s: %w", pathsOf(call), err))
+		// Always written, even when the message repeats: the undo must
+		// replace the record written ahead.
+		err = fmt.Errorf("%s: %w", pathsOf(call), err)
+		c.Status.FailureMessage = err.Error()
+		if retryable(err) {
+			c.Status.FailureMessage += " (retrying)"
+		}
+		if uerr := r.Client.Status().Update(ctx, c); uerr != nil {
+			return ctrl.Result{}, uerr
+		}
+		if retryable(err) {
+			return ctrl.Result{}, err // controller-runtime's per-object backoff
+		}
+		return ctrl.Result{}, nil // waits for the spec to change
 	}
 	for i := range c.Status.PendingUpdates {
 		if slices.ContainsFunc(call, func(ch managed.Change) bool { return ch.Path == c.Status.PendingUpdates[i].Path }) {

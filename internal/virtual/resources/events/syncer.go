@@ -19,7 +19,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/clustersync/clustersync/internal/virtual/mapping"
 	"github.com/clustersync/clustersync/internal/virtual/syncer"
+	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
 // kinds are the involved-object kinds whose events are copied, with a
@@ -74,7 +76,16 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	}
 	ref, ok := s.Mappings.VirtualOf(h.InvolvedObject.Kind, h.InvolvedObject.Name)
 	if !ok {
-		return ctrl.Result{}, nil // not an object of this virtual cluster
+		// The syncer records a mapping once the host object's create has
+		// returned, and the host (its scheduler, say) can report on the
+		// object before that: ask the host object itself, past the cache.
+		host := newObj()
+		err := s.HostReader.Get(ctx, types.NamespacedName{Namespace: h.InvolvedObject.Namespace, Name: h.InvolvedObject.Name}, host)
+		if err != nil || !s.Translator.IsManaged(host, h.InvolvedObject.Kind, nil) {
+			return ctrl.Result{}, client.IgnoreNotFound(err) // not an object of this virtual cluster
+		}
+		v := translate.VirtualRefOf(host)
+		ref = mapping.Ref{Kind: h.InvolvedObject.Kind, Namespace: v.Namespace, Name: v.Name}
 	}
 	virtual := newObj()
 	if err := s.Virtual.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, virtual); err != nil {
