@@ -6,12 +6,16 @@
 #   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0/{kube-apiserver,kube-controller-manager,kube-scheduler}
 #   $CLUSTERSYNC_CACHE/kwok-v0.8.0/{kwok,kwokctl}
 #   $CLUSTERSYNC_CACHE/controller-gen-v0.23.0/controller-gen   (make generate)
+#   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0-static/{kube-apiserver,kube-controller-manager}
+#       statically linked (CGO_ENABLED=0, as Kubernetes releases them), for
+#       the clustersync image (make image); built only by `static`.
 #
 # CLUSTERSYNC_CACHE defaults to ${XDG_CACHE_HOME:-$HOME/.cache}/clustersync.
 # A folder that is already complete is skipped, so a warm machine builds
-# nothing. Usage: hack/build-binaries.sh [--print-env|controller-gen]
+# nothing. Usage: hack/build-binaries.sh [--print-env|controller-gen|static]
 #   --print-env     print only the CLUSTERSYNC_*_BIN variables, as shell exports.
 #   controller-gen  build only controller-gen (what `make generate` needs).
+#   static          build only the static control-plane binaries (make image).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,6 +30,7 @@ etcd_dir=$cache/etcd-$ETCD_VERSION
 kube_dir=$cache/kubernetes-$KUBE_VERSION
 kwok_dir=$cache/kwok-$KWOK_VERSION
 controller_gen_dir=$cache/controller-gen-$CONTROLLER_GEN_VERSION
+static_dir=$cache/kubernetes-$KUBE_VERSION-static
 
 print_env() {
 	cat <<ENV
@@ -37,6 +42,7 @@ export CLUSTERSYNC_KWOK_BIN=$kwok_dir/kwok
 export CLUSTERSYNC_KWOKCTL_BIN=$kwok_dir/kwokctl
 export CLUSTERSYNC_CONTROLLER_GEN_BIN=$controller_gen_dir/controller-gen
 export CLUSTERSYNC_KUBE_APISERVER_K3S_BIN=$cache/kubernetes-$KUBE_VERSION-k3s1/kube-apiserver
+export CLUSTERSYNC_STATIC_KUBE_DIR=$static_dir
 ENV
 }
 
@@ -72,6 +78,26 @@ controller_gen() {
 		log "controller-gen $CONTROLLER_GEN_VERSION: building (about 30 seconds, once per machine)"
 		build_into "$controller_gen_dir" "$here/tools/controller-gen" "-s -w" \
 			"sigs.k8s.io/controller-tools/cmd/controller-gen:controller-gen"
+	fi
+}
+
+# kube_ldflags prints the ldflags of a Kubernetes binary with gitVersion $1.
+kube_ldflags() {
+	local minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
+	local v=k8s.io/component-base/version
+	echo "-s -w -X $v.gitVersion=$1 -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean -X $v.buildDate=1970-01-01T00:00:00Z"
+}
+
+# static builds kube-apiserver and kube-controller-manager without cgo, as
+# Kubernetes releases them, for the clustersync image, unless cached.
+static() {
+	if complete "$static_dir" kube-apiserver kube-controller-manager; then
+		log "static kube-apiserver, kube-controller-manager $KUBE_VERSION: cached in $static_dir"
+	else
+		log "static kube-apiserver, kube-controller-manager $KUBE_VERSION: building (10-20 minutes on 2 cores, once per machine)"
+		CGO_ENABLED=0 build_into "$static_dir" "$here/tools/kube" "$(kube_ldflags "$KUBE_VERSION")" \
+			"k8s.io/kubernetes/cmd/kube-apiserver:kube-apiserver" \
+			"k8s.io/kubernetes/cmd/kube-controller-manager:kube-controller-manager"
 	fi
 }
 
@@ -131,6 +157,7 @@ main() {
 case "${1:-}" in
 --print-env) print_env ;;
 controller-gen) mkdir -p "$cache"; controller_gen ;;
+static) mkdir -p "$cache"; static ;;
 "") main ;;
-*) echo "usage: $0 [--print-env|controller-gen]" >&2; exit 2 ;;
+*) echo "usage: $0 [--print-env|controller-gen|static]" >&2; exit 2 ;;
 esac

@@ -2,12 +2,9 @@ package instance
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/dynamic"
@@ -110,37 +107,8 @@ func (i *Instance) Start(ctx context.Context, exe string) error {
 	if err := os.MkdirAll(filepath.Join(i.Dir, "logs"), 0o700); err != nil {
 		return err
 	}
-	logFile, err := os.OpenFile(i.Log("serve"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
-	cmd := exec.Command(exe, "virtual", "serve", "--dir", i.Dir)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start supervisor: %w", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	deadline := time.NewTimer(3 * time.Minute)
-	defer deadline.Stop()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case err := <-exited:
-			return fmt.Errorf("virtual cluster %s failed to start (%v); last lines of %s:\n%s", i.Name, err, i.Log("serve"), proc.Tail(i.Log("serve"), 25))
-		case <-deadline.C:
-			return fmt.Errorf("virtual cluster %s not ready after 3m; see %s:\n%s", i.Name, i.Log("serve"), proc.Tail(i.Log("serve"), 25))
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-			if st, ok := i.Status(); ok && st.Ready {
-				return nil
-			}
-		}
-	}
+	return proc.StartDetached(ctx, "virtual cluster "+i.Name, exe, []string{"virtual", "serve", "--dir", i.Dir}, i.Log("serve"),
+		func() bool { st, ok := i.Status(); return ok && st.Ready }, 3*time.Minute)
 }
 
 // Stop ends the supervisor (which stops the syncer, kube-apiserver,
@@ -150,20 +118,8 @@ func (i *Instance) Stop(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	if err := syscall.Kill(st.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("stop virtual cluster %s (pid %d): %w", i.Name, st.PID, err)
-	}
-	deadline := time.Now().Add(time.Minute)
-	for proc.Alive(st.PID) {
-		if time.Now().After(deadline) {
-			_ = syscall.Kill(-st.PID, syscall.SIGKILL)
-			return fmt.Errorf("virtual cluster %s (pid %d) did not stop within a minute; killed", i.Name, st.PID)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+	if err := proc.StopPID(ctx, "virtual cluster "+i.Name, st.PID, time.Minute); err != nil {
+		return err
 	}
 	_ = os.Remove(i.statusFile())
 	return nil

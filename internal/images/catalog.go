@@ -1,0 +1,166 @@
+package images
+
+import (
+	"context"
+	"debug/elf"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// The repositories of clustersync's images, under DefaultRegistry or the
+// registry `make image` pushes to.
+const (
+	// ClustersyncRepository holds the clustersync image: the manager, the
+	// registered-cluster agent and the virtual control plane.
+	ClustersyncRepository = "clustersync/clustersync"
+	// PauseRepository holds the sandbox image of the local real node.
+	PauseRepository = "clustersync/pause"
+	// DemoRepository holds the demo web server (examples/demo-app).
+	DemoRepository = "clustersync/demo-app"
+	// DefaultRegistry is where released images live.
+	DefaultRegistry = "ghcr.io"
+)
+
+// Reference returns registry/repository:tag.
+func Reference(registry, repository, tag string) string {
+	return registry + "/" + repository + ":" + tag
+}
+
+// ControlPlaneDir is where the clustersync image keeps the control-plane
+// binaries (kube-apiserver, kube-controller-manager).
+const ControlPlaneDir = "/usr/local/bin"
+
+// ClustersyncSources are the inputs of the clustersync image.
+type ClustersyncSources struct {
+	// Binary is a statically linked linux/amd64 clustersync (GoBuild of
+	// ./cmd/clustersync).
+	Binary string
+	// ControlPlane are statically linked binaries copied into
+	// ControlPlaneDir under their base names (kube-apiserver,
+	// kube-controller-manager).
+	ControlPlane []string
+	// CACertificates is a PEM bundle installed as
+	// /etc/ssl/certs/ca-certificates.crt.
+	CACertificates string
+	// Version is the image's org.opencontainers.image.version label.
+	Version string
+}
+
+// Clustersync builds the clustersync image: /clustersync as the entrypoint,
+// the control plane in ControlPlaneDir, the CA bundle, and user nonroot
+// (65532) to run as. Errors name a binary that is not statically linked
+// (it would need a C library the image does not have) or a missing file.
+func Clustersync(s ClustersyncSources) (v1.Image, error) {
+	for _, bin := range append([]string{s.Binary}, s.ControlPlane...) {
+		if err := requireStatic(bin); err != nil {
+			return nil, err
+		}
+	}
+	base, err := Layer(baseFiles(s.CACertificates))
+	if err != nil {
+		return nil, err
+	}
+	var cp []File
+	for _, bin := range s.ControlPlane {
+		cp = append(cp, File{Path: filepath.Join(ControlPlaneDir, filepath.Base(bin)), Mode: 0o755, Source: bin})
+	}
+	controlPlane, err := Layer(cp)
+	if err != nil {
+		return nil, err
+	}
+	app, err := Layer([]File{{Path: "/clustersync", Mode: 0o755, Source: s.Binary}})
+	if err != nil {
+		return nil, err
+	}
+	return Image([]v1.Layer{base, controlPlane, app}, Config{
+		Entrypoint: []string{"/clustersync"},
+		User:       fmt.Sprintf("%d:%d", NonRootUID, NonRootUID),
+		Env:        []string{"PATH=" + ControlPlaneDir + ":/usr/bin:/bin", "HOME=/home/nonroot", "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt"},
+		Labels:     labels("clustersync", s.Version),
+	})
+}
+
+// Pause builds the sandbox image from the static binary of
+// internal/images/pause.
+func Pause(binary, version string) (v1.Image, error) {
+	if err := requireStatic(binary); err != nil {
+		return nil, err
+	}
+	l, err := Layer([]File{{Path: "/pause", Mode: 0o755, Source: binary}})
+	if err != nil {
+		return nil, err
+	}
+	return Image([]v1.Layer{l}, Config{Entrypoint: []string{"/pause"}, User: fmt.Sprintf("%d:%d", NonRootUID, NonRootUID), Labels: labels("pause", version)})
+}
+
+// Demo builds the demo web server's image from the static binary of
+// examples/demo-app: `demo-app serve` on :8080 by default.
+func Demo(binary, version string) (v1.Image, error) {
+	if err := requireStatic(binary); err != nil {
+		return nil, err
+	}
+	l, err := Layer(append(baseFiles(""), File{Path: "/demo-app", Mode: 0o755, Source: binary}))
+	if err != nil {
+		return nil, err
+	}
+	return Image([]v1.Layer{l}, Config{Entrypoint: []string{"/demo-app"}, Cmd: []string{"serve"},
+		User: fmt.Sprintf("%d:%d", NonRootUID, NonRootUID), Labels: labels("demo-app", version)})
+}
+
+// baseFiles are /etc/passwd and /etc/group with root and nonroot, their
+// home folders, /tmp, and the CA bundle when caBundle is set.
+func baseFiles(caBundle string) []File {
+	passwd := fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:/home/nonroot:/sbin/nologin\n", NonRootUID, NonRootUID)
+	group := fmt.Sprintf("root:x:0:\nnonroot:x:%d:\n", NonRootUID)
+	files := []File{
+		{Path: "/etc/passwd", Mode: 0o644, Data: []byte(passwd)},
+		{Path: "/etc/group", Mode: 0o644, Data: []byte(group)},
+		{Path: "/root", Mode: 0o700, Dir: true},
+		{Path: "/home/nonroot", Mode: 0o755, Dir: true, Owner: NonRootUID},
+		{Path: "/tmp", Mode: 0o1777, Dir: true},
+	}
+	if caBundle != "" {
+		files = append(files, File{Path: "/etc/ssl/certs/ca-certificates.crt", Mode: 0o644, Source: caBundle})
+	}
+	return files
+}
+
+func labels(title, version string) map[string]string {
+	return map[string]string{"org.opencontainers.image.title": title, "org.opencontainers.image.version": version}
+}
+
+// requireStatic fails unless path is an ELF executable without a dynamic
+// loader (PT_INTERP): the images carry no C library.
+func requireStatic(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return fmt.Errorf("images: %s: %w", path, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("images: %s is dynamically linked; the image has no C library (build it with CGO_ENABLED=0)", path)
+		}
+	}
+	return nil
+}
+
+// GoBuild builds package pkg (a path relative to module folder dir, or an
+// import path) into out as a static linux/amd64 binary, reproducibly:
+// CGO_ENABLED=0, -trimpath, -buildvcs=false and -ldflags "-s -w -buildid=
+// <ldflags>". Errors carry the go command's output.
+func GoBuild(ctx context.Context, dir, pkg, out, ldflags string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false",
+		"-ldflags", strings.TrimSpace("-s -w -buildid= "+ldflags), "-o", out, pkg)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+	if output, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %w\n%s", pkg, err, output)
+	}
+	return nil
+}
