@@ -10,7 +10,7 @@ TEST_ARGS ?=
 ARGS      ?=
 BENCH_ARGS ?=
 
-.PHONY: all build binaries test unit run bench crds fmt vet clean
+.PHONY: all build binaries test unit run bench crds fmt vet clean image
 
 all: build
 
@@ -25,6 +25,15 @@ build:
 test: binaries build
 	$(GO) vet ./...
 	$(GO) test -p $(TEST_P) -count=1 -timeout 25m $(TEST_ARGS) ./...
+
+# clustersync's images (clustersync, pause, demo-app), built without Docker
+# and pushed to the local registry of `bin/clustersync dev up`, or to
+# IMAGE_REPO (e.g. ghcr.io/me) when set. The static control-plane binaries
+# the clustersync image holds are built once into the cache first.
+IMAGE_REPO ?=
+image: build
+	@hack/build-binaries.sh static
+	$(BIN) dev image $(if $(IMAGE_REPO),--repo $(IMAGE_REPO))
 
 # Tests that need no API servers (-short skips the others).
 unit:

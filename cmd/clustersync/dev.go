@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clustersync/clustersync/internal/hostcluster"
+	"github.com/clustersync/clustersync/internal/registry"
 	"github.com/clustersync/clustersync/internal/virtual/instance"
 )
 
@@ -53,9 +54,10 @@ func newDevCommand() *cobra.Command {
 kwokctl (runtime "binary") runs etcd, kube-apiserver, kube-controller-manager,
 kube-scheduler and kwok-controller from the binaries that ` + "`make binaries`" + ` caches.
 Its nodes are fake: kwok gives every pod scheduled on one an IP and the Running
-phase, without running any container.`,
+phase, without running any container. Beside it runs a local OCI registry
+(` + "`dev registry`" + `) that ` + "`dev image`" + ` (make image) pushes clustersync's images to.`,
 	}
-	cmd.AddCommand(newDevUpCommand(), newDevDownCommand(), newDevStatusCommand(), newDevEKSCommand())
+	cmd.AddCommand(newDevUpCommand(), newDevDownCommand(), newDevStatusCommand(), newDevEKSCommand(), newDevRegistryCommand(), newDevImageCommand())
 	return cmd
 }
 
@@ -89,8 +91,12 @@ func newDevUpCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "\nKubeconfig: %s\nAPI server: %s\n\nTo use it:\n\n  export KUBECONFIG=%s\n  kubectl get nodes\n",
-				c.Kubeconfig, c.Server(), shellQuote(c.Kubeconfig))
+			reg, err := startRegistry(cmd, opts.Dir)
+			if err != nil {
+				return fmt.Errorf("local registry: %w", err)
+			}
+			fmt.Fprintf(out, "\nKubeconfig: %s\nAPI server: %s\nRegistry:   http://%s (push clustersync's images with `make image`)\n\nTo use it:\n\n  export KUBECONFIG=%s\n  kubectl get nodes\n",
+				c.Kubeconfig, c.Server(), reg, shellQuote(c.Kubeconfig))
 			return nil
 		},
 	}
@@ -105,7 +111,7 @@ func newDevDownCommand() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:   "down",
-		Short: "Stop and delete the local host cluster and its state",
+		Short: "Stop and delete the local host cluster, its registry and their state",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
@@ -119,6 +125,12 @@ func newDevDownCommand() *cobra.Command {
 				return err
 			}
 			c.Log = out
+			if err := registry.Stop(cmd.Context(), registryDir(d)); err != nil {
+				return err
+			}
+			if err := os.RemoveAll(registryDir(d)); err != nil {
+				return err
+			}
 			if err := c.Delete(cmd.Context()); err != nil {
 				return err
 			}
@@ -156,6 +168,11 @@ func newDevStatusCommand() *cobra.Command {
 				fmt.Fprintf(out, "  Nodes:       %d (%d Ready)\n", s.Nodes, s.ReadyNodes)
 			} else {
 				fmt.Fprintf(out, "  Nodes:       %d wanted (unknown while the API server is not ready)\n", c.Nodes)
+			}
+			if st, ok := registry.Running(registryDir(d)); ok {
+				fmt.Fprintf(out, "  Registry:    http://%s (pid %d)\n", st.Addr, st.PID)
+			} else {
+				fmt.Fprintf(out, "  Registry:    not running (start it with `clustersync dev up`)\n")
 			}
 			fmt.Fprintf(out, "  Logs:        %s\n", filepath.Join(c.KwokDir(), "logs"))
 			return nil

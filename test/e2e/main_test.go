@@ -43,8 +43,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	code := m.Run()
-	// Whatever a failed test left running is stopped.
-	_ = exec.Command(exe, "dev", "down").Run()
+	// Whatever a failed test left running is stopped (in the tests' home,
+	// never the developer's own).
+	_, _ = cliErr("dev", "down")
 	if code == 0 {
 		_ = os.RemoveAll(dir)
 	} else {

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clustersync/clustersync/internal/binaries"
+	"github.com/clustersync/clustersync/internal/images"
+	"github.com/clustersync/clustersync/internal/proc"
+	"github.com/clustersync/clustersync/internal/registry"
+)
+
+// registryDir is the state folder of the local registry of the host
+// cluster in hostDir.
+func registryDir(hostDir string) string { return filepath.Join(hostDir, "registry") }
+
+// registryAddr returns the address the local registry of hostDir listens
+// on: the one recorded in its state folder, else a free loopback port,
+// recorded there so that the address stays the same across restarts (the
+// node's runtime configuration names it).
+func registryAddr(hostDir string) (string, error) {
+	file := filepath.Join(registryDir(hostDir), "addr")
+	if data, err := os.ReadFile(file); err == nil {
+		return strings.TrimSpace(string(data)), nil
+	}
+	port, err := proc.FreePort()
+	if err != nil {
+		return "", err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	if err := os.MkdirAll(registryDir(hostDir), 0o700); err != nil {
+		return "", err
+	}
+	return addr, os.WriteFile(file, []byte(addr+"\n"), 0o600)
+}
+
+// startRegistry starts the local registry of hostDir in the background (or
+// finds it running) and returns its address.
+func startRegistry(cmd *cobra.Command, hostDir string) (string, error) {
+	addr, err := registryAddr(hostDir)
+	if err != nil {
+		return "", err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	st, err := registry.Launch(cmd.Context(), exe, registryDir(hostDir), addr)
+	if err != nil {
+		return "", err
+	}
+	return st.Addr, nil
+}
+
+// newDevRegistryCommand returns `clustersync dev registry`.
+func newDevRegistryCommand() *cobra.Command {
+	var dir, addr string
+	cmd := &cobra.Command{
+		Use:   "registry",
+		Short: "Serve the local OCI registry in the foreground (`dev up` runs it in the background)",
+		Long: `Serve the local OCI registry the local host's container runtime pulls
+clustersync's images from: go-containerregistry's registry over plain HTTP,
+blobs on disk, manifests kept in a journal so that images survive a restart.
+` + "`clustersync dev up`" + ` runs it in the background on a loopback port it keeps in
+<dir>/registry/addr; ` + "`clustersync dev down`" + ` stops it and removes its images.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			d := dir
+			if d == "" {
+				d = registryDir(hostDir(""))
+			}
+			if addr == "" {
+				a, err := registryAddr(filepath.Dir(d))
+				if err != nil {
+					return err
+				}
+				addr = a
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return registry.Serve(ctx, d, addr)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "state folder of the registry (default the host cluster's, $CLUSTERSYNC_HOME/host/registry)")
+	cmd.Flags().StringVar(&addr, "addr", "", "host:port to listen on (default the address recorded beside --dir, else a free loopback port)")
+	return cmd
+}
+
+// newDevImageCommand returns `clustersync dev image`.
+func newDevImageCommand() *cobra.Command {
+	var (
+		dir, repo, source, ca, tag string
+		latest                     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "image",
+		Short: "Build clustersync's images without Docker and push them (the local registry, or --repo)",
+		Long: `Build clustersync's container images with go-containerregistry (no container
+engine) and push them:
+
+  <registry>/clustersync/clustersync:<tag>  clustersync (static), kube-apiserver and
+                                            kube-controller-manager (static), CA certificates,
+                                            user nonroot (65532)
+  <registry>/clustersync/pause:<tag>        the sandbox image of the local real node
+  <registry>/clustersync/demo-app:<tag>     the demo web server (examples/demo-app)
+
+Builds are reproducible (same sources, same digests) and linux/amd64. The
+registry is the local one of ` + "`clustersync dev up`" + ` (plain HTTP on loopback)
+unless --repo names another (credentials from the Docker config). The static
+control-plane binaries come from ` + "`hack/build-binaries.sh static`" + `, which
+` + "`make image`" + ` runs first. Run it from the clustersync source tree, or give --source.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := cmd.OutOrStdout()
+			start := time.Now()
+			if _, err := os.Stat(filepath.Join(source, "cmd", "clustersync")); err != nil {
+				return fmt.Errorf("--source %s: not the clustersync source tree (no cmd/clustersync)", source)
+			}
+			staticDir := os.Getenv("CLUSTERSYNC_STATIC_KUBE_DIR")
+			if staticDir == "" {
+				staticDir = filepath.Join(binaries.CacheDir(), "kubernetes-"+binaries.KubernetesVersion+"-static")
+			}
+			controlPlane := []string{filepath.Join(staticDir, "kube-apiserver"), filepath.Join(staticDir, "kube-controller-manager")}
+			for _, b := range controlPlane {
+				if _, err := os.Stat(b); errors.Is(err, fs.ErrNotExist) {
+					return fmt.Errorf("%s is missing: build the static control plane with `hack/build-binaries.sh static` (make image does)", b)
+				}
+			}
+			reg, insecure := repo, false
+			if reg == "" {
+				st, ok := registry.Running(registryDir(hostDir(dir)))
+				if !ok {
+					return fmt.Errorf("no local registry runs for %s: start the host with `clustersync dev up`, or give --repo (or IMAGE_REPO to make image)", hostDir(dir))
+				}
+				reg, insecure = st.Addr, true
+			}
+			if tag == "" {
+				tag = version
+			}
+			work, err := os.MkdirTemp("", "clustersync-image-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(work)
+			fmt.Fprintf(out, "Building images (version %s) in %s…\n", tag, work)
+			built, err := images.BuildAll(cmd.Context(), images.BuildOptions{ModuleDir: source, WorkDir: work, Version: tag,
+				ControlPlane: controlPlane, CACertificates: ca})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "Built in %.1f s; pushing to %s\n", time.Since(start).Seconds(), reg)
+			tags := []string{tag}
+			if latest && tag != "latest" {
+				tags = append(tags, "latest")
+			}
+			for _, b := range built {
+				d, size, err := images.Push(cmd.Context(), b.Image, reg, b.Repository, tags, insecure)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "  %s  %s  %.1f MB\n", images.Reference(reg, b.Repository, tags[0]), d, float64(size)/1e6)
+			}
+			fmt.Fprintf(out, "Done in %.1f s.\n", time.Since(start).Seconds())
+			return nil
+		},
+	}
+	addDirFlag(cmd, &dir)
+	cmd.Flags().StringVar(&repo, "repo", "", "registry host (and optional path) to push to, e.g. ghcr.io/me (default the local registry of --dir)")
+	cmd.Flags().StringVar(&source, "source", ".", "the clustersync source tree")
+	cmd.Flags().StringVar(&ca, "ca-certificates", "/etc/ssl/certs/ca-certificates.crt", "CA bundle for the clustersync image")
+	cmd.Flags().StringVar(&tag, "tag", "", "image tag (default this clustersync's version)")
+	cmd.Flags().BoolVar(&latest, "latest", true, "also tag the images latest (the reference --agent-image uses by default)")
+	return cmd
+}

@@ -1,0 +1,112 @@
+package images
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// BuildOptions are the inputs of BuildAll.
+type BuildOptions struct {
+	// ModuleDir is the clustersync source tree (where go.mod is).
+	ModuleDir string
+	// WorkDir receives the compiled binaries.
+	WorkDir string
+	// Version is clustersync's version: main.version of the binary and the
+	// images' version label.
+	Version string
+	// ControlPlane are the static kube-apiserver and kube-controller-manager
+	// (hack/build-binaries.sh static).
+	ControlPlane []string
+	// CACertificates is the CA bundle for the clustersync image.
+	CACertificates string
+}
+
+// Built is one image BuildAll made.
+type Built struct {
+	// Repository is where it goes under a registry, e.g.
+	// "clustersync/clustersync".
+	Repository string
+	Image      v1.Image
+}
+
+// BuildAll compiles clustersync, pause and demo-app as static binaries in
+// o.WorkDir and builds their images (Clustersync, Pause, Demo).
+func BuildAll(ctx context.Context, o BuildOptions) ([]Built, error) {
+	if err := os.MkdirAll(o.WorkDir, 0o755); err != nil {
+		return nil, err
+	}
+	bin := func(n string) string { return filepath.Join(o.WorkDir, n) }
+	for _, b := range []struct{ pkg, out, ldflags string }{
+		{"./cmd/clustersync", bin("clustersync"), "-X main.version=" + o.Version},
+		{"./internal/images/pause", bin("pause"), ""},
+		{"./examples/demo-app", bin("demo-app"), ""},
+	} {
+		if err := GoBuild(ctx, o.ModuleDir, b.pkg, b.out, b.ldflags); err != nil {
+			return nil, err
+		}
+	}
+	cs, err := Clustersync(ClustersyncSources{Binary: bin("clustersync"), ControlPlane: o.ControlPlane, CACertificates: o.CACertificates, Version: o.Version})
+	if err != nil {
+		return nil, err
+	}
+	pause, err := Pause(bin("pause"), o.Version)
+	if err != nil {
+		return nil, err
+	}
+	demo, err := Demo(bin("demo-app"), o.Version)
+	if err != nil {
+		return nil, err
+	}
+	return []Built{{ClustersyncRepository, cs}, {PauseRepository, pause}, {DemoRepository, demo}}, nil
+}
+
+// Push writes img to registry/repository under each tag, with the
+// credentials of the Docker config (~/.docker/config.json, $DOCKER_CONFIG)
+// when there are any; insecure allows plain HTTP (the local registry). It returns the image's digest and its
+// size: the bytes a pull transfers (compressed layers, config, manifest).
+func Push(ctx context.Context, img v1.Image, registry, repository string, tags []string, insecure bool) (v1.Hash, int64, error) {
+	var opts []name.Option
+	if insecure {
+		opts = append(opts, name.Insecure)
+	}
+	for _, tag := range tags {
+		ref, err := name.ParseReference(Reference(registry, repository, tag), opts...)
+		if err != nil {
+			return v1.Hash{}, 0, err
+		}
+		if err := remote.Write(ref, img, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+			return v1.Hash{}, 0, fmt.Errorf("push %s: %w", ref, err)
+		}
+	}
+	d, err := img.Digest()
+	if err != nil {
+		return v1.Hash{}, 0, err
+	}
+	size, err := Size(img)
+	return d, size, err
+}
+
+// Size is the bytes a pull of img transfers: manifest, config and
+// (compressed) layers.
+func Size(img v1.Image) (int64, error) {
+	m, err := img.Manifest()
+	if err != nil {
+		return 0, err
+	}
+	raw, err := img.RawManifest()
+	if err != nil {
+		return 0, err
+	}
+	total := int64(len(raw)) + m.Config.Size
+	for _, l := range m.Layers {
+		total += l.Size
+	}
+	return total, nil
+}
