@@ -6,16 +6,20 @@
 #   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0/{kube-apiserver,kube-controller-manager,kube-scheduler}
 #   $CLUSTERSYNC_CACHE/kwok-v0.8.0/{kwok,kwokctl}
 #   $CLUSTERSYNC_CACHE/controller-gen-v0.23.0/controller-gen   (make generate)
+#   $CLUSTERSYNC_CACHE/node-containerd-v2.4.2-cni-v1.9.1/{containerd,containerd-shim-runc-v2,cni/*}
+#       the local real node's runtime and CNI plugins; built only by `node`,
+#       which also installs Debian's runc when it is missing.
 #   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0-static/{kube-apiserver,kube-controller-manager}
 #       statically linked (CGO_ENABLED=0, as Kubernetes releases them), for
 #       the clustersync image (make image); built only by `static`.
 #
 # CLUSTERSYNC_CACHE defaults to ${XDG_CACHE_HOME:-$HOME/.cache}/clustersync.
 # A folder that is already complete is skipped, so a warm machine builds
-# nothing. Usage: hack/build-binaries.sh [--print-env|controller-gen|static]
+# nothing. Usage: hack/build-binaries.sh [--print-env|controller-gen|static|node]
 #   --print-env     print only the CLUSTERSYNC_*_BIN variables, as shell exports.
 #   controller-gen  build only controller-gen (what `make generate` needs).
 #   static          build only the static control-plane binaries (make image).
+#   node            build only the real node's containerd and CNI plugins (and install runc).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,12 +29,15 @@ ETCD_VERSION=v3.7.0
 KUBE_VERSION=v1.37.0
 KWOK_VERSION=v0.8.0
 CONTROLLER_GEN_VERSION=v0.23.0 # keep in step with hack/tools/controller-gen/go.mod
+CONTAINERD_VERSION=v2.4.2 # keep in step with hack/tools/node/go.mod
+CNI_PLUGINS_VERSION=v1.9.1 # keep in step with hack/tools/node/go.mod
 
 etcd_dir=$cache/etcd-$ETCD_VERSION
 kube_dir=$cache/kubernetes-$KUBE_VERSION
 kwok_dir=$cache/kwok-$KWOK_VERSION
 controller_gen_dir=$cache/controller-gen-$CONTROLLER_GEN_VERSION
 static_dir=$cache/kubernetes-$KUBE_VERSION-static
+node_dir=$cache/node-containerd-$CONTAINERD_VERSION-cni-$CNI_PLUGINS_VERSION
 
 print_env() {
 	cat <<ENV
@@ -43,6 +50,7 @@ export CLUSTERSYNC_KWOKCTL_BIN=$kwok_dir/kwokctl
 export CLUSTERSYNC_CONTROLLER_GEN_BIN=$controller_gen_dir/controller-gen
 export CLUSTERSYNC_KUBE_APISERVER_K3S_BIN=$cache/kubernetes-$KUBE_VERSION-k3s1/kube-apiserver
 export CLUSTERSYNC_STATIC_KUBE_DIR=$static_dir
+export CLUSTERSYNC_NODE_DIR=$node_dir
 ENV
 }
 
@@ -98,6 +106,35 @@ static() {
 		CGO_ENABLED=0 build_into "$static_dir" "$here/tools/kube" "$(kube_ldflags "$KUBE_VERSION")" \
 			"k8s.io/kubernetes/cmd/kube-apiserver:kube-apiserver" \
 			"k8s.io/kubernetes/cmd/kube-controller-manager:kube-controller-manager"
+	fi
+}
+
+# node builds containerd, its runc shim and the CNI plugins of the local
+# real node, unless cached, and installs Debian's runc when none is on PATH
+# (runc built from the module proxy lacks seccomp without libseccomp-dev).
+node() {
+	if complete "$node_dir" containerd containerd-shim-runc-v2 cni/bridge cni/host-local cni/loopback cni/portmap; then
+		log "containerd $CONTAINERD_VERSION, CNI plugins $CNI_PLUGINS_VERSION: cached in $node_dir"
+	else
+		log "containerd $CONTAINERD_VERSION, CNI plugins $CNI_PLUGINS_VERSION: building (about 2 minutes, once per machine)"
+		build_into "$node_dir" "$here/tools/node" "-s -w" \
+			"github.com/containerd/containerd/v2/cmd/containerd:containerd" \
+			"github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2:containerd-shim-runc-v2"
+		build_into "$node_dir/cni" "$here/tools/node" "-s -w" \
+			"github.com/containernetworking/plugins/plugins/main/bridge:bridge" \
+			"github.com/containernetworking/plugins/plugins/ipam/host-local:host-local" \
+			"github.com/containernetworking/plugins/plugins/main/loopback:loopback" \
+			"github.com/containernetworking/plugins/plugins/meta/portmap:portmap"
+	fi
+	if command -v runc >/dev/null; then
+		log "runc: $(command -v runc)"
+	elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		log "runc: not found; installing Debian's package (apt-get install runc)"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q runc >&2 ||
+			{ apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q runc >&2; }
+	else
+		log "runc: not found, and it cannot be installed here (needs root and apt-get); the real node cannot run"
+		return 1
 	fi
 }
 
@@ -158,6 +195,7 @@ case "${1:-}" in
 --print-env) print_env ;;
 controller-gen) mkdir -p "$cache"; controller_gen ;;
 static) mkdir -p "$cache"; static ;;
+node) mkdir -p "$cache"; node ;;
 "") main ;;
-*) echo "usage: $0 [--print-env|controller-gen|static]" >&2; exit 2 ;;
+*) echo "usage: $0 [--print-env|controller-gen|static|node]" >&2; exit 2 ;;
 esac
