@@ -119,6 +119,9 @@ func (o Options) KubeProxyConfigFile() string { return o.path("kube-proxy", "con
 //   - restrict_oom_score_adj: without CAP_SYS_RESOURCE runc cannot lower
 //     the pause container's oom_score_adj ("can't get final child's PID
 //     from pipe: EOF");
+//   - pod network namespaces under the state folder
+//     (netns_mounts_under_state_dir), so that stopping the node can find
+//     and remove every one it made;
 //   - the CNI plugins and configuration folders, and runc's path.
 func ContainerdConfig(o Options) ([]byte, error) {
 	cfg := map[string]any{
@@ -132,8 +135,9 @@ func ContainerdConfig(o Options) ([]byte, error) {
 				"registry":      map[string]any{"config_path": o.CertsDir()},
 			},
 			"io.containerd.cri.v1.runtime": map[string]any{
-				"restrict_oom_score_adj": true,
-				"cni":                    map[string]any{"bin_dirs": []string{o.CNIBinDir}, "conf_dir": o.CNIConfDir()},
+				"restrict_oom_score_adj":       true,
+				"netns_mounts_under_state_dir": true,
+				"cni":                          map[string]any{"bin_dirs": []string{o.CNIBinDir}, "conf_dir": o.CNIConfDir()},
 				"containerd": map[string]any{"runtimes": map[string]any{"runc": map[string]any{
 					"runtime_type": "io.containerd.runc.v2",
 					"options":      map[string]any{"BinaryName": o.Runc},

@@ -76,7 +76,7 @@ func TestContainerdConfig(t *testing.T) {
 	if cfg.Version != 3 || cfg.Root != "/var/lib/cs/node/containerd/root" || cfg.GRPC.Address != "/var/lib/cs/node/containerd.sock" ||
 		images["pinned_images"].(map[string]any)["sandbox"] != "ghcr.io/clustersync/pause:dev" ||
 		images["registry"].(map[string]any)["config_path"] != "/var/lib/cs/node/containerd/certs.d" ||
-		runtime["restrict_oom_score_adj"] != true {
+		runtime["restrict_oom_score_adj"] != true || runtime["netns_mounts_under_state_dir"] != true {
 		t.Errorf("containerd config:\n%s", data)
 	}
 	runc := runtime["containerd"].(map[string]any)["runtimes"].(map[string]any)["runc"].(map[string]any)
