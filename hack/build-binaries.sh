@@ -7,8 +7,9 @@
 #   $CLUSTERSYNC_CACHE/kwok-v0.8.0/{kwok,kwokctl}
 #   $CLUSTERSYNC_CACHE/controller-gen-v0.23.0/controller-gen   (make generate)
 #   $CLUSTERSYNC_CACHE/node-containerd-v2.4.2-cni-v1.9.1/{containerd,containerd-shim-runc-v2,cni/*}
-#       the local real node's runtime and CNI plugins; built only by `node`,
-#       which also installs Debian's runc when it is missing.
+#   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0-node/{kubelet,kube-proxy}
+#       the local real node's runtime, CNI plugins, kubelet and kube-proxy;
+#       built only by `node`, which also installs Debian's runc when missing.
 #   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0-static/{kube-apiserver,kube-controller-manager}
 #       statically linked (CGO_ENABLED=0, as Kubernetes releases them), for
 #       the clustersync image (make image); built only by `static`.
@@ -19,7 +20,7 @@
 #   --print-env     print only the CLUSTERSYNC_*_BIN variables, as shell exports.
 #   controller-gen  build only controller-gen (what `make generate` needs).
 #   static          build only the static control-plane binaries (make image).
-#   node            build only the real node's containerd and CNI plugins (and install runc).
+#   node            build only the real node's containerd, CNI plugins, kubelet and kube-proxy (and install runc).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,6 +39,7 @@ kwok_dir=$cache/kwok-$KWOK_VERSION
 controller_gen_dir=$cache/controller-gen-$CONTROLLER_GEN_VERSION
 static_dir=$cache/kubernetes-$KUBE_VERSION-static
 node_dir=$cache/node-containerd-$CONTAINERD_VERSION-cni-$CNI_PLUGINS_VERSION
+kube_node_dir=$cache/kubernetes-$KUBE_VERSION-node
 
 print_env() {
 	cat <<ENV
@@ -51,6 +53,7 @@ export CLUSTERSYNC_CONTROLLER_GEN_BIN=$controller_gen_dir/controller-gen
 export CLUSTERSYNC_KUBE_APISERVER_K3S_BIN=$cache/kubernetes-$KUBE_VERSION-k3s1/kube-apiserver
 export CLUSTERSYNC_STATIC_KUBE_DIR=$static_dir
 export CLUSTERSYNC_NODE_DIR=$node_dir
+export CLUSTERSYNC_KUBE_NODE_DIR=$kube_node_dir
 ENV
 }
 
@@ -109,8 +112,8 @@ static() {
 	fi
 }
 
-# node builds containerd, its runc shim and the CNI plugins of the local
-# real node, unless cached, and installs Debian's runc when none is on PATH
+# node builds containerd, its runc shim, the CNI plugins, kubelet and
+# kube-proxy of the local real node, unless cached, and installs Debian's runc when none is on PATH
 # (runc built from the module proxy lacks seccomp without libseccomp-dev).
 node() {
 	if complete "$node_dir" containerd containerd-shim-runc-v2 cni/bridge cni/host-local cni/loopback cni/portmap; then
@@ -125,6 +128,14 @@ node() {
 			"github.com/containernetworking/plugins/plugins/ipam/host-local:host-local" \
 			"github.com/containernetworking/plugins/plugins/main/loopback:loopback" \
 			"github.com/containernetworking/plugins/plugins/meta/portmap:portmap"
+	fi
+	if complete "$kube_node_dir" kubelet kube-proxy; then
+		log "kubelet, kube-proxy $KUBE_VERSION: cached in $kube_node_dir"
+	else
+		log "kubelet, kube-proxy $KUBE_VERSION: building (a few minutes, once per machine)"
+		build_into "$kube_node_dir" "$here/tools/kube" "$(kube_ldflags "$KUBE_VERSION")" \
+			"k8s.io/kubernetes/cmd/kubelet:kubelet" \
+			"k8s.io/kubernetes/cmd/kube-proxy:kube-proxy"
 	fi
 	if command -v runc >/dev/null; then
 		log "runc: $(command -v runc)"
