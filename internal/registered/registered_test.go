@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
@@ -384,17 +385,21 @@ func TestRegisteredClusterLifecycle(t *testing.T) {
 	})
 
 	t.Run("capabilities", func(t *testing.T) {
-		c, err := cluster(t, "edge")
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Annotations = map[string]string{
-			"capabilities.cattle.io/nodePortRange":            "30000-32767",
-			"capabilities.clustersync.io/pspEnabled":          "true",
-			"capabilities.clustersync.io/ingressCapabilities": `{"ingressProvider":"nginx"}`, // an object where a list is wanted
-		}
-		c.Spec.K3sConfig = &mgmtv1.K3sConfig{KubernetesVersion: "v1.37.1+k3s1"} // not a K3s cluster
-		if err := mgmt.Client.Update(ctx, c); err != nil {
+		// The controller writes the Cluster's status meanwhile: read and
+		// write again on a conflict.
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			c, err := cluster(t, "edge")
+			if err != nil {
+				return err
+			}
+			c.Annotations = map[string]string{
+				"capabilities.cattle.io/nodePortRange":            "30000-32767",
+				"capabilities.clustersync.io/pspEnabled":          "true",
+				"capabilities.clustersync.io/ingressCapabilities": `{"ingressProvider":"nginx"}`, // an object where a list is wanted
+			}
+			c.Spec.K3sConfig = &mgmtv1.K3sConfig{KubernetesVersion: "v1.37.1+k3s1"} // not a K3s cluster
+			return mgmt.Client.Update(ctx, c)
+		}); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, "capabilities and conditions", func(context.Context) (bool, error) {
@@ -560,8 +565,14 @@ func TestK3sCluster(t *testing.T) {
 			t.Errorf("node %+v", n)
 		}
 	}
-	c.Spec.K3sConfig = &mgmtv1.K3sConfig{KubernetesVersion: "v1.37.1+k3s1", ServerConcurrency: 1, WorkerConcurrency: 2}
-	if err := mgmt.Client.Update(ctx, c); err != nil {
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error { // the controller writes status meanwhile
+		c, err := cluster(t, "edge-k3s")
+		if err != nil {
+			return err
+		}
+		c.Spec.K3sConfig = &mgmtv1.K3sConfig{KubernetesVersion: "v1.37.1+k3s1", ServerConcurrency: 1, WorkerConcurrency: 2}
+		return mgmt.Client.Update(ctx, c)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the upgrade Plans", func(context.Context) (bool, error) {

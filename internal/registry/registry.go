@@ -188,9 +188,17 @@ func Serve(ctx context.Context, dir, addr string) error {
 	case err := <-errs:
 		return err
 	case <-ctx.Done():
+		// Pulls in progress get 5 seconds; connections still open then
+		// (a client's idle keep-alive counts as new for 5 seconds) are
+		// closed.
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		return srv.Shutdown(shutdown)
+		if err := srv.Shutdown(shutdown); errors.Is(err, context.DeadlineExceeded) {
+			return srv.Close()
+		} else if err != nil {
+			return err
+		}
+		return nil
 	}
 }
 
