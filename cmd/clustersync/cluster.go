@@ -39,10 +39,11 @@ func newClusterShowCommand(kubeconfig *string) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "show NAME",
-		Short: "Print a cluster's effective desired state: each field, whether it is managed, and its config, upstream and effective values",
+		Short: "Print a cluster's effective desired state: each field, whether it is managed, and its config, upstream, applied and effective values",
 		Long: `Print the effective desired state of Cluster NAME: upstream spec (what the
 cloud reports) with every managed field (non-nil in spec.eksConfig) laid over
-it. One row per field, node groups per node group and field. DRIFT marks a
+it. One row per field, node groups per node group and field, with the value
+last applied (agreed between clustersync and the cloud). DRIFT marks a
 managed field whose config value differs from upstream: a change not applied
 yet, or a change made outside clustersync and not yet adopted.
 
@@ -93,14 +94,18 @@ func getCluster(ctx context.Context, kubeconfig, name string) (*mgmtv1.Cluster, 
 	return &c, nil
 }
 
-// effectiveRows is the effective-state table of c's EKS config; before the
-// first refresh upstream is empty.
+// effectiveRows is the effective-state table of c's EKS config, with the
+// applied values; before the first refresh upstream is empty.
 func effectiveRows(c *mgmtv1.Cluster) []managed.Row {
 	var up eksv1.EKSClusterConfigSpec
 	if c.Status.EKSStatus != nil && c.Status.EKSStatus.UpstreamSpec != nil {
 		up = *c.Status.EKSStatus.UpstreamSpec
 	}
-	return managed.Rows(*c.Spec.EKSConfig, up, eks.ManagedOptions())
+	var applied eksv1.EKSClusterConfigSpec
+	if c.Status.AppliedSpec != nil {
+		applied = *c.Status.AppliedSpec
+	}
+	return managed.Rows(*c.Spec.EKSConfig, up, applied, eks.ManagedOptions())
 }
 
 // printCluster writes the header (name, driver, phase, version, the
@@ -118,7 +123,7 @@ func printCluster(w io.Writer, c *mgmtv1.Cluster, rows []managed.Row) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "FIELD\tMANAGED\tCONFIG\tUPSTREAM\tEFFECTIVE\tDRIFT")
+	fmt.Fprintln(tw, "FIELD\tMANAGED\tCONFIG\tUPSTREAM\tAPPLIED\tEFFECTIVE\tDRIFT")
 	for _, r := range rows {
 		m, d := "no", ""
 		if r.Managed {
@@ -127,7 +132,7 @@ func printCluster(w io.Writer, c *mgmtv1.Cluster, rows []managed.Row) error {
 		if r.Drift {
 			d = "*"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Path, m, orDash(r.Config), orDash(r.Upstream), orDash(r.Effective), d)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Path, m, orDash(r.Config), orDash(r.Upstream), orDash(r.Applied), orDash(r.Effective), d)
 	}
 	return tw.Flush()
 }

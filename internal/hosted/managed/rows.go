@@ -13,21 +13,27 @@ type Row struct {
 	Path string
 	// Managed is true when the config sets the field.
 	Managed bool
-	// Config, Upstream and Effective render the values as JSON ("" when
-	// unset).
-	Config, Upstream, Effective string
+	// Config, Upstream, Applied and Effective render the values as JSON
+	// ("" when unset). Applied is the last value clustersync and the cloud
+	// agreed on.
+	Config, Upstream, Applied, Effective string
 	// Drift is true when a managed field differs from upstream: a change
 	// not yet applied, or one made outside clustersync.
 	Drift bool
 }
 
 // Rows lists every nillable field of config and upstream, and, for keyed
-// lists, every field of every element, with its state. Identity fields come
-// first.
-func Rows[T any](config, upstream T, o Options) []Row {
+// lists, every field of every element, with its state and the value
+// applied holds for it. Identity fields come first.
+func Rows[T any](config, upstream, applied T, o Options) []Row {
 	eff := Effective(config, upstream, o)
 	var rows []Row
 	rowsOf(&rows, "", reflect.ValueOf(config), reflect.ValueOf(upstream), reflect.ValueOf(eff), o, true)
+	for i := range rows {
+		if v, err := Value(applied, rows[i].Path, o); err == nil && string(v) != "null" {
+			rows[i].Applied = string(v)
+		}
+	}
 	return rows
 }
 

@@ -8,7 +8,8 @@ func TestRows(t *testing.T) {
 	upstream := spec{DisplayName: "prod", Region: "us-west-2", Tags: p(map[string]string{"team": "y"}), KubernetesVersion: p("1.31"),
 		NodeGroups: &[]nodeGroup{ng("ng-a", 3), ng("ng-b", 1)}}
 	byPath := map[string]Row{}
-	for _, r := range Rows(config, upstream, opts) {
+	applied := spec{Tags: p(map[string]string{"team": "y"}), NodeGroups: &[]nodeGroup{ng("ng-a", 3)}}
+	for _, r := range Rows(config, upstream, applied, opts) {
 		byPath[r.Path] = r
 	}
 	check := func(path string, managed, drift bool, cfg, up, eff string) {
@@ -27,4 +28,9 @@ func TestRows(t *testing.T) {
 	check("privateAccess", false, false, "", "", "")
 	check("nodeGroups[ng-a].desiredSize", true, true, "5", "3", "5")
 	check("nodeGroups[ng-b].desiredSize", false, false, "", "1", "")
+	for path, want := range map[string]string{"tags": `{"team":"y"}`, "nodeGroups[ng-a].desiredSize": "3", "kubernetesVersion": "", "nodeGroups[ng-b].desiredSize": ""} {
+		if got := byPath[path].Applied; got != want {
+			t.Errorf("%s applied = %q, want %q", path, got, want)
+		}
+	}
 }

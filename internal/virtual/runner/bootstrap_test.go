@@ -116,7 +116,19 @@ func TestHostEventsCopied(t *testing.T) {
 				return nil
 			}
 		}
-		return fmt.Errorf("no Scheduled event for pod ev among %d events", len(list.Items))
+		// Say whether the host has the event at all, so that a failure
+		// tells a missing host event from one the syncer did not copy.
+		var host corev1.EventList
+		if err := env.HostClient.List(ctx, &host, client.InNamespace(env.HostNamespace)); err != nil {
+			return err
+		}
+		var about []string
+		for _, e := range host.Items {
+			if e.InvolvedObject.Name == hostName {
+				about = append(about, e.Reason)
+			}
+		}
+		return fmt.Errorf("no Scheduled event for pod ev among %d events; the host has %d about %s: %v", len(list.Items), len(about), hostName, about)
 	})
 }
 
