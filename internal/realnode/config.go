@@ -84,7 +84,7 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// Paths of a node's state folder.
+// path is a path below the node's state folder.
 func (o Options) path(elem ...string) string {
 	return filepath.Join(append([]string{o.Dir}, elem...)...)
 }
@@ -92,8 +92,7 @@ func (o Options) path(elem ...string) string {
 // ContainerdSocket is containerd's CRI socket.
 func (o Options) ContainerdSocket() string { return o.path("containerd.sock") }
 
-// ContainerdConfigFile, CNIConfDir, KubeletConfigFile and KubeProxyConfigFile
-// are where the rendered configurations go.
+// ContainerdConfigFile is containerd's config.toml.
 func (o Options) ContainerdConfigFile() string { return o.path("containerd", "config.toml") }
 
 // CertsDir is containerd's registry hosts folder (certs.d).

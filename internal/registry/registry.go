@@ -132,16 +132,19 @@ func (j *journal) replay() error {
 	return sc.Err()
 }
 
+// statusRecorder remembers the status code a handler answered with.
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
 }
 
+// WriteHeader records code and passes it on.
 func (s *statusRecorder) WriteHeader(code int) {
 	s.status = code
 	s.ResponseWriter.WriteHeader(code)
 }
 
+// Write records an implicit 200 and passes b on.
 func (s *statusRecorder) Write(b []byte) (int, error) {
 	if s.status == 0 {
 		s.status = http.StatusOK
