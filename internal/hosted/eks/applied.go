@@ -76,7 +76,7 @@ func settlePending(ctx context.Context, api API, c *eksv1.EKSClusterConfig, up e
 			u, ok := finished[p.UpdateID]
 			if !ok {
 				in := &eks.DescribeUpdateInput{Name: aws.String(c.Spec.DisplayName), UpdateId: aws.String(p.UpdateID)}
-				if ng := nodegroupName(p.Path); ng != "" {
+				if ng, _, ok := splitNodegroupPath(p.Path); ok {
 					in.NodegroupName = aws.String(ng) // EKS finds node group updates only so
 				}
 				out, err := api.DescribeUpdate(ctx, in)
@@ -153,17 +153,6 @@ func recordConflicts(cs []managed.Conflict) ([]eksv1.FieldConflict, error) {
 	return out, nil
 }
 
-// nodegroupName returns the node group a path names ("nodeGroups[NAME]…"),
-// "" for a cluster field.
-func nodegroupName(path string) string {
-	rest, ok := strings.CutPrefix(path, "nodeGroups[")
-	if !ok {
-		return ""
-	}
-	name, _, _ := strings.Cut(rest, "]")
-	return name
-}
-
 // callGroup names the EKS call a pushed field is sent with: fields that
 // one call sets together share a group (endpoint access; a node group's
 // scaling; a node group's managed launch template version).
@@ -172,10 +161,9 @@ func callGroup(path string) string {
 	case "publicAccess", "privateAccess":
 		return "endpointAccess"
 	}
-	if name := nodegroupName(path); name != "" {
-		_, field, isField := strings.Cut(path, "].")
+	if name, field, ok := splitNodegroupPath(path); ok {
 		switch {
-		case !isField:
+		case field == "":
 		case field == "desiredSize" || field == "minSize" || field == "maxSize":
 			return "nodeGroups[" + name + "].scaling"
 		case isTemplateField(field):

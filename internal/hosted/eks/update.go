@@ -213,18 +213,28 @@ func ignored(spec *eksv1.EKSClusterConfigSpec, ch managed.Change) bool {
 // ("nodeGroups[NAME]" or "nodeGroups[NAME].field"), nil if it is not in
 // the spec, and the field.
 func nodegroupOf(spec *eksv1.EKSClusterConfigSpec, path string) (*eksv1.NodeGroup, string) {
-	rest, ok := strings.CutPrefix(path, "nodeGroups[")
+	name, field, ok := splitNodegroupPath(path)
 	if !ok || spec.NodeGroups == nil {
-		return nil, ""
+		return nil, field
 	}
-	head, field, _ := strings.Cut(rest, "].")
-	name := strings.TrimSuffix(head, "]")
 	for i := range *spec.NodeGroups {
 		if (*spec.NodeGroups)[i].NodegroupName == name {
 			return &(*spec.NodeGroups)[i], field
 		}
 	}
 	return nil, field
+}
+
+// splitNodegroupPath splits a node group path ("nodeGroups[NAME]" or
+// "nodeGroups[NAME].field") into the name and the field ("" for the whole
+// node group); ok is false for a path of a cluster field.
+func splitNodegroupPath(path string) (name, field string, ok bool) {
+	rest, ok := strings.CutPrefix(path, "nodeGroups[")
+	if !ok {
+		return "", "", false
+	}
+	name, after, _ := strings.Cut(rest, "]")
+	return name, strings.TrimPrefix(after, "."), true
 }
 
 // apply sends the EKS call for one change, ch, with the values of target
@@ -285,8 +295,7 @@ func idOf(u *ekstypes.Update) string {
 // values; it returns the ID of the EKS update it started, if any.
 func (r *Reconciler) nodegroup(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster, up eksv1.EKSClusterConfigSpec, target *eksv1.EKSClusterConfigSpec, ch managed.Change) (string, error) {
 	api := cs.EKS
-	head, _, _ := strings.Cut(strings.TrimPrefix(ch.Path, "nodeGroups["), "].")
-	ngName := strings.TrimSuffix(head, "]")
+	ngName, _, _ := splitNodegroupPath(ch.Path)
 	ng, field := nodegroupOf(target, ch.Path)
 	switch {
 	case ng == nil: // removed from the spec
