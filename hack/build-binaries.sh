@@ -9,7 +9,7 @@
 #   $CLUSTERSYNC_CACHE/node-containerd-v2.4.2-cni-v1.9.1/{containerd,containerd-shim-runc-v2,cni/*}
 #   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0-node/{kubelet,kube-proxy}
 #       the local real node's runtime, CNI plugins, kubelet and kube-proxy;
-#       built only by `node`, which also installs Debian's runc when missing.
+#       the default and `node` build them and install Debian's runc and iptables when missing.
 #   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0-static/{kube-apiserver,kube-controller-manager}
 #       statically linked (CGO_ENABLED=0, as Kubernetes releases them), for
 #       the clustersync image (make image); built only by `static`.
@@ -20,7 +20,7 @@
 #   --print-env     print only the CLUSTERSYNC_*_BIN variables, as shell exports.
 #   controller-gen  build only controller-gen (what `make generate` needs).
 #   static          build only the static control-plane binaries (make image).
-#   node            build only the real node's containerd, CNI plugins, kubelet and kube-proxy (and install runc).
+#   node            build only the real node's containerd, CNI plugins, kubelet and kube-proxy (and install runc, iptables).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -113,9 +113,15 @@ static() {
 }
 
 # node builds containerd, its runc shim, the CNI plugins, kubelet and
-# kube-proxy of the local real node, unless cached, and installs Debian's runc when none is on PATH
-# (runc built from the module proxy lacks seccomp without libseccomp-dev).
+# kube-proxy of the local real node, unless cached, and installs Debian's runc
+# and iptables when they are not on PATH.
 node() {
+	node_build
+	node_tools
+}
+
+# node_build builds the real node's Go binaries (see node) unless cached.
+node_build() {
 	if complete "$node_dir" containerd containerd-shim-runc-v2 cni/bridge cni/host-local cni/loopback cni/portmap; then
 		log "containerd $CONTAINERD_VERSION, CNI plugins $CNI_PLUGINS_VERSION: cached in $node_dir"
 	else
@@ -137,14 +143,27 @@ node() {
 			"k8s.io/kubernetes/cmd/kubelet:kubelet" \
 			"k8s.io/kubernetes/cmd/kube-proxy:kube-proxy"
 	fi
-	if command -v runc >/dev/null; then
-		log "runc: $(command -v runc)"
+}
+
+# node_tools installs the real node's Debian tools when missing (see node).
+node_tools() {
+	debian_tool runc runc "the OCI runtime containerd starts containers with"
+	debian_tool iptables iptables "the CNI bridge plugin and kube-proxy program the pods' NAT and Service rules with it"
+}
+
+# debian_tool CMD PACKAGE WHY installs Debian's PACKAGE when CMD is not on PATH
+# (runc: one built from the module proxy lacks seccomp without libseccomp-dev;
+# iptables: a C program), saying so; it fails when it cannot (not root, no apt-get).
+debian_tool() {
+	local cmd=$1 pkg=$2 why=$3
+	if command -v "$cmd" >/dev/null; then
+		log "$cmd: $(command -v "$cmd")"
 	elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-		log "runc: not found; installing Debian's package (apt-get install runc)"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q runc >&2 ||
-			{ apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q runc >&2; }
+		log "$cmd: not found ($why); installing Debian's package (apt-get install $pkg)"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$pkg" >&2 ||
+			{ apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$pkg" >&2; }
 	else
-		log "runc: not found, and it cannot be installed here (needs root and apt-get); the real node cannot run"
+		log "$cmd: not found, and it cannot be installed here (needs root and apt-get); the real node cannot run"
 		return 1
 	fi
 }
@@ -199,6 +218,8 @@ main() {
 	fi
 
 	controller_gen
+	node_build
+	node_tools || log "the real node cannot run here; dev up and the tests use kwok fake nodes only"
 	log "all binaries ready in $cache ($((SECONDS - start)) s)"
 }
 

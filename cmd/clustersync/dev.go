@@ -14,7 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clustersync/clustersync/internal/binaries"
 	"github.com/clustersync/clustersync/internal/hostcluster"
+	"github.com/clustersync/clustersync/internal/realnode"
 	"github.com/clustersync/clustersync/internal/registry"
 	"github.com/clustersync/clustersync/internal/virtual/instance"
 )
@@ -48,41 +50,78 @@ func hostDir(dir string) string {
 func newDevCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dev",
-		Short: "Run a local host cluster (kwok) for development",
+		Short: "Run a local host cluster (a real node, or kwok fake nodes) for development",
 		Long: `Run a local host Kubernetes cluster for development and tests.
 
 kwokctl (runtime "binary") runs etcd, kube-apiserver, kube-controller-manager,
 kube-scheduler and kwok-controller from the binaries that ` + "`make binaries`" + ` caches.
-Its nodes are fake: kwok gives every pod scheduled on one an IP and the Running
-phase, without running any container. Beside it runs a local OCI registry
-(` + "`dev registry`" + `) that ` + "`dev image`" + ` (make image) pushes clustersync's images to.`,
+One real node (containerd, runc, kubelet, kube-proxy, CNI bridge) runs pods
+for real where this machine allows it; kwok fake nodes give a pod an IP and
+the Running phase without running any container. Beside it runs a local OCI
+registry (` + "`dev registry`" + `) that ` + "`dev image`" + ` (make image) pushes clustersync's
+images to and the real node pulls from.`,
 	}
 	cmd.AddCommand(newDevUpCommand(), newDevDownCommand(), newDevStatusCommand(), newDevEKSCommand(), newDevRegistryCommand(), newDevImageCommand())
 	return cmd
 }
 
+// Values of `dev up --runtime`.
+const (
+	runtimeReal = "real"
+	runtimeFake = "fake"
+)
+
 // newDevUpCommand returns `clustersync dev up`.
 func newDevUpCommand() *cobra.Command {
 	var (
-		dir, name string
-		nodes     int
+		dir, name, runtime, source string
+		fakeNodes                  int
 	)
 	cmd := &cobra.Command{
 		Use:   "up",
-		Short: "Start the local host cluster (created if needed; idempotent)",
-		Args:  cobra.NoArgs,
+		Short: "Start the local host cluster: control plane, registry, a real node (created if needed; idempotent)",
+		Long: `Start the local host cluster, creating it when its state folder is empty.
+
+kwokctl runs etcd, kube-apiserver, kube-controller-manager, kube-scheduler
+and kwok-controller; a local OCI registry serves images on loopback; and,
+with --runtime real (the default), one real node runs on this machine:
+containerd with runc, the kubelet, kube-proxy (iptables) and the CNI bridge
+` + hostcluster.RealNodeBridge + `, so pods really run. The node's sandbox image is built and pushed
+to the registry when it is missing (from the source tree, --source).
+
+Where a real node cannot run (not Linux, not root, a missing cgroup
+controller or program), dev up says why in one line and uses kwok fake
+nodes only; --runtime fake asks for that. --fake-nodes adds kwok fake nodes
+(no container runs on them) beside the real node, for scale work.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
-			opts := hostcluster.Options{Dir: hostDir(dir), Name: name, Log: out}
-			if cmd.Flags().Changed("nodes") {
-				switch {
-				case nodes < 0:
-					return fmt.Errorf("--nodes must be 0 or more, not %d", nodes)
-				case nodes == 0:
-					opts.Nodes = hostcluster.NoNodes
-				default:
-					opts.Nodes = nodes
+			if runtime != runtimeReal && runtime != runtimeFake {
+				return fmt.Errorf("--runtime must be %q or %q, not %q", runtimeReal, runtimeFake, runtime)
+			}
+			if fakeNodes < 0 {
+				return fmt.Errorf("--fake-nodes must be 0 or more, not %d", fakeNodes)
+			}
+			real := runtime == runtimeReal
+			if real {
+				if err := realnode.Preflight(binaries.Node()); err != nil {
+					fmt.Fprintf(out, "No real node: %v; using kwok fake nodes only.\n", err)
+					real = false
 				}
+			}
+			opts := hostcluster.Options{Dir: hostDir(dir), Name: name, Log: out}
+			_, existing := hostcluster.Open(opts.Dir)
+			switch {
+			case cmd.Flags().Changed("fake-nodes") && fakeNodes == 0:
+				opts.Nodes = hostcluster.NoNodes
+			case cmd.Flags().Changed("fake-nodes"):
+				opts.Nodes = fakeNodes
+			case existing == nil:
+				// an existing cluster keeps its count
+			case real:
+				opts.Nodes = hostcluster.NoNodes
+			default:
+				opts.Nodes = hostcluster.DefaultNodes
 			}
 			// On Ctrl-C, let Create stop kwokctl and remove a half-made cluster.
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -95,6 +134,22 @@ func newDevUpCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("local registry: %w", err)
 			}
+			if real {
+				if err := ensurePauseImage(ctx, out, source, reg); err != nil {
+					return err
+				}
+				if err := c.StartRealNode(ctx, reg); err != nil {
+					if ctx.Err() != nil {
+						return err
+					}
+					fmt.Fprintf(out, "The real node did not start, so this host has kwok fake nodes only: %v\n", err)
+					if c.Nodes == 0 {
+						if err := c.ScaleNodes(ctx, hostcluster.DefaultNodes); err != nil {
+							return err
+						}
+					}
+				}
+			}
 			fmt.Fprintf(out, "\nKubeconfig: %s\nAPI server: %s\nRegistry:   http://%s (push clustersync's images with `make image`)\n\nTo use it:\n\n  export KUBECONFIG=%s\n  kubectl get nodes\n",
 				c.Kubeconfig, c.Server(), reg, shellQuote(c.Kubeconfig))
 			return nil
@@ -102,7 +157,9 @@ func newDevUpCommand() *cobra.Command {
 	}
 	addDirFlag(cmd, &dir)
 	cmd.Flags().StringVar(&name, "name", "", fmt.Sprintf("kwokctl cluster name (default %q, or the existing cluster's)", hostcluster.DefaultName))
-	cmd.Flags().IntVar(&nodes, "nodes", hostcluster.DefaultNodes, "number of fake nodes, 0 for none (an existing cluster keeps its count unless this is given)")
+	cmd.Flags().StringVar(&runtime, "runtime", runtimeReal, "nodes: \"real\" (one real node, kwok fake nodes only where it cannot run) or \"fake\" (kwok fake nodes only)")
+	cmd.Flags().IntVar(&fakeNodes, "fake-nodes", 0, fmt.Sprintf("number of kwok fake nodes (default 0 beside a real node, %d without; an existing cluster keeps its count unless this is given)", hostcluster.DefaultNodes))
+	cmd.Flags().StringVar(&source, "source", ".", "the clustersync source tree, to build the node's sandbox image from when the registry lacks it")
 	return cmd
 }
 
@@ -174,6 +231,15 @@ func newDevStatusCommand() *cobra.Command {
 			} else {
 				fmt.Fprintf(out, "  Registry:    not running (start it with `clustersync dev up`)\n")
 			}
+			switch ns, ok, err := c.RealNodeStatus(); {
+			case err != nil:
+				fmt.Fprintf(out, "  Real node:   %v\n", err)
+			case !ok:
+				fmt.Fprintf(out, "  Real node:   none (kwok fake nodes only)\n")
+			default:
+				fmt.Fprintf(out, "  Real node:   %s, bridge %s, pods %s: %s (logs in %s)\n", ns.Options.NodeName, ns.Options.Bridge,
+					ns.Options.PodCIDR, describeComponents(ns.Components), filepath.Join(ns.Options.Dir, "logs"))
+			}
 			fmt.Fprintf(out, "  Logs:        %s\n", filepath.Join(c.KwokDir(), "logs"))
 			return nil
 		},
@@ -202,6 +268,21 @@ func describeStatus(s hostcluster.Status) string {
 	default:
 		return fmt.Sprintf("not ready: API server: %v", s.APIError)
 	}
+}
+
+// describeComponents is "containerd, kubelet, kube-proxy running" or
+// names those not running.
+func describeComponents(up map[string]bool) string {
+	var down []string
+	for _, name := range slices.Sorted(maps.Keys(up)) {
+		if !up[name] {
+			down = append(down, name)
+		}
+	}
+	if len(down) == 0 {
+		return strings.Join(slices.Sorted(maps.Keys(up)), ", ") + " running"
+	}
+	return strings.Join(down, ", ") + " not running (restart with `clustersync dev up`)"
 }
 
 // orDash is s, or "-" when s is empty.

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/signal"
@@ -15,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clustersync/clustersync/internal/binaries"
+	"github.com/clustersync/clustersync/internal/hostcluster"
 	"github.com/clustersync/clustersync/internal/images"
 	"github.com/clustersync/clustersync/internal/proc"
 	"github.com/clustersync/clustersync/internal/registry"
@@ -181,4 +184,40 @@ control-plane binaries come from ` + "`hack/build-binaries.sh static`" + `, whic
 	cmd.Flags().StringVar(&tag, "tag", "", "image tag (default this clustersync's version)")
 	cmd.Flags().BoolVar(&latest, "latest", true, "also tag the images latest (the reference --agent-image uses by default)")
 	return cmd
+}
+
+// ensurePauseImage pushes the real node's sandbox image to the local
+// registry at reg unless it is there: built from the clustersync source
+// tree at source (a few seconds). Without a source tree it says that pods
+// cannot start until `make image` pushes it.
+func ensurePauseImage(ctx context.Context, out io.Writer, source, reg string) error {
+	tag := hostcluster.RealNodePauseTag
+	if ok, err := images.Exists(ctx, reg, images.PauseRepository, tag, true); err != nil {
+		return fmt.Errorf("local registry %s: %w", reg, err)
+	} else if ok {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(source, "internal", "images", "pause")); err != nil {
+		fmt.Fprintf(out, "The registry has no sandbox image and %s is not the clustersync source tree (--source): pods on the real node stay ContainerCreating until `make image` pushes %s.\n",
+			source, images.Reference(images.DefaultRegistry, images.PauseRepository, tag))
+		return nil
+	}
+	work, err := os.MkdirTemp("", "clustersync-pause-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	bin := filepath.Join(work, "pause")
+	if err := images.GoBuild(ctx, source, "./internal/images/pause", bin, ""); err != nil {
+		return err
+	}
+	img, err := images.Pause(bin, version)
+	if err != nil {
+		return err
+	}
+	if _, _, err := images.Push(ctx, img, reg, images.PauseRepository, []string{tag}, true); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Pushed the sandbox image %s\n", images.Reference(reg, images.PauseRepository, tag))
+	return nil
 }

@@ -6,6 +6,7 @@ package binaries
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 )
 
@@ -85,6 +86,81 @@ func (s Set) Check() error {
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("missing binaries %v: run `make binaries` (hack/build-binaries.sh) first", missing)
+	}
+	return nil
+}
+
+// Versions of the local real node's runtime, pinned like the others;
+// hack/build-binaries.sh and hack/tools/node/go.mod use the same values.
+const (
+	// ContainerdVersion is the containerd (and runc shim) version.
+	ContainerdVersion = "v2.4.2"
+	// CNIPluginsVersion is the version of the bridge, host-local, loopback
+	// and portmap CNI plugins.
+	CNIPluginsVersion = "v1.9.1"
+)
+
+// NodeSet is the absolute paths of the programs of a real node. Containerd,
+// Shim and CNIBinDir's plugins are built by hack/build-binaries.sh from the
+// Go module proxy, Kubelet and KubeProxy from the pinned Kubernetes tools
+// module; Runc and Iptables are Debian's, found on PATH ("" when missing).
+type NodeSet struct {
+	Containerd, Shim, CNIBinDir, Kubelet, KubeProxy string
+	Runc, Iptables                                  string
+}
+
+// Node is the NodeSet in CacheDir, the folders overridable by
+// CLUSTERSYNC_NODE_DIR (containerd, its shim and cni/) and
+// CLUSTERSYNC_KUBE_NODE_DIR (kubelet, kube-proxy).
+func Node() NodeSet {
+	nodeDir := os.Getenv("CLUSTERSYNC_NODE_DIR")
+	if nodeDir == "" {
+		nodeDir = filepath.Join(CacheDir(), "node-containerd-"+ContainerdVersion+"-cni-"+CNIPluginsVersion)
+	}
+	kubeNodeDir := os.Getenv("CLUSTERSYNC_KUBE_NODE_DIR")
+	if kubeNodeDir == "" {
+		kubeNodeDir = filepath.Join(CacheDir(), "kubernetes-"+KubernetesVersion+"-node")
+	}
+	look := func(name string) string {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			return ""
+		}
+		return p
+	}
+	return NodeSet{
+		Containerd: filepath.Join(nodeDir, "containerd"),
+		Shim:       filepath.Join(nodeDir, "containerd-shim-runc-v2"),
+		CNIBinDir:  filepath.Join(nodeDir, "cni"),
+		Kubelet:    filepath.Join(kubeNodeDir, "kubelet"),
+		KubeProxy:  filepath.Join(kubeNodeDir, "kube-proxy"),
+		Runc:       look("runc"),
+		Iptables:   look("iptables"),
+	}
+}
+
+// Check returns an error naming what of s is missing, in one line, with
+// the command that provides it.
+func (s NodeSet) Check() error {
+	var missing []string
+	for _, p := range []string{s.Containerd, s.Shim, filepath.Join(s.CNIBinDir, "bridge"), filepath.Join(s.CNIBinDir, "host-local"),
+		filepath.Join(s.CNIBinDir, "loopback"), filepath.Join(s.CNIBinDir, "portmap"), s.Kubelet, s.KubeProxy} {
+		if st, err := os.Stat(p); err != nil || st.Mode()&0o111 == 0 {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("missing %v: run `make binaries` (hack/build-binaries.sh node)", missing)
+	}
+	var tools []string
+	if s.Runc == "" {
+		tools = append(tools, "runc")
+	}
+	if s.Iptables == "" {
+		tools = append(tools, "iptables")
+	}
+	if len(tools) > 0 {
+		return fmt.Errorf("%v not on PATH: run `make binaries` as root (it installs Debian's packages)", tools)
 	}
 	return nil
 }

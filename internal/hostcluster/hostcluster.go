@@ -379,14 +379,18 @@ func (c *Cluster) scale(ctx context.Context, n int) error {
 	return nil
 }
 
-// Stop stops the cluster's processes (`kwokctl stop cluster`) and waits
-// until they have exited. Its state stays for Start.
+// Stop tears down the real node, if any (StopRealNode: a node's pods do
+// not survive it), stops the cluster's processes (`kwokctl stop cluster`)
+// and waits until they have exited. Its state stays for Start.
 func (c *Cluster) Stop(ctx context.Context) error {
 	fmt.Fprintf(c.Log, "Stopping host cluster %q…\n", c.Name)
 	return c.stop(ctx)
 }
 
 func (c *Cluster) stop(ctx context.Context) error {
+	if err := c.StopRealNode(ctx); err != nil {
+		return err
+	}
 	pids := c.pids()
 	if err := c.run(ctx, c.args("stop", "cluster")); err != nil {
 		return err
@@ -394,7 +398,8 @@ func (c *Cluster) stop(ctx context.Context) error {
 	return c.waitExited(ctx, pids)
 }
 
-// Delete deletes the cluster (`kwokctl delete cluster`), waits until its
+// Delete tears down the real node, if any (StopRealNode), deletes the
+// cluster (`kwokctl delete cluster`), waits until its
 // processes have exited and removes the files it kept in Dir, then Dir itself
 // unless something else was put there.
 func (c *Cluster) Delete(ctx context.Context) error {
@@ -414,6 +419,9 @@ func (c *Cluster) Delete(ctx context.Context) error {
 // uninstall deletes the kwokctl cluster and every file of Dir but
 // kwokctl.log.
 func (c *Cluster) uninstall(ctx context.Context) error {
+	if err := c.StopRealNode(ctx); err != nil {
+		return err
+	}
 	pids := c.pids()
 	if c.kwokClusterExists() {
 		args := append(c.args("delete", "cluster"), "--kubeconfig", c.Kubeconfig)

@@ -53,7 +53,7 @@ func (c *Cluster) createArgs(b binaries.Set, extra []string) []string {
 		"--kwok-controller-binary", b.Kwok,
 		"--extra-args", "kube-apiserver=service-cluster-ip-range="+c.ServiceCIDR,
 	)
-	for _, e := range extra {
+	for _, e := range append(c.realNodeExtraArgs(), extra...) {
 		args = append(args, "--extra-args", e)
 	}
 	return args

@@ -2,7 +2,9 @@ package images
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
 // BuildOptions are the inputs of BuildAll.
@@ -91,6 +94,26 @@ func Push(ctx context.Context, img v1.Image, registry, repository string, tags [
 	}
 	size, err := Size(img)
 	return d, size, err
+}
+
+// Exists reports whether registry/repository:tag names an image there
+// (a HEAD of its manifest); insecure allows plain HTTP. A registry that
+// answers "not found" gives false and no error.
+func Exists(ctx context.Context, registry, repository, tag string, insecure bool) (bool, error) {
+	var opts []name.Option
+	if insecure {
+		opts = append(opts, name.Insecure)
+	}
+	ref, err := name.ParseReference(Reference(registry, repository, tag), opts...)
+	if err != nil {
+		return false, err
+	}
+	_, err = remote.Head(ref, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
+	var terr *transport.Error
+	if errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // Size is the bytes a pull of img transfers: manifest, config and

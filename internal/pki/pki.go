@@ -20,6 +20,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"k8s.io/client-go/util/keyutil"
 )
 
 const validity = 10 * 365 * 24 * time.Hour
@@ -129,16 +131,12 @@ func LoadCA(certFile, keyFile string) (*CA, error) {
 	return ca, nil
 }
 
-// ParseCA reads a CA from its PEM certificate and PEM PKCS#8 key (CertPEM
-// and KeyPEM). Errors say which of the two is bad and why.
+// ParseCA reads a CA from its PEM certificate and PEM key (PKCS#8 as
+// CertPEM and KeyPEM write it, or PKCS#1 / SEC 1 as kwokctl writes them). Errors say which of the two is bad and why.
 func ParseCA(certPEM, keyPEM []byte) (*CA, error) {
 	cb, _ := pem.Decode(certPEM)
 	if cb == nil {
 		return nil, errors.New("CA certificate: no PEM block")
-	}
-	kb, _ := pem.Decode(keyPEM)
-	if kb == nil {
-		return nil, errors.New("CA key: no PEM block")
 	}
 	cert, err := x509.ParseCertificate(cb.Bytes)
 	if err != nil {
@@ -147,7 +145,7 @@ func ParseCA(certPEM, keyPEM []byte) (*CA, error) {
 	if !cert.IsCA {
 		return nil, errors.New("CA certificate: not a CA (basic constraints)")
 	}
-	k, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
+	k, err := keyutil.ParsePrivateKeyPEM(keyPEM)
 	if err != nil {
 		return nil, fmt.Errorf("CA key: %w", err)
 	}

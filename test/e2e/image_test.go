@@ -36,7 +36,7 @@ func TestDevImage(t *testing.T) {
 	}
 	t.Setenv("CLUSTERSYNC_STATIC_KUBE_DIR", static)
 
-	out := cli(t, "dev", "up", "--nodes", "0")
+	out := cli(t, "dev", "up", "--runtime", "fake", "--fake-nodes", "0")
 	t.Cleanup(func() { _, _ = cliErr("dev", "down") })
 	m := regexp.MustCompile(`Registry: +http://(127\.0\.0\.1:\d+)`).FindStringSubmatch(out)
 	if m == nil {

@@ -58,7 +58,7 @@ func clientFor(t *testing.T, kubeconfig string) client.Client {
 // run a pod, stop and start with the state kept and syncing resumed, then
 // delete, which removes every host object it created and nothing else.
 func TestVirtualClusterLifecycle(t *testing.T) {
-	cli(t, "dev", "up", "--nodes", "2")
+	cli(t, "dev", "up", "--runtime", "fake", "--fake-nodes", "2")
 	t.Cleanup(func() { _, _ = cliErr("dev", "down") })
 	host := clientFor(t, filepath.Join(home, "host", "kubeconfig.yaml"))
 

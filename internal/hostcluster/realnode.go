@@ -1,0 +1,111 @@
+package hostcluster
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"net/netip"
+	"path/filepath"
+
+	"github.com/clustersync/clustersync/internal/binaries"
+	"github.com/clustersync/clustersync/internal/images"
+	"github.com/clustersync/clustersync/internal/realnode"
+)
+
+// The local real node's fixed settings. There is one real node per
+// machine (realnode.ClaimFile), so its names, ranges and ports need not
+// vary.
+const (
+	// RealNodeName is the real node's Node name.
+	RealNodeName = "clustersync-node"
+	// RealNodeBridge is its pod bridge.
+	RealNodeBridge = "cs0"
+	// RealNodePauseTag is the tag of the sandbox image the node runs
+	// (images.PauseRepository under images.DefaultRegistry, pulled from the
+	// local registry).
+	RealNodePauseTag = "latest"
+)
+
+// realNodeExtraArgs are kwokctl --extra-args of every new cluster, so that a
+// real node can join it: kwok-controller plays only the nodes kwokctl
+// creates (annotated kwok.x-k8s.io/node=fake) instead of every node, and
+// kube-apiserver reaches kubelets by IP (the node's name does not resolve)
+// with a client certificate (kwokctl gives it none; the kubelet admits no
+// anonymous request), so that logs, exec and port-forward work.
+func (c *Cluster) realNodeExtraArgs() []string {
+	pkiDir := c.pkiDir()
+	return []string{
+		"kwok-controller=manage-all-nodes=false",
+		"kwok-controller=manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+		"kube-apiserver=kubelet-preferred-address-types=InternalIP",
+		"kube-apiserver=kubelet-client-certificate=" + filepath.Join(pkiDir, "admin.crt"),
+		"kube-apiserver=kubelet-client-key=" + filepath.Join(pkiDir, "admin.key"),
+	}
+}
+
+// pkiDir is where kwokctl keeps the cluster's CA and admin certificate.
+func (c *Cluster) pkiDir() string { return filepath.Join(c.KwokDir(), "pki") }
+
+// RealNodeDir is the real node's state folder, Dir/node.
+func (c *Cluster) RealNodeDir() string { return filepath.Join(c.Dir, "node") }
+
+// RealNodeOptions are the settings of the cluster's real node, which pulls
+// images from the local registry at registryAddr (host:port), also for
+// images named ghcr.io/….
+func (c *Cluster) RealNodeOptions(registryAddr string) realnode.Options {
+	return realnode.Options{
+		Dir:                c.RealNodeDir(),
+		NodeName:           RealNodeName,
+		Bridge:             RealNodeBridge,
+		PodCIDR:            netip.MustParsePrefix("10.244.0.0/24"),
+		ClusterCIDR:        netip.MustParsePrefix("10.244.0.0/16"),
+		Registry:           registryAddr,
+		Mirrors:            []string{images.DefaultRegistry},
+		PauseImage:         images.Reference(images.DefaultRegistry, images.PauseRepository, RealNodePauseTag),
+		CNIBinDir:          binaries.Node().CNIBinDir,
+		Runc:               binaries.Node().Runc,
+		KubeletPort:        10250,
+		KubeletHealthzPort: 10248,
+		ProxyHealthzPort:   10256,
+		ProxyMetricsPort:   10249,
+		ClusterDomain:      "cluster.local",
+	}
+}
+
+// StartRealNode starts the cluster's real node (realnode.Start), pulling
+// from the local registry at registryAddr, unless it runs already. It
+// returns realnode.Preflight's one-line reason when this machine cannot
+// run one.
+func (c *Cluster) StartRealNode(ctx context.Context, registryAddr string) error {
+	if realnode.Running(c.RealNodeDir()) {
+		return nil
+	}
+	if c.Config == nil {
+		if err := c.loadConfig(); err != nil {
+			return err
+		}
+	}
+	j := realnode.Join{
+		Server:     c.Server(),
+		CACertFile: filepath.Join(c.pkiDir(), "ca.crt"),
+		CAKeyFile:  filepath.Join(c.pkiDir(), "ca.key"),
+		Admin:      c.Config,
+	}
+	return realnode.Start(ctx, c.RealNodeOptions(registryAddr), binaries.Node(), j, c.Log)
+}
+
+// StopRealNode tears the cluster's real node down (realnode.Stop); without
+// one it does nothing.
+func (c *Cluster) StopRealNode(ctx context.Context) error {
+	return realnode.Stop(ctx, c.RealNodeDir(), c.Log)
+}
+
+// RealNodeStatus reports the real node's processes; ok is false when the
+// cluster has none.
+func (c *Cluster) RealNodeStatus() (s realnode.Status, ok bool, err error) {
+	s, err = realnode.ReadStatus(c.RealNodeDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, false, nil
+	}
+	return s, err == nil, err
+}
