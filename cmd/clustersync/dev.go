@@ -159,7 +159,7 @@ nodes only; --runtime fake asks for that. --fake-nodes adds kwok fake nodes
 	cmd.Flags().StringVar(&name, "name", "", fmt.Sprintf("kwokctl cluster name (default %q, or the existing cluster's)", hostcluster.DefaultName))
 	cmd.Flags().StringVar(&runtime, "runtime", runtimeReal, "nodes: \"real\" (one real node, kwok fake nodes only where it cannot run) or \"fake\" (kwok fake nodes only)")
 	cmd.Flags().IntVar(&fakeNodes, "fake-nodes", 0, fmt.Sprintf("number of kwok fake nodes (default 0 beside a real node, %d without; an existing cluster keeps its count unless this is given)", hostcluster.DefaultNodes))
-	cmd.Flags().StringVar(&source, "source", ".", "the clustersync source tree, to build the node's sandbox image from when the registry lacks it")
+	cmd.Flags().StringVar(&source, "source", "", "the clustersync source tree, to build the node's sandbox image from when the registry lacks it (default the one that holds the current folder)")
 	return cmd
 }
 

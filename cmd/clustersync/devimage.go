@@ -126,8 +126,9 @@ control-plane binaries come from ` + "`hack/build-binaries.sh static`" + `, whic
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
 			start := time.Now()
-			if _, err := os.Stat(filepath.Join(source, "cmd", "clustersync")); err != nil {
-				return fmt.Errorf("--source %s: not the clustersync source tree (no cmd/clustersync)", source)
+			source, err := sourceTree(source)
+			if err != nil {
+				return err
 			}
 			staticDir := os.Getenv("CLUSTERSYNC_STATIC_KUBE_DIR")
 			if staticDir == "" {
@@ -179,7 +180,7 @@ control-plane binaries come from ` + "`hack/build-binaries.sh static`" + `, whic
 	}
 	addDirFlag(cmd, &dir)
 	cmd.Flags().StringVar(&repo, "repo", "", "registry host (and optional path) to push to, e.g. ghcr.io/me (default the local registry of --dir)")
-	cmd.Flags().StringVar(&source, "source", ".", "the clustersync source tree")
+	cmd.Flags().StringVar(&source, "source", "", "the clustersync source tree (default the one that holds the current folder)")
 	cmd.Flags().StringVar(&ca, "ca-certificates", "/etc/ssl/certs/ca-certificates.crt", "CA bundle for the clustersync image")
 	cmd.Flags().StringVar(&tag, "tag", "", "image tag (default this clustersync's version)")
 	cmd.Flags().BoolVar(&latest, "latest", true, "also tag the images latest (the reference --agent-image uses by default)")
@@ -188,7 +189,7 @@ control-plane binaries come from ` + "`hack/build-binaries.sh static`" + `, whic
 
 // ensurePauseImage pushes the real node's sandbox image to the local
 // registry at reg unless it is there: built from the clustersync source
-// tree at source (a few seconds). Without a source tree it says that pods
+// tree (sourceTree(source); a few seconds). Without one it says that pods
 // cannot start until `make image` pushes it.
 func ensurePauseImage(ctx context.Context, out io.Writer, source, reg string) error {
 	tag := hostcluster.RealNodePauseTag
@@ -197,9 +198,10 @@ func ensurePauseImage(ctx context.Context, out io.Writer, source, reg string) er
 	} else if ok {
 		return nil
 	}
-	if _, err := os.Stat(filepath.Join(source, "internal", "images", "pause")); err != nil {
-		fmt.Fprintf(out, "The registry has no sandbox image and %s is not the clustersync source tree (--source): pods on the real node stay ContainerCreating until `make image` pushes %s.\n",
-			source, images.Reference(images.DefaultRegistry, images.PauseRepository, tag))
+	source, err := sourceTree(source)
+	if err != nil {
+		fmt.Fprintf(out, "The registry has no sandbox image and %v: pods on the real node stay ContainerCreating until `make image` pushes %s.\n",
+			err, images.Reference(images.DefaultRegistry, images.PauseRepository, tag))
 		return nil
 	}
 	work, err := os.MkdirTemp("", "clustersync-pause-")
@@ -220,4 +222,36 @@ func ensurePauseImage(ctx context.Context, out io.Writer, source, reg string) er
 	}
 	fmt.Fprintf(out, "Pushed the sandbox image %s\n", images.Reference(reg, images.PauseRepository, tag))
 	return nil
+}
+
+// sourceTree returns the clustersync source tree: dir when given (an error
+// when it is not one), else the nearest folder at or above the current one
+// that holds cmd/clustersync and internal/images.
+func sourceTree(dir string) (string, error) {
+	isTree := func(d string) bool {
+		for _, sub := range []string{"cmd/clustersync", "internal/images/pause", "go.mod"} {
+			if _, err := os.Stat(filepath.Join(d, sub)); err != nil {
+				return false
+			}
+		}
+		return true
+	}
+	if dir != "" {
+		if !isTree(dir) {
+			return "", fmt.Errorf("--source %s: not the clustersync source tree (no cmd/clustersync, internal/images/pause, go.mod)", dir)
+		}
+		return dir, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if isTree(d) {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("%s is not in the clustersync source tree (give --source)", wd)
+		}
+	}
 }

@@ -313,6 +313,13 @@ func claim(dir string) error {
 	return os.WriteFile(ClaimFile, []byte(dir+"\n"), 0o644)
 }
 
+// ownsMachine reports whether the node in dir may undo machine-wide state:
+// ClaimFile names dir, or no node claims the machine.
+func ownsMachine(dir string) bool {
+	data, err := os.ReadFile(ClaimFile)
+	return errors.Is(err, fs.ErrNotExist) || (err == nil && strings.TrimSpace(string(data)) == dir)
+}
+
 // release removes ClaimFile when it names dir.
 func release(dir string) {
 	if data, err := os.ReadFile(ClaimFile); err == nil && strings.TrimSpace(string(data)) == dir {

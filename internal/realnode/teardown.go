@@ -15,12 +15,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/coreos/go-iptables/iptables"
 	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/clustersync/clustersync/internal/proc"
 )
@@ -32,7 +33,8 @@ import (
 // plugin's masquerade chains and portmap's chains go with it; containerd
 // is started again for this when it is not running); containerd stops;
 // any shim or container process still alive is killed; `kube-proxy
-// --cleanup` removes kube-proxy's iptables chains; every mount below dir
+// --cleanup` removes kube-proxy's iptables chains, then the kubelet's own
+// chains go (removeKubeletChains); every mount below dir
 // (image snapshots, pod network namespaces, volumes) is unmounted; the
 // /kubepods cgroups and the bridge are removed; then dir itself and the
 // machine's claim. It goes on past a failed step and returns every
@@ -63,13 +65,21 @@ func Stop(ctx context.Context, dir string, log io.Writer) error {
 	if pid := st.PIDs[Containerd]; ours(pid, o.Dir, Containerd) {
 		note("stop containerd", proc.StopPID(ctx, Containerd, pid, 15*time.Second))
 	}
-	note("kill leftover processes", killLeftovers(o))
-	if st.Bins.KubeProxy != "" {
+	// What is machine-wide is undone only by the node that claims the
+	// machine (or when none does): never another host cluster's node.
+	machine := ownsMachine(o.Dir)
+	note("kill leftover processes", killLeftovers(o, machine))
+	if st.Bins.KubeProxy != "" && machine {
 		note("kube-proxy --cleanup", proxyCleanup(ctx, st))
 	}
+	if machine {
+		note("remove the kubelet's iptables chains", removeKubeletChains())
+	}
 	note("unmount", unmountBelow(o.Dir))
-	note("remove cgroups", removeCgroups(ctx, "kubepods"))
-	note("remove bridge", deleteBridge(o.Bridge))
+	if machine {
+		note("remove cgroups", removeCgroups(ctx, "kubepods"))
+		note("remove bridge", deleteBridge(o.Bridge))
+	}
 	if len(errs) == 0 {
 		note("remove "+o.Dir, os.RemoveAll(o.Dir))
 		release(o.Dir)
@@ -132,9 +142,9 @@ func removeSandboxes(ctx context.Context, st state, log io.Writer) error {
 }
 
 // killLeftovers kills (SIGKILL) the node's containerd shims still alive
-// (their command line names its socket) and every process in a /kubepods
-// cgroup.
-func killLeftovers(o Options) error {
+// (their command line names its socket) and, when machine is true, every
+// process in a /kubepods cgroup.
+func killLeftovers(o Options, machine bool) error {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return err
@@ -153,6 +163,9 @@ func killLeftovers(o Options) error {
 		if len(args) > 0 && filepath.Base(args[0]) == "containerd-shim-runc-v2" && slices.Contains(args, sock) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
+	}
+	if !machine {
+		return nil
 	}
 	for _, root := range cgroupRoots() {
 		_ = filepath.WalkDir(filepath.Join(root, "kubepods"), func(path string, d fs.DirEntry, err error) error {
@@ -178,6 +191,48 @@ func proxyCleanup(ctx context.Context, st state) error {
 		return fmt.Errorf("%w: %s", err, lastLine(string(out)))
 	}
 	return nil
+}
+
+// kubeletChains are the iptables chains the kubelet makes (by table), which
+// `kube-proxy --cleanup` leaves: KUBE-FIREWALL (filter; INPUT and OUTPUT
+// jump to it) drops outside packets to 127.0.0.0/8, the canaries tell the
+// kubelet when someone flushed its tables. See the kubelet's
+// pkg/kubelet/kubelet_network_linux.go,
+// https://github.com/kubernetes/kubernetes/blob/v1.37.0/pkg/kubelet/kubelet_network_linux.go
+func kubeletChains() map[string][]string {
+	return map[string][]string{
+		"filter": {"KUBE-FIREWALL", "KUBE-KUBELET-CANARY"},
+		"nat":    {"KUBE-KUBELET-CANARY"},
+		"mangle": {"KUBE-KUBELET-CANARY", "KUBE-IPTABLES-HINT"},
+	}
+}
+
+// removeKubeletChains removes kubeletChains, and the jumps to
+// KUBE-FIREWALL, for IPv4 and IPv6 (a family without iptables is skipped).
+func removeKubeletChains() error {
+	var errs []error
+	for _, proto := range []iptables.Protocol{iptables.ProtocolIPv4, iptables.ProtocolIPv6} {
+		ipt, err := iptables.New(iptables.IPFamily(proto))
+		if err != nil {
+			continue
+		}
+		for _, builtin := range []string{"INPUT", "OUTPUT"} {
+			if err := ipt.DeleteIfExists("filter", builtin, "-j", "KUBE-FIREWALL"); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		for table, chains := range kubeletChains() {
+			for _, chain := range chains {
+				if ok, err := ipt.ChainExists(table, chain); err != nil || !ok {
+					continue
+				}
+				if err := ipt.ClearAndDeleteChain(table, chain); err != nil {
+					errs = append(errs, fmt.Errorf("%s chain %s: %w", table, chain, err))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // lastLine is the last non-empty line of s.

@@ -1,0 +1,283 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/moby/sys/mountinfo"
+	"github.com/vishvananda/netlink"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clustersync/clustersync/internal/hostcluster"
+	"github.com/clustersync/clustersync/internal/images"
+	"github.com/clustersync/clustersync/internal/realnode"
+	"github.com/clustersync/clustersync/internal/testenv"
+	"github.com/clustersync/clustersync/internal/virtual/translate"
+)
+
+// A virtual cluster's workload on the local host's real node, as a user
+// drives it: `dev up` starts the node; the demo image, built and pushed to
+// the local registry, runs as a Deployment of the virtual cluster whose
+// pods really start and pass their readiness probe; another pod reaches
+// them through their Service; a pod deleted on the host comes back and
+// runs again; `virtual delete` leaves no container running; `dev down`
+// leaves no process, bridge, iptables chain or mount behind.
+func TestRealNodeWorkload(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a real node needs root")
+	}
+	out := cli(t, "dev", "up")
+	t.Cleanup(func() { _, _ = cliErr("dev", "down") })
+	if strings.Contains(out, "No real node") || strings.Contains(out, "did not start") {
+		t.Fatalf("dev up ran no real node on this machine (root, Linux):\n%s", out)
+	}
+	m := regexp.MustCompile(`Registry: +http://(127\.0\.0\.1:\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("dev up does not print the registry:\n%s", out)
+	}
+	if st := cli(t, "dev", "status"); !strings.Contains(st, "Real node:   "+hostcluster.RealNodeName) {
+		t.Errorf("dev status does not show the real node:\n%s", st)
+	}
+	pushDemoImage(t, m[1], "e2e")
+
+	hostKubeconfig := filepath.Join(home, "host", "kubeconfig.yaml")
+	host := clientFor(t, hostKubeconfig)
+	cli(t, "virtual", "create", "rn")
+	kubeconfig := strings.TrimPrefix(strings.TrimSpace(cli(t, "virtual", "connect", "rn", "--print")), "export KUBECONFIG=")
+	virtual := clientFor(t, kubeconfig)
+	const hostNS = "vc-rn"
+	tr := translate.Translator{VCluster: "rn", HostNamespace: hostNS}
+
+	image := images.Reference(images.DefaultRegistry, images.DemoRepository, "e2e")
+	labels := map[string]string{"app": "web"}
+	objs := []client.Object{
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web-content", Namespace: "default"}, Data: map[string]string{"index.html": "hello from the real node"}},
+		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}, Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+				TerminationGracePeriodSeconds: ptr.To[int64](1),
+				Containers: []corev1.Container{{Name: "web", Image: image, Args: []string{"serve", "--addr", ":8080", "--content", "/content"},
+					Ports:          []corev1.ContainerPort{{ContainerPort: 8080}},
+					ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}, PeriodSeconds: 1},
+					VolumeMounts:   []corev1.VolumeMount{{Name: "content", MountPath: "/content"}}}},
+				Volumes: []corev1.Volume{{Name: "content", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "web-content"}}}}},
+			}}}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}, Spec: corev1.ServiceSpec{
+			Selector: labels, Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}}},
+	}
+	for _, o := range objs {
+		if err := virtual.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitReadyOnRealNode(t, host, hostNS, 2)
+
+	// The Service's cluster IP (the virtual Service carries the host's) from
+	// a pod of the virtual cluster.
+	var ip string
+	testenv.Eventually(t, 60*time.Second, func() error {
+		var vs, hs corev1.Service
+		if err := virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web"}, &vs); err != nil {
+			return err
+		}
+		if err := host.Get(ctx, client.ObjectKey{Namespace: hostNS, Name: tr.HostName("web", "default")}, &hs); err != nil {
+			return err
+		}
+		if vs.Spec.ClusterIP != hs.Spec.ClusterIP {
+			return fmt.Errorf("virtual Service IP %s, host %s", vs.Spec.ClusterIP, hs.Spec.ClusterIP)
+		}
+		ip = vs.Spec.ClusterIP
+		return nil
+	})
+	if err := virtual.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "client", Namespace: "default"}, Spec: corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyOnFailure, TerminationGracePeriodSeconds: ptr.To[int64](1),
+		Containers: []corev1.Container{{Name: "get", Image: image, Args: []string{"get", "http://" + ip + "/"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	hostCS := hostClientset(t, hostKubeconfig)
+	testenv.Eventually(t, 90*time.Second, func() error {
+		var p corev1.Pod
+		if err := virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: "client"}, &p); err != nil {
+			return err
+		}
+		if p.Status.Phase != corev1.PodSucceeded {
+			return fmt.Errorf("client pod phase %q", p.Status.Phase)
+		}
+		return nil
+	})
+	logs, err := hostCS.CoreV1().Pods(hostNS).GetLogs(tr.HostName("client", "default"), &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("logs of the client pod through the host API server (kubelet): %v", err)
+	}
+	if !strings.Contains(string(logs), "hello from the real node") || !strings.Contains(string(logs), "Served by pod web-") {
+		t.Errorf("GET http://%s/ from a pod returned:\n%s", ip, logs)
+	}
+
+	// A web pod deleted on the host comes back and runs again.
+	var pods corev1.PodList
+	if err := host.List(ctx, &pods, client.InNamespace(hostNS), client.MatchingLabels{translate.LabelManagedBy: "rn"}); err != nil {
+		t.Fatal(err)
+	}
+	var victim string
+	for _, p := range pods.Items {
+		if strings.HasPrefix(p.Name, "web-") {
+			victim = p.Name
+		}
+	}
+	if victim == "" {
+		t.Fatalf("no host copy of a web pod in %s", hostNS)
+	}
+	if err := host.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: victim, Namespace: hostNS}}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 90*time.Second, func() error {
+		if err := host.Get(ctx, client.ObjectKey{Namespace: hostNS, Name: victim}, &corev1.Pod{}); err == nil {
+			return fmt.Errorf("host pod %s still there", victim)
+		}
+		return nil
+	})
+	waitReadyOnRealNode(t, host, hostNS, 2)
+
+	cli(t, "virtual", "delete", "rn")
+	testenv.Eventually(t, 90*time.Second, func() error {
+		if n := containersOf(t, hostNS); n > 0 {
+			return fmt.Errorf("%d containers of %s still on the node", n, hostNS)
+		}
+		return nil
+	})
+
+	cli(t, "dev", "down")
+	checkNothingLeft(t)
+}
+
+// pushDemoImage builds the demo image (examples/demo-app) and pushes it to
+// the local registry at addr as clustersync/demo-app:tag.
+func pushDemoImage(t *testing.T, addr, tag string) {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "demo-app")
+	if err := images.GoBuild(ctx, root, "./examples/demo-app", bin, ""); err != nil {
+		t.Fatal(err)
+	}
+	img, err := images.Demo(bin, tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := images.Push(ctx, img, addr, images.DemoRepository, []string{tag}, true); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitReadyOnRealNode waits until n pods of hostNS's web Deployment run on
+// the real node with every container started and ready (the readiness
+// probe passed: a real process answered).
+func waitReadyOnRealNode(t *testing.T, host client.Client, hostNS string, n int) {
+	t.Helper()
+	testenv.Eventually(t, 2*time.Minute, func() error {
+		var pods corev1.PodList
+		if err := host.List(ctx, &pods, client.InNamespace(hostNS)); err != nil {
+			return err
+		}
+		ready := 0
+		var states []string
+		for _, p := range pods.Items {
+			if !strings.HasPrefix(p.Name, "web-") || p.DeletionTimestamp != nil {
+				continue
+			}
+			ok := p.Spec.NodeName == hostcluster.RealNodeName && len(p.Status.ContainerStatuses) > 0
+			for _, cs := range p.Status.ContainerStatuses {
+				ok = ok && cs.Ready && cs.State.Running != nil
+			}
+			if ok {
+				ready++
+			}
+			states = append(states, fmt.Sprintf("%s on %q: %s", p.Name, p.Spec.NodeName, p.Status.Phase))
+		}
+		if ready != n {
+			return fmt.Errorf("%d of %d web pods ready on %s: %v", ready, n, hostcluster.RealNodeName, states)
+		}
+		return nil
+	})
+}
+
+func hostClientset(t *testing.T, kubeconfig string) *kubernetes.Clientset {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kubernetes.NewForConfigOrDie(cfg)
+}
+
+// containersOf counts the containers of pods in host namespace ns that the
+// real node's containerd has, running or not (asked over CRI).
+func containersOf(t *testing.T, ns string) int {
+	t.Helper()
+	sock := filepath.Join(home, "host", "node", "containerd.sock")
+	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	resp, err := runtimeapi.NewRuntimeServiceClient(conn).ListContainers(ctx, &runtimeapi.ListContainersRequest{
+		Filter: &runtimeapi.ContainerFilter{LabelSelector: map[string]string{"io.kubernetes.pod.namespace": ns}}})
+	if err != nil {
+		t.Fatalf("CRI ListContainers: %v", err)
+	}
+	return len(resp.Containers)
+}
+
+// checkNothingLeft fails t for anything of the tests' host still on the
+// machine: a process whose command line names the tests' home, the bridge,
+// a mount below home, an iptables chain of kube-proxy or the CNI plugins,
+// the machine's real-node claim.
+func checkNothingLeft(t *testing.T) {
+	t.Helper()
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), home) {
+			t.Errorf("process %s left running: %s", e.Name(), strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	if _, err := netlink.LinkByName(hostcluster.RealNodeBridge); err == nil {
+		t.Errorf("bridge %s left behind", hostcluster.RealNodeBridge)
+	}
+	if mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(home)); err != nil || len(mounts) > 0 {
+		t.Errorf("mounts left below %s: %d (%v)", home, len(mounts), err)
+	}
+	for _, table := range []string{"nat", "filter", "mangle"} {
+		out, err := exec.Command("iptables-save", "-t", table).CombinedOutput()
+		if err != nil {
+			t.Fatalf("iptables-save -t %s: %v\n%s", table, err, out)
+		}
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(l, ":KUBE-") || strings.HasPrefix(l, ":CNI-") {
+				t.Errorf("iptables chain left in table %s: %s", table, l)
+			}
+		}
+	}
+	if _, err := os.Stat(realnode.ClaimFile); err == nil {
+		t.Errorf("%s left behind", realnode.ClaimFile)
+	}
+}
