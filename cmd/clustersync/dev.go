@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -96,60 +98,21 @@ nodes only; --runtime fake asks for that. --fake-nodes adds kwok fake nodes
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
-			if runtime != runtimeReal && runtime != runtimeFake {
-				return fmt.Errorf("--runtime must be %q or %q, not %q", runtimeReal, runtimeFake, runtime)
-			}
 			if fakeNodes < 0 {
 				return fmt.Errorf("--fake-nodes must be 0 or more, not %d", fakeNodes)
 			}
-			real := runtime == runtimeReal
-			if real {
-				if err := realnode.Preflight(binaries.Node()); err != nil {
-					fmt.Fprintf(out, "No real node: %v; using kwok fake nodes only.\n", err)
-					real = false
-				}
-			}
-			opts := hostcluster.Options{Dir: hostDir(dir), Name: name, Log: out}
-			_, existing := hostcluster.Open(opts.Dir)
-			switch {
-			case cmd.Flags().Changed("fake-nodes") && fakeNodes == 0:
-				opts.Nodes = hostcluster.NoNodes
-			case cmd.Flags().Changed("fake-nodes"):
-				opts.Nodes = fakeNodes
-			case existing == nil:
-				// an existing cluster keeps its count
-			case real:
-				opts.Nodes = hostcluster.NoNodes
-			default:
-				opts.Nodes = hostcluster.DefaultNodes
+			opts := upOptions{dir: hostDir(dir), name: name, runtime: runtime, source: source, fakeNodes: -1}
+			if cmd.Flags().Changed("fake-nodes") {
+				opts.fakeNodes = fakeNodes
 			}
 			// On Ctrl-C, let Create stop kwokctl and remove a half-made cluster.
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			c, err := hostcluster.Create(ctx, opts)
+			h, err := upHost(ctx, out, opts)
 			if err != nil {
 				return err
 			}
-			reg, err := startRegistry(cmd, opts.Dir)
-			if err != nil {
-				return fmt.Errorf("local registry: %w", err)
-			}
-			if real {
-				if err := ensurePauseImage(ctx, out, source, reg); err != nil {
-					return err
-				}
-				if err := c.StartRealNode(ctx, reg); err != nil {
-					if ctx.Err() != nil {
-						return err
-					}
-					fmt.Fprintf(out, "The real node did not start, so this host has kwok fake nodes only: %v\n", err)
-					if c.Nodes == 0 {
-						if err := c.ScaleNodes(ctx, hostcluster.DefaultNodes); err != nil {
-							return err
-						}
-					}
-				}
-			}
+			c, reg := h.cluster, h.registry
 			fmt.Fprintf(out, "\nKubeconfig: %s\nAPI server: %s\nRegistry:   http://%s (push clustersync's images with `make image`)\n\nTo use it:\n\n  export KUBECONFIG=%s\n  kubectl get nodes\n",
 				c.Kubeconfig, c.Server(), reg, shellQuote(c.Kubeconfig))
 			return nil
@@ -161,6 +124,103 @@ nodes only; --runtime fake asks for that. --fake-nodes adds kwok fake nodes
 	cmd.Flags().IntVar(&fakeNodes, "fake-nodes", 0, fmt.Sprintf("number of kwok fake nodes (default 0 beside a real node, %d without; an existing cluster keeps its count unless this is given)", hostcluster.DefaultNodes))
 	cmd.Flags().StringVar(&source, "source", "", "the clustersync source tree, to build the node's sandbox image from when the registry lacks it (default the one that holds the current folder)")
 	return cmd
+}
+
+// upOptions are the inputs of upHost.
+type upOptions struct {
+	dir, name string
+	// runtime is runtimeReal or runtimeFake.
+	runtime string
+	// source is the clustersync source tree ("" = the one holding the
+	// current folder), for the sandbox image.
+	source string
+	// fakeNodes is the kwok fake node count; -1 leaves the choice to
+	// upHost (an existing cluster keeps its count; 0 beside a real node,
+	// hostcluster.DefaultNodes without).
+	fakeNodes int
+	// log receives the host cluster's progress lines; nil means out.
+	log io.Writer
+}
+
+// upped is what upHost brought up.
+type upped struct {
+	cluster *hostcluster.Cluster
+	// registry is the local registry's host:port.
+	registry string
+	// realNode is true when the real node runs; else why is the reason.
+	realNode bool
+	why      string
+}
+
+// upHost brings the local host up as `dev up` does: the control plane
+// (hostcluster.Create), the local registry, and with runtime real the
+// sandbox image and the real node, falling back to kwok fake nodes with
+// a one-line reason printed to out when the node cannot run.
+func upHost(ctx context.Context, out io.Writer, o upOptions) (upped, error) {
+	if o.runtime != runtimeReal && o.runtime != runtimeFake {
+		return upped{}, fmt.Errorf("--runtime must be %q or %q, not %q", runtimeReal, runtimeFake, o.runtime)
+	}
+	if o.fakeNodes < -1 {
+		return upped{}, fmt.Errorf("--fake-nodes must be 0 or more, not %d", o.fakeNodes)
+	}
+	var u upped
+	real := o.runtime == runtimeReal
+	if real {
+		if err := realnode.Preflight(binaries.Node()); err != nil {
+			u.why = err.Error()
+			fmt.Fprintf(out, "No real node: %s; using kwok fake nodes only.\n", u.why)
+			real = false
+		}
+	} else {
+		u.why = "--runtime fake"
+	}
+	opts := hostcluster.Options{Dir: o.dir, Name: o.name, Log: out}
+	if o.log != nil {
+		opts.Log = o.log
+	}
+	_, existing := hostcluster.Open(opts.Dir)
+	switch {
+	case o.fakeNodes == 0:
+		opts.Nodes = hostcluster.NoNodes
+	case o.fakeNodes > 0:
+		opts.Nodes = o.fakeNodes
+	case existing == nil:
+		// an existing cluster keeps its count
+	case real:
+		opts.Nodes = hostcluster.NoNodes
+	default:
+		opts.Nodes = hostcluster.DefaultNodes
+	}
+	c, err := hostcluster.Create(ctx, opts)
+	if err != nil {
+		return u, err
+	}
+	u.cluster = c
+	if u.registry, err = launchRegistry(ctx, opts.Dir); err != nil {
+		return u, fmt.Errorf("local registry: %w", err)
+	}
+	if !real {
+		return u, nil
+	}
+	if err := ensurePauseImage(ctx, out, o.source, u.registry); err != nil {
+		return u, err
+	}
+	c.Log = opts.Log
+	if err := c.StartRealNode(ctx, u.registry); err != nil {
+		if ctx.Err() != nil {
+			return u, err
+		}
+		u.why = "the real node did not start"
+		fmt.Fprintf(out, "The real node did not start, so this host has kwok fake nodes only: %v\n", err)
+		if c.Nodes == 0 {
+			if err := c.ScaleNodes(ctx, hostcluster.DefaultNodes); err != nil {
+				return u, err
+			}
+		}
+		return u, nil
+	}
+	u.realNode, u.why = true, ""
+	return u, nil
 }
 
 // newDevDownCommand returns `clustersync dev down`.
@@ -182,13 +242,7 @@ func newDevDownCommand() *cobra.Command {
 				return err
 			}
 			c.Log = out
-			if err := registry.Stop(cmd.Context(), registryDir(d)); err != nil {
-				return err
-			}
-			if err := os.RemoveAll(registryDir(d)); err != nil {
-				return err
-			}
-			if err := c.Delete(cmd.Context()); err != nil {
+			if err := deleteHost(cmd.Context(), c); err != nil {
 				return err
 			}
 			fmt.Fprintf(out, "Host cluster %q deleted.\n", c.Name)
@@ -197,6 +251,18 @@ func newDevDownCommand() *cobra.Command {
 	}
 	addDirFlag(cmd, &dir)
 	return cmd
+}
+
+// deleteHost deletes the local host c as `dev down` does: its registry
+// (and the images in it), then the cluster with its real node and state.
+func deleteHost(ctx context.Context, c *hostcluster.Cluster) error {
+	if err := registry.Stop(ctx, registryDir(c.Dir)); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(registryDir(c.Dir)); err != nil {
+		return err
+	}
+	return c.Delete(ctx)
 }
 
 // newDevStatusCommand returns `clustersync dev status`.

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/clustersync/clustersync/internal/binaries"
@@ -47,9 +48,9 @@ func registryAddr(hostDir string) (string, error) {
 	return addr, os.WriteFile(file, []byte(addr+"\n"), 0o600)
 }
 
-// startRegistry starts the local registry of hostDir in the background (or
+// launchRegistry starts the local registry of hostDir in the background (or
 // finds it running) and returns its address.
-func startRegistry(cmd *cobra.Command, hostDir string) (string, error) {
+func launchRegistry(ctx context.Context, hostDir string) (string, error) {
 	addr, err := registryAddr(hostDir)
 	if err != nil {
 		return "", err
@@ -58,7 +59,7 @@ func startRegistry(cmd *cobra.Command, hostDir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	st, err := registry.Launch(cmd.Context(), exe, registryDir(hostDir), addr)
+	st, err := registry.Launch(ctx, exe, registryDir(hostDir), addr)
 	if err != nil {
 		return "", err
 	}
@@ -204,24 +205,32 @@ func ensurePauseImage(ctx context.Context, out io.Writer, source, reg string) er
 			err, images.Reference(images.DefaultRegistry, images.PauseRepository, tag))
 		return nil
 	}
-	work, err := os.MkdirTemp("", "clustersync-pause-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(work)
-	bin := filepath.Join(work, "pause")
-	if err := images.GoBuild(ctx, source, "./internal/images/pause", bin, ""); err != nil {
-		return err
-	}
-	img, err := images.Pause(bin, version)
-	if err != nil {
-		return err
-	}
-	if _, _, err := images.Push(ctx, img, reg, images.PauseRepository, []string{tag}, true); err != nil {
+	if err := pushSourceImage(ctx, source, reg, "./internal/images/pause", images.PauseRepository, tag, images.Pause); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Pushed the sandbox image %s\n", images.Reference(reg, images.PauseRepository, tag))
 	return nil
+}
+
+// pushSourceImage builds package pkg of the clustersync source tree
+// source as a static binary, makes an image of it with build and pushes
+// that to the local registry reg as repository:tag.
+func pushSourceImage(ctx context.Context, source, reg, pkg, repository, tag string, build func(binary, version string) (v1.Image, error)) error {
+	work, err := os.MkdirTemp("", "clustersync-image-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	bin := filepath.Join(work, filepath.Base(pkg))
+	if err := images.GoBuild(ctx, source, pkg, bin, ""); err != nil {
+		return err
+	}
+	img, err := build(bin, version)
+	if err != nil {
+		return err
+	}
+	_, _, err = images.Push(ctx, img, reg, repository, []string{tag}, true)
+	return err
 }
 
 // sourceTree returns the clustersync source tree: dir when given (an error

@@ -8,17 +8,27 @@ import (
 )
 
 // `make run` (clustersync demo --exit) brings the main job up on a fresh
-// home, shows each virtual object next to its host copy, and removes
-// everything it started when it exits.
+// home with the real node, proves that the web pods serve the page (from a
+// pod through the Service, from this machine to each pod), shows each
+// virtual object next to its host copy, and removes everything it started
+// when it exits.
 func TestDemo(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the demo's real node needs root")
+	}
 	raw := cli(t, "demo", "--exit")
 	// Compare with runs of spaces collapsed: the table's column widths
 	// depend on name lengths.
 	out := strings.Join(strings.Fields(raw), " ")
 	for _, want := range []string{
-		"all 3 web pods are Running in the virtual cluster",
+		"all 3 web pods are Running and Ready in the virtual cluster",
+		"from pod demo/web-check (Service demo/web): the page, served by web-",
+		"from this machine (pod demo/web-",
+		"Secret's key names (API_TOKEN), never their values",
 		"Pod demo/web-",
-		"-x-demo-x-demo Running on node-",
+		"-x-demo-x-demo Running on clustersync-node, IP 10.244.0.",
+		"Not yet: pods cannot resolve names",
+		"Where the time went: host",
 		"Service demo/web vc-demo/web-x-demo-x-demo clusterIP",
 		"Secret demo/unused - not synced",
 		"Secret demo/web-credentials vc-demo/web-credentials-x-demo-x-demo synced (used by a pod)",
@@ -30,10 +40,14 @@ func TestDemo(t *testing.T) {
 			t.Errorf("demo output lacks %q:\n%s", want, raw)
 		}
 	}
-	if strings.Count(out, "Running on node-") != 3 {
-		t.Errorf("want 3 running pods in the table:\n%s", raw)
+	if n := strings.Count(out, "Running on clustersync-node"); n != 3 {
+		t.Errorf("want 3 pods running on the real node in the table, got %d:\n%s", n, raw)
 	}
-	for _, dir := range []string{filepath.Join(home, "virtual", "demo"), filepath.Join(home, "host", "kubeconfig.yaml")} {
+	if n := strings.Count(out, "from this machine (pod demo/web-"); n != 3 {
+		t.Errorf("want a GET of each of the 3 pods, got %d:\n%s", n, raw)
+	}
+	checkNothingLeft(t)
+	for _, dir := range []string{filepath.Join(home, "virtual", "demo"), filepath.Join(home, "host")} {
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
 			t.Errorf("%s left behind after demo --exit (%v)", dir, err)
 		}
