@@ -31,13 +31,18 @@ const (
 // creates (annotated kwok.x-k8s.io/node=fake) instead of every node, and
 // kube-apiserver reaches kubelets by IP (the node's name does not resolve)
 // with a client certificate (kwokctl gives it none; the kubelet admits no
-// anonymous request), so that logs, exec and port-forward work.
+// anonymous request), so that logs, exec and port-forward work. Pods reach
+// the API server through the "kubernetes" Service, whose endpoint is the
+// machine's address (kube-apiserver's advertise address), so kube-apiserver
+// listens on every address, not loopback only; it admits no request
+// without a client certificate or token beyond anonymous discovery.
 func (c *Cluster) realNodeExtraArgs() []string {
 	pkiDir := c.pkiDir()
 	return []string{
 		"kwok-controller=manage-all-nodes=false",
 		"kwok-controller=manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
 		"kube-apiserver=kubelet-preferred-address-types=InternalIP",
+		"kube-apiserver=bind-address=0.0.0.0",
 		"kube-apiserver=kubelet-client-certificate=" + filepath.Join(pkiDir, "admin.crt"),
 		"kube-apiserver=kubelet-client-key=" + filepath.Join(pkiDir, "admin.key"),
 	}

@@ -3,6 +3,7 @@ package hostcluster
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 )
@@ -55,18 +56,32 @@ func (c *Cluster) saveState() error {
 
 func (c *Cluster) kwokctlConfigPath() string { return filepath.Join(c.Dir, "kwokctl.yaml") }
 
-// kwokctlConfig makes every component listen on 127.0.0.1: kwokctl's default
-// bind address, 0.0.0.0, would expose etcd's unauthenticated client port to
-// the network.
-const kwokctlConfig = `apiVersion: config.kwok.x-k8s.io/v1alpha1
+// kwokctlConfig is Dir/kwokctl.yaml. Every component listens on 127.0.0.1
+// (kwokctl's default, 0.0.0.0, would expose etcd's unauthenticated client
+// port to the network); kube-apiserver alone is then given 0.0.0.0 in
+// realNodeExtraArgs. Its serving certificate also covers the first address
+// of the Service range, the "kubernetes" Service's cluster IP, which pods
+// call their API server at.
+func (c *Cluster) kwokctlConfig() (string, error) {
+	prefix, err := netip.ParsePrefix(c.ServiceCIDR)
+	if err != nil {
+		return "", fmt.Errorf("hostcluster: service CIDR: %w", err)
+	}
+	return fmt.Sprintf(`apiVersion: config.kwok.x-k8s.io/v1alpha1
 kind: KwokctlConfiguration
 options:
   bindAddress: 127.0.0.1
-`
+  kubeApiserverCertSANs: [%q]
+`, prefix.Masked().Addr().Next()), nil
+}
 
 // writeKwokctlConfig writes Dir/kwokctl.yaml, passed to kwokctl create with -c.
 func (c *Cluster) writeKwokctlConfig() error {
-	if err := os.WriteFile(c.kwokctlConfigPath(), []byte(kwokctlConfig), 0o644); err != nil {
+	cfg, err := c.kwokctlConfig()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(c.kwokctlConfigPath(), []byte(cfg), 0o644); err != nil {
 		return fmt.Errorf("hostcluster: %w", err)
 	}
 	return nil

@@ -18,12 +18,12 @@ import (
 	"github.com/clustersync/clustersync/internal/registry"
 )
 
-// `dev up` starts the local registry, `dev image` builds the three images
-// and pushes them there, the clustersync binary in the pushed image runs,
-// and `dev down` stops the registry and removes its images.
-func TestDevImage(t *testing.T) {
-	// Static stand-ins for kube-apiserver and kube-controller-manager, so
-	// that this test does not need the 15-minute static control-plane build.
+// standInControlPlane builds static stand-ins for kube-apiserver and
+// kube-controller-manager (the sandbox program), so that tests of the
+// clustersync image do not need the 15-minute static control-plane build,
+// points CLUSTERSYNC_STATIC_KUBE_DIR at them and returns the source tree.
+func standInControlPlane(t *testing.T) string {
+	t.Helper()
 	static := t.TempDir()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -35,6 +35,14 @@ func TestDevImage(t *testing.T) {
 		}
 	}
 	t.Setenv("CLUSTERSYNC_STATIC_KUBE_DIR", static)
+	return root
+}
+
+// `dev up` starts the local registry, `dev image` builds the three images
+// and pushes them there, the clustersync binary in the pushed image runs,
+// and `dev down` stops the registry and removes its images.
+func TestDevImage(t *testing.T) {
+	root := standInControlPlane(t)
 
 	out := cli(t, "dev", "up", "--runtime", "fake", "--fake-nodes", "0")
 	t.Cleanup(func() { _, _ = cliErr("dev", "down") })

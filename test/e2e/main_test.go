@@ -44,7 +44,13 @@ func run(m *testing.M) int {
 	}
 	code := m.Run()
 	// Whatever a failed test left running is stopped (in the tests' home,
-	// never the developer's own).
+	// never the developer's own): its virtual clusters (`dev down` leaves
+	// them), then the host.
+	if vcs, err := os.ReadDir(filepath.Join(home, "virtual")); err == nil {
+		for _, vc := range vcs {
+			_, _ = cliErr("virtual", "stop", vc.Name())
+		}
+	}
 	_, _ = cliErr("dev", "down")
 	if code == 0 {
 		_ = os.RemoveAll(dir)

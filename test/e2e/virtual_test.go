@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -41,13 +42,19 @@ func cliErr(args ...string) (string, error) {
 	return string(out), err
 }
 
-func clientFor(t *testing.T, kubeconfig string) client.Client {
+// restConfig is the client configuration of kubeconfig.
+func restConfig(t *testing.T, kubeconfig string) *rest.Config {
 	t.Helper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})
+	return cfg
+}
+
+func clientFor(t *testing.T, kubeconfig string) client.Client {
+	t.Helper()
+	c, err := client.New(restConfig(t, kubeconfig), client.Options{Scheme: clientgoscheme.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,8 @@ const (
 // ClusterRoleBinding and namespace (the objects labelled
 // app.kubernetes.io/managed-by=clustersync), the members' bindings, the
 // project annotations on namespaces, and last the cleanup Job's own
-// ServiceAccount and ClusterRoleBinding. Nodes, workloads and every other
+// ClusterRoleBinding (its ServiceAccount is owned by the Job and deleted
+// with it, 10 minutes after it finished). Nodes, workloads and every other
 // object are left alone; the cluster keeps working. What is already gone
 // is skipped; the errors of the other deletions are joined.
 func Cleanup(ctx context.Context, kube kubernetes.Interface) error {
@@ -76,7 +77,11 @@ func Cleanup(ctx context.Context, kube kubernetes.Interface) error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
+	// One call removes the Job's own rights, and it must be the last: its
+	// ServiceAccount is owned by the Job and goes with it (a second call,
+	// deleting the ServiceAccount, would fail without the binding, and the
+	// binding cannot be deleted once the ServiceAccount, whose token this
+	// process uses, is gone).
 	keep("ClusterRoleBinding "+CleanupName, kube.RbacV1().ClusterRoleBindings().Delete(ctx, CleanupName, del))
-	keep("ServiceAccount "+CleanupNamespace+"/"+CleanupName, kube.CoreV1().ServiceAccounts(CleanupNamespace).Delete(ctx, CleanupName, del))
 	return errors.Join(errs...)
 }

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -9,6 +10,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -21,7 +23,9 @@ import (
 // CleanupObjects are the downstream objects that disconnect a cluster: a
 // ServiceAccount and cluster-admin binding in kube-system and a Job that
 // runs `clustersync agent cleanup` (agent.Cleanup) with image. They carry
-// the managed-by label; the Job is deleted 10 minutes after it finished.
+// the managed-by label; the Job is deleted 10 minutes after it finished,
+// and the ServiceAccount with it (disconnect makes the Job its owner); the
+// Job's pod deletes the binding as its last call.
 func CleanupObjects(cluster, image string) (*corev1.ServiceAccount, *rbacv1.ClusterRoleBinding, *batchv1.Job) {
 	labels := map[string]string{registration.LabelName: agent.CleanupName, registration.LabelManagedBy: registration.ManagedByValue, registration.LabelCluster: cluster}
 	meta := metav1.ObjectMeta{Name: agent.CleanupName, Namespace: agent.CleanupNamespace, Labels: labels}
@@ -57,8 +61,22 @@ func (r *Reconciler) disconnect(ctx context.Context, c *mgmtv1.Cluster, cfg *res
 	if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("ClusterRoleBinding %s: %w", crb.Name, err)
 	}
-	if _, err := kube.BatchV1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	created, err := kube.BatchV1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		created, err = kube.BatchV1().Jobs(job.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
+	}
+	if err != nil {
 		return fmt.Errorf("Job %s/%s: %w", job.Namespace, job.Name, err)
+	}
+	// The ServiceAccount goes with the Job: the pod cannot delete it and
+	// then its own binding (the token dies with the ServiceAccount).
+	owner, err := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": []metav1.OwnerReference{
+		*metav1.NewControllerRef(created, batchv1.SchemeGroupVersion.WithKind("Job"))}}})
+	if err != nil {
+		return err
+	}
+	if _, err := kube.CoreV1().ServiceAccounts(sa.Namespace).Patch(ctx, sa.Name, types.MergePatchType, owner, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("ServiceAccount %s/%s owner: %w", sa.Namespace, sa.Name, err)
 	}
 	r.event(c, corev1.EventTypeNormal, "Disconnecting", "cleanup Job %s/%s created in the cluster; nodes and workloads are not touched", job.Namespace, job.Name)
 	return nil
