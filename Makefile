@@ -43,11 +43,13 @@ run: binaries build
 	$(BIN) demo $(ARGS)
 
 # The virtual-cluster syncer, then the hosted-cluster controllers (200 EKS
-# clusters against the emulator); HOSTED_BENCH_ARGS go to the second.
+# clusters against the emulator; HOSTED_BENCH_ARGS go to it), then the local
+# real node (dev up to the first pod Running, make run) and the image sizes.
 HOSTED_BENCH_ARGS ?=
 bench: binaries build
 	$(GO) run ./test/bench $(BENCH_ARGS)
 	$(GO) run ./test/bench/hosted $(HOSTED_BENCH_ARGS)
+	$(GO) run ./test/bench/realnode
 
 # controller-gen (built once into the cache by hack/build-binaries.sh unless
 # CLUSTERSYNC_CONTROLLER_GEN_BIN names one) writes the deepcopy functions of
