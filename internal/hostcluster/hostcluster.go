@@ -388,14 +388,14 @@ func (c *Cluster) Stop(ctx context.Context) error {
 }
 
 func (c *Cluster) stop(ctx context.Context) error {
-	if err := c.StopRealNode(ctx); err != nil {
-		return err
-	}
+	// The control plane stops even when the node's teardown failed; the
+	// error then says what of the node is left.
+	nodeErr := c.StopRealNode(ctx)
 	pids := c.pids()
 	if err := c.run(ctx, c.args("stop", "cluster")); err != nil {
-		return err
+		return errors.Join(nodeErr, err)
 	}
-	return c.waitExited(ctx, pids)
+	return errors.Join(nodeErr, c.waitExited(ctx, pids))
 }
 
 // Delete tears down the real node, if any (StopRealNode), deletes the
@@ -419,9 +419,20 @@ func (c *Cluster) Delete(ctx context.Context) error {
 // uninstall deletes the kwokctl cluster and every file of Dir but
 // kwokctl.log.
 func (c *Cluster) uninstall(ctx context.Context) error {
+	// As in stop, a failed node teardown does not keep the control plane
+	// running; the node's state folder then stays for another try.
 	if err := c.StopRealNode(ctx); err != nil {
+		if derr := c.deleteControlPlane(ctx); derr != nil {
+			return errors.Join(err, derr)
+		}
 		return err
 	}
+	return c.deleteControlPlane(ctx)
+}
+
+// deleteControlPlane deletes the kwokctl cluster and every file of Dir but
+// kwokctl.log and the real node's folder.
+func (c *Cluster) deleteControlPlane(ctx context.Context) error {
 	pids := c.pids()
 	if c.kwokClusterExists() {
 		args := append(c.args("delete", "cluster"), "--kubeconfig", c.Kubeconfig)

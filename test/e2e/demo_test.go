@@ -17,6 +17,7 @@ func TestDemo(t *testing.T) {
 		t.Skip("the demo's real node needs root")
 	}
 	raw := cli(t, "demo", "--exit")
+	requireRealNode(t, raw)
 	// Compare with runs of spaces collapsed: the table's column widths
 	// depend on name lengths.
 	out := strings.Join(strings.Fields(raw), " ")

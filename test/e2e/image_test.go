@@ -45,7 +45,7 @@ func TestDevImage(t *testing.T) {
 	root := standInControlPlane(t)
 
 	out := cli(t, "dev", "up", "--runtime", "fake", "--fake-nodes", "0")
-	t.Cleanup(func() { _, _ = cliErr("dev", "down") })
+	t.Cleanup(func() { devDown(t) })
 	m := regexp.MustCompile(`Registry: +http://(127\.0\.0\.1:\d+)`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("dev up does not print the registry:\n%s", out)

@@ -43,10 +43,8 @@ func TestRegisteredAgentOnRealNode(t *testing.T) {
 	}
 	root := standInControlPlane(t)
 	out := cli(t, "dev", "up")
-	t.Cleanup(func() { _, _ = cliErr("dev", "down") })
-	if strings.Contains(out, "No real node") || strings.Contains(out, "did not start") {
-		t.Fatalf("dev up ran no real node on this machine (root, Linux):\n%s", out)
-	}
+	t.Cleanup(func() { devDown(t) })
+	requireRealNode(t, out)
 	cli(t, "dev", "image", "--source", root, "--tag", "e2e")
 	kubeconfig := filepath.Join(home, "host", "kubeconfig.yaml")
 

@@ -42,13 +42,30 @@ func cliErr(args ...string) (string, error) {
 	return string(out), err
 }
 
-// restConfig is the client configuration of kubeconfig.
+// devDown runs `dev down` (at the end of a test) and fails t when it
+// fails: a teardown that leaves anything behind is a bug.
+func devDown(t *testing.T) {
+	t.Helper()
+	if out, err := cliErr("dev", "down"); err != nil {
+		t.Errorf("clustersync dev down: %v\n%s", err, out)
+	}
+}
+
+// restConfig is the client configuration of kubeconfig, with the files it
+// names (kwokctl's names its CA by path) read in: client-go keeps one
+// transport per CA file path and reloads the file only now and then, so a
+// host cluster made anew in the same folder by a later test would meet the
+// earlier cluster's CA ("certificate signed by unknown authority").
 func restConfig(t *testing.T, kubeconfig string) *rest.Config {
 	t.Helper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := rest.LoadTLSFiles(cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg.CAFile, cfg.CertFile, cfg.KeyFile = "", "", ""
 	return cfg
 }
 
@@ -66,7 +83,7 @@ func clientFor(t *testing.T, kubeconfig string) client.Client {
 // delete, which removes every host object it created and nothing else.
 func TestVirtualClusterLifecycle(t *testing.T) {
 	cli(t, "dev", "up", "--runtime", "fake", "--fake-nodes", "2")
-	t.Cleanup(func() { _, _ = cliErr("dev", "down") })
+	t.Cleanup(func() { devDown(t) })
 	host := clientFor(t, filepath.Join(home, "host", "kubeconfig.yaml"))
 
 	out := cli(t, "virtual", "create", "e2e")
