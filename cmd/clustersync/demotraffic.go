@@ -51,15 +51,14 @@ func proveTraffic(ctx context.Context, out io.Writer, vc *instance.Instance, vcl
 	// host's (the syncer recreates it so).
 	var ip string
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		var vs, hs corev1.Service
+		var vs corev1.Service
 		if err := vclient.Get(ctx, client.ObjectKey{Namespace: demoName, Name: "web"}, &vs); err != nil {
 			return false, nil
 		}
-		hsp, err := hostCS.CoreV1().Services(vc.HostNamespace).Get(ctx, tr.HostName("web", demoName), metav1.GetOptions{})
+		hs, err := hostCS.CoreV1().Services(vc.HostNamespace).Get(ctx, tr.HostName("web", demoName), metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
-		hs = *hsp
 		ip = vs.Spec.ClusterIP
 		return ip != "" && ip == hs.Spec.ClusterIP, nil
 	})

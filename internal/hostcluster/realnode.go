@@ -54,10 +54,10 @@ func (c *Cluster) pkiDir() string { return filepath.Join(c.KwokDir(), "pki") }
 // RealNodeDir is the real node's state folder, Dir/node.
 func (c *Cluster) RealNodeDir() string { return filepath.Join(c.Dir, "node") }
 
-// RealNodeOptions are the settings of the cluster's real node, which pulls
-// images from the local registry at registryAddr (host:port), also for
-// images named ghcr.io/….
-func (c *Cluster) RealNodeOptions(registryAddr string) realnode.Options {
+// RealNodeOptions are the settings of the cluster's real node running the
+// programs of bins, which pulls images from the local registry at
+// registryAddr (host:port), also for images named ghcr.io/….
+func (c *Cluster) RealNodeOptions(registryAddr string, bins binaries.NodeSet) realnode.Options {
 	return realnode.Options{
 		Dir:                c.RealNodeDir(),
 		NodeName:           RealNodeName,
@@ -67,8 +67,8 @@ func (c *Cluster) RealNodeOptions(registryAddr string) realnode.Options {
 		Registry:           registryAddr,
 		Mirrors:            []string{images.DefaultRegistry},
 		PauseImage:         images.Reference(images.DefaultRegistry, images.PauseRepository, RealNodePauseTag),
-		CNIBinDir:          binaries.Node().CNIBinDir,
-		Runc:               binaries.Node().Runc,
+		CNIBinDir:          bins.CNIBinDir,
+		Runc:               bins.Runc,
 		KubeletPort:        10250,
 		KubeletHealthzPort: 10248,
 		ProxyHealthzPort:   10256,
@@ -96,7 +96,8 @@ func (c *Cluster) StartRealNode(ctx context.Context, registryAddr string) error 
 		CAKeyFile:  filepath.Join(c.pkiDir(), "ca.key"),
 		Admin:      c.Config,
 	}
-	return realnode.Start(ctx, c.RealNodeOptions(registryAddr), binaries.Node(), j, c.Log)
+	bins := binaries.Node()
+	return realnode.Start(ctx, c.RealNodeOptions(registryAddr, bins), bins, j, c.Log)
 }
 
 // StopRealNode tears the cluster's real node down (realnode.Stop); without

@@ -154,10 +154,7 @@ func Start(ctx context.Context, o Options, bins binaries.NodeSet, j Join, log io
 		env   []string
 		ready func() bool
 	}{
-		{Containerd, bins.Containerd, []string{"--config", o.ContainerdConfigFile()},
-			// containerd finds its shim on PATH.
-			[]string{"PATH=" + filepath.Dir(bins.Shim) + ":" + os.Getenv("PATH")},
-			func() bool { return dialable(o.ContainerdSocket()) }},
+		{Containerd, bins.Containerd, containerdArgs(o), containerdEnv(bins), func() bool { return dialable(o.ContainerdSocket()) }},
 		{Kubelet, bins.Kubelet, []string{"--config", o.KubeletConfigFile(), "--kubeconfig", kubeletKubeconfig(o),
 			"--hostname-override", o.NodeName, "--node-ip", o.NodeIP().String(),
 			"--root-dir", o.path("kubelet", "root"), "--cert-dir", o.path("kubelet", "pki"), "--v=1"},
@@ -183,6 +180,14 @@ func Start(ctx context.Context, o Options, bins binaries.NodeSet, j Join, log io
 	}
 	fmt.Fprintf(log, "Real node %q Ready (%.1f s)\n", o.NodeName, time.Since(begin).Seconds())
 	return nil
+}
+
+// containerdArgs and containerdEnv start the node's containerd (Start, and
+// Stop's teardown of a crashed node): its configuration, and its shim on
+// PATH, where containerd looks for it.
+func containerdArgs(o Options) []string { return []string{"--config", o.ContainerdConfigFile()} }
+func containerdEnv(bins binaries.NodeSet) []string {
+	return []string{"PATH=" + filepath.Dir(bins.Shim) + ":" + os.Getenv("PATH")}
 }
 
 // kubeletKubeconfig and proxyKubeconfig are the components' kubeconfigs.
@@ -334,8 +339,8 @@ func Running(dir string) bool {
 	if err != nil {
 		return false
 	}
-	for name, pid := range st.PIDs {
-		if ours(pid, st.Options.Dir, name) {
+	for _, pid := range st.PIDs {
+		if ours(pid, st.Options.Dir) {
 			return true
 		}
 	}
@@ -359,7 +364,7 @@ func ReadStatus(dir string) (Status, error) {
 	}
 	s := Status{Options: st.Options, Components: map[string]bool{}}
 	for _, name := range []string{Containerd, Kubelet, KubeProxy} {
-		s.Components[name] = ours(st.PIDs[name], st.Options.Dir, name)
+		s.Components[name] = ours(st.PIDs[name], st.Options.Dir)
 	}
 	return s, nil
 }
@@ -367,7 +372,7 @@ func ReadStatus(dir string) (Status, error) {
 // ours reports whether pid is alive and is the node's component: its
 // command line names a file below dir (so a reused PID is never taken for
 // it).
-func ours(pid int, dir, _ string) bool {
+func ours(pid int, dir string) bool {
 	if pid <= 0 || !proc.Alive(pid) {
 		return false
 	}

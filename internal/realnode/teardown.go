@@ -57,12 +57,12 @@ func Stop(ctx context.Context, dir string, log io.Writer) error {
 	}
 	fmt.Fprintf(log, "Stopping real node %q…\n", o.NodeName)
 	for _, name := range []string{Kubelet, KubeProxy} {
-		if pid := st.PIDs[name]; ours(pid, o.Dir, name) {
+		if pid := st.PIDs[name]; ours(pid, o.Dir) {
 			note("stop "+name, proc.StopPID(ctx, name, pid, 15*time.Second))
 		}
 	}
 	note("remove pod sandboxes", removeSandboxes(ctx, st, log))
-	if pid := st.PIDs[Containerd]; ours(pid, o.Dir, Containerd) {
+	if pid := st.PIDs[Containerd]; ours(pid, o.Dir) {
 		note("stop containerd", proc.StopPID(ctx, Containerd, pid, 15*time.Second))
 	}
 	// What is machine-wide is undone only by the node that claims the
@@ -100,13 +100,12 @@ func removeSandboxes(ctx context.Context, st state, log io.Writer) error {
 	if _, err := os.Stat(o.path("containerd", "root")); err != nil {
 		return nil // containerd never ran
 	}
-	if !ours(st.PIDs[Containerd], o.Dir, Containerd) {
+	if !ours(st.PIDs[Containerd], o.Dir) {
 		if st.Bins.Containerd == "" {
 			return nil
 		}
 		fmt.Fprintf(log, "  starting containerd again to remove its pods\n")
-		pid, err := proc.Detached{Name: Containerd, Exe: st.Bins.Containerd, Args: []string{"--config", o.ContainerdConfigFile()},
-			Env:     []string{"PATH=" + filepath.Dir(st.Bins.Shim) + ":" + os.Getenv("PATH")},
+		pid, err := proc.Detached{Name: Containerd, Exe: st.Bins.Containerd, Args: containerdArgs(o), Env: containerdEnv(st.Bins),
 			LogFile: LogFile(o.Dir, Containerd), Ready: func() bool { return dialable(o.ContainerdSocket()) }, Timeout: 30 * time.Second}.Start(ctx)
 		if err != nil {
 			return err

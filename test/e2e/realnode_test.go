@@ -38,12 +38,7 @@ import (
 // runs again; `virtual delete` leaves no container running; `dev down`
 // leaves no process, bridge, iptables chain or mount behind.
 func TestRealNodeWorkload(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("a real node needs root")
-	}
-	out := cli(t, "dev", "up")
-	t.Cleanup(func() { devDown(t) })
-	requireRealNode(t, out)
+	out := devUpReal(t)
 	m := regexp.MustCompile(`Registry: +http://(127\.0\.0\.1:\d+)`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("dev up does not print the registry:\n%s", out)
@@ -162,6 +157,19 @@ func TestRealNodeWorkload(t *testing.T) {
 
 	cli(t, "dev", "down")
 	checkNothingLeft(t)
+}
+
+// devUpReal runs `dev up` with the real node (skipping t without root),
+// has `dev down` run at the end of t, and returns dev up's output.
+func devUpReal(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("a real node needs root")
+	}
+	out := cli(t, "dev", "up")
+	t.Cleanup(func() { devDown(t) })
+	requireRealNode(t, out)
+	return out
 }
 
 // requireRealNode fails t when `dev up` (its output out) ran no real node

@@ -42,9 +42,7 @@ func TestRegisteredAgentOnRealNode(t *testing.T) {
 		t.Skip("a real node needs root")
 	}
 	root := standInControlPlane(t)
-	out := cli(t, "dev", "up")
-	t.Cleanup(func() { devDown(t) })
-	requireRealNode(t, out)
+	devUpReal(t)
 	cli(t, "dev", "image", "--source", root, "--tag", "e2e")
 	kubeconfig := filepath.Join(home, "host", "kubeconfig.yaml")
 
