@@ -3,23 +3,22 @@
 # versions, into a cache outside the clone that is keyed by version:
 #
 #   $CLUSTERSYNC_CACHE/etcd-v3.7.0/etcd
-#   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0/{kube-apiserver,kube-controller-manager,kube-scheduler}
+#   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0-static/{kube-apiserver,kube-controller-manager,kube-scheduler}
+#       statically linked (CGO_ENABLED=0, as Kubernetes releases them): the
+#       local clusters run them, and the clustersync image holds them.
 #   $CLUSTERSYNC_CACHE/kwok-v0.8.0/{kwok,kwokctl}
 #   $CLUSTERSYNC_CACHE/controller-gen-v0.23.0/controller-gen   (make generate)
 #   $CLUSTERSYNC_CACHE/node-containerd-v2.4.2-cni-v1.9.1/{containerd,containerd-shim-runc-v2,cni/*}
 #   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0-node/{kubelet,kube-proxy}
 #       the local real node's runtime, CNI plugins, kubelet and kube-proxy;
 #       the default and `node` build them and install Debian's runc and iptables when missing.
-#   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0-static/{kube-apiserver,kube-controller-manager}
-#       statically linked (CGO_ENABLED=0, as Kubernetes releases them), for
-#       the clustersync image (make image); built only by `static`.
 #
 # CLUSTERSYNC_CACHE defaults to ${XDG_CACHE_HOME:-$HOME/.cache}/clustersync.
 # A folder that is already complete is skipped, so a warm machine builds
 # nothing. Usage: hack/build-binaries.sh [--print-env|controller-gen|static|node]
 #   --print-env     print only the CLUSTERSYNC_*_BIN variables, as shell exports.
 #   controller-gen  build only controller-gen (what `make generate` needs).
-#   static          build only the static control-plane binaries (make image).
+#   static          build only kube-apiserver, kube-controller-manager, kube-scheduler (make image).
 #   node            build only the real node's containerd, CNI plugins, kubelet and kube-proxy (and install runc, iptables).
 set -euo pipefail
 
@@ -34,10 +33,9 @@ CONTAINERD_VERSION=v2.4.2 # keep in step with hack/tools/node/go.mod
 CNI_PLUGINS_VERSION=v1.9.1 # keep in step with hack/tools/node/go.mod
 
 etcd_dir=$cache/etcd-$ETCD_VERSION
-kube_dir=$cache/kubernetes-$KUBE_VERSION
+kube_dir=$cache/kubernetes-$KUBE_VERSION-static
 kwok_dir=$cache/kwok-$KWOK_VERSION
 controller_gen_dir=$cache/controller-gen-$CONTROLLER_GEN_VERSION
-static_dir=$cache/kubernetes-$KUBE_VERSION-static
 node_dir=$cache/node-containerd-$CONTAINERD_VERSION-cni-$CNI_PLUGINS_VERSION
 kube_node_dir=$cache/kubernetes-$KUBE_VERSION-node
 
@@ -51,7 +49,7 @@ export CLUSTERSYNC_KWOK_BIN=$kwok_dir/kwok
 export CLUSTERSYNC_KWOKCTL_BIN=$kwok_dir/kwokctl
 export CLUSTERSYNC_CONTROLLER_GEN_BIN=$controller_gen_dir/controller-gen
 export CLUSTERSYNC_KUBE_APISERVER_K3S_BIN=$cache/kubernetes-$KUBE_VERSION-k3s1/kube-apiserver
-export CLUSTERSYNC_STATIC_KUBE_DIR=$static_dir
+export CLUSTERSYNC_STATIC_KUBE_DIR=$kube_dir
 export CLUSTERSYNC_NODE_DIR=$node_dir
 export CLUSTERSYNC_KUBE_NODE_DIR=$kube_node_dir
 ENV
@@ -99,16 +97,18 @@ kube_ldflags() {
 	echo "-s -w -X $v.gitVersion=$1 -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean -X $v.buildDate=1970-01-01T00:00:00Z"
 }
 
-# static builds kube-apiserver and kube-controller-manager without cgo, as
-# Kubernetes releases them, for the clustersync image, unless cached.
+# static builds kube-apiserver, kube-controller-manager and kube-scheduler
+# without cgo, as Kubernetes releases them, unless cached: the local clusters
+# run them and the clustersync image holds them (it has no C library).
 static() {
-	if complete "$static_dir" kube-apiserver kube-controller-manager; then
-		log "static kube-apiserver, kube-controller-manager $KUBE_VERSION: cached in $static_dir"
+	if complete "$kube_dir" kube-apiserver kube-controller-manager kube-scheduler; then
+		log "kubernetes $KUBE_VERSION: cached in $kube_dir"
 	else
-		log "static kube-apiserver, kube-controller-manager $KUBE_VERSION: building (10-20 minutes on 2 cores, once per machine)"
-		CGO_ENABLED=0 build_into "$static_dir" "$here/tools/kube" "$(kube_ldflags "$KUBE_VERSION")" \
+		log "kubernetes $KUBE_VERSION: building static kube-apiserver, kube-controller-manager, kube-scheduler (10-20 minutes on 2 cores, once per machine)"
+		CGO_ENABLED=0 build_into "$kube_dir" "$here/tools/kube" "$(kube_ldflags "$KUBE_VERSION")" \
 			"k8s.io/kubernetes/cmd/kube-apiserver:kube-apiserver" \
-			"k8s.io/kubernetes/cmd/kube-controller-manager:kube-controller-manager"
+			"k8s.io/kubernetes/cmd/kube-controller-manager:kube-controller-manager" \
+			"k8s.io/kubernetes/cmd/kube-scheduler:kube-scheduler"
 	fi
 }
 
@@ -179,19 +179,7 @@ main() {
 		build_into "$etcd_dir" "$here/tools/etcd" "-s -w" "go.etcd.io/etcd/server/v3:etcd"
 	fi
 
-	if complete "$kube_dir" kube-apiserver kube-controller-manager kube-scheduler; then
-		log "kubernetes $KUBE_VERSION: cached in $kube_dir"
-	else
-		log "kubernetes $KUBE_VERSION: building kube-apiserver, kube-controller-manager, kube-scheduler (10-20 minutes on 2 cores, once per machine)"
-		local minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
-		local v=k8s.io/component-base/version
-		local ld="-s -w -X $v.gitVersion=$KUBE_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean -X $v.buildDate=1970-01-01T00:00:00Z"
-		# Extra ldflags (e.g. a "+k3s1" gitVersion for tests) go to a separate folder.
-		build_into "$kube_dir" "$here/tools/kube" "$ld" \
-			"k8s.io/kubernetes/cmd/kube-apiserver:kube-apiserver" \
-			"k8s.io/kubernetes/cmd/kube-controller-manager:kube-controller-manager" \
-			"k8s.io/kubernetes/cmd/kube-scheduler:kube-scheduler"
-	fi
+	static
 
 	# The same kube-apiserver with a K3s version string ("+k3s1"), for the
 	# tests of K3s detection of registered clusters. Only the link differs,

@@ -36,6 +36,9 @@ func newSyncerCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--virtual-kubeconfig: %w", err)
 			}
+			// Without --host-kubeconfig the syncer runs in the host, in the
+			// host namespace it syncs to (the chart's control plane pod).
+			inHost := o.hostKubeconfig == ""
 			hcfg, err := clientcmd.BuildConfigFromFlags("", o.hostKubeconfig)
 			if err != nil {
 				return fmt.Errorf("--host-kubeconfig: %w", err)
@@ -45,6 +48,7 @@ func newSyncerCommand() *cobra.Command {
 			return runner.Run(ctrl.SetupSignalHandler(), runner.Options{
 				Name: o.name, HostNamespace: o.hostNamespace, Virtual: vcfg, Host: hcfg, Config: cfg,
 				StateDir: o.stateDir, HealthAddr: o.healthAddr, MetricsAddr: o.metricsAddr, Log: log,
+				HostNamespaceExists: inHost,
 			})
 		},
 	}
@@ -52,13 +56,13 @@ func newSyncerCommand() *cobra.Command {
 	f.StringVar(&o.name, "name", "", "virtual cluster name (required)")
 	f.StringVar(&o.hostNamespace, "host-namespace", "", "host namespace the objects are synced to (required)")
 	f.StringVar(&o.virtualKubeconfig, "virtual-kubeconfig", "", "kubeconfig of the virtual cluster (required)")
-	f.StringVar(&o.hostKubeconfig, "host-kubeconfig", "", "kubeconfig of the host cluster (required)")
+	f.StringVar(&o.hostKubeconfig, "host-kubeconfig", "", "kubeconfig of the host cluster (default: the pod's service account, when it runs in the host namespace)")
 	f.StringVar(&o.configFile, "config", "", "virtual cluster configuration file (default: every default)")
 	f.StringVar(&o.stateDir, "state-dir", "", "folder for the mapping store (default: in memory)")
 	f.StringVar(&o.healthAddr, "health-addr", "", "address serving /healthz and /readyz, e.g. 127.0.0.1:8081")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "address serving Prometheus metrics on /metrics, e.g. 127.0.0.1:8080")
 	f.IntVarP(&o.verbosity, "v", "v", 1, "log verbosity")
-	for _, n := range []string{"name", "host-namespace", "virtual-kubeconfig", "host-kubeconfig"} {
+	for _, n := range []string{"name", "host-namespace", "virtual-kubeconfig"} {
 		_ = cmd.MarkFlagRequired(n)
 	}
 	return cmd

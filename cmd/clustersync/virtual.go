@@ -7,8 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -29,7 +27,7 @@ func newVirtualCommand() *cobra.Command {
 		Short:   "Create and manage virtual clusters backed by a host cluster",
 	}
 	cmd.AddCommand(newVirtualCreateCommand(), newVirtualListCommand(), newVirtualStatusCommand(), newVirtualConnectCommand(),
-		newVirtualStartCommand(), newVirtualStopCommand(), newVirtualDeleteCommand(), newVirtualServeCommand())
+		newVirtualStartCommand(), newVirtualStopCommand(), newVirtualDeleteCommand(), newVirtualServeCommand(), newVirtualComponentCommand())
 	return cmd
 }
 
@@ -55,75 +53,6 @@ func defaultHostKubeconfig() string {
 	}
 	home, _ := os.UserHomeDir()
 	return filepath.Join(home, ".kube", "config")
-}
-
-func newVirtualCreateCommand() *cobra.Command {
-	var o instance.CreateOptions
-	cmd := &cobra.Command{
-		Use:   "create NAME",
-		Short: "Create a virtual cluster: its own API server, synced into one host namespace",
-		Long: `Create a virtual cluster: a kube-apiserver and kube-controller-manager of its own
-(etcd embedded, or external per the config file), and a syncer that copies the
-pods, services, endpoints, claims and used secrets and config maps it creates
-into one namespace of the host cluster, with vCluster's names and annotations.
-
-The host is --host-kubeconfig, else $KUBECONFIG, else the local host of
-` + "`clustersync dev up`" + `, else ~/.kube/config.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Name, o.Home = args[0], stateHome()
-			if o.HostKubeconfig == "" {
-				o.HostKubeconfig = defaultHostKubeconfig()
-			}
-			exe, err := executable()
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "Creating virtual cluster %s (host kubeconfig %s)...\n", o.Name, o.HostKubeconfig)
-			start := time.Now()
-			i, err := instance.Create(cmd.Context(), o, exe)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "Virtual cluster %s is running (%.1fs); its objects are synced to host namespace %s.\n",
-				i.Name, time.Since(start).Seconds(), i.HostNamespace)
-			fmt.Fprintf(out, "\nUse it:\n  export KUBECONFIG=%s\n  kubectl get namespaces\n", i.Kubeconfig())
-			return nil
-		},
-	}
-	f := cmd.Flags()
-	f.StringVarP(&o.HostNamespace, "namespace", "n", "", "host namespace (default vc-NAME; created if missing)")
-	f.StringVar(&o.HostKubeconfig, "host-kubeconfig", "", "kubeconfig of the host cluster")
-	f.StringVar(&o.ConfigFile, "config", "", "configuration file (vCluster's sync: keys; see docs)")
-	return cmd
-}
-
-func newVirtualListCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "list",
-		Short: "List the virtual clusters of this machine",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			list, err := instance.List(stateHome())
-			if err != nil {
-				return err
-			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "NAME\tSTATUS\tHOST NAMESPACE\tAPI SERVER\tAGE")
-			for _, i := range list {
-				status, server := "Stopped", "-"
-				if st, ok := i.Status(); ok {
-					status, server = "Starting", st.APIServer
-					if st.Ready {
-						status = "Running"
-					}
-				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", i.Name, status, i.HostNamespace, server, time.Since(i.Created).Round(time.Second))
-			}
-			return w.Flush()
-		},
-	}
 }
 
 func newVirtualStatusCommand() *cobra.Command {
@@ -187,49 +116,6 @@ func printNamespace(ctx context.Context, out io.Writer, i *instance.Instance, vi
 	return inspect.Print(out, rows)
 }
 
-func newVirtualConnectCommand() *cobra.Command {
-	var printExport bool
-	var output string
-	cmd := &cobra.Command{
-		Use:   "connect NAME",
-		Short: "Print the kubeconfig of a virtual cluster, or write it to a file",
-		Long: `Print the kubeconfig of a virtual cluster (cluster-admin), write it to a file
-with --output, or print an export line with --print:
-
-  eval "$(clustersync virtual connect demo --print)"`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			i, err := instance.Load(stateHome(), args[0])
-			if err != nil {
-				return err
-			}
-			if _, ok := i.Status(); !ok {
-				fmt.Fprintln(cmd.ErrOrStderr(), "note: "+stoppedHint(i.Name))
-			}
-			if printExport {
-				fmt.Fprintf(cmd.OutOrStdout(), "export KUBECONFIG=%s\n", i.Kubeconfig())
-				return nil
-			}
-			data, err := os.ReadFile(i.Kubeconfig())
-			if err != nil {
-				return err
-			}
-			if output != "" {
-				if err := os.WriteFile(output, data, 0o600); err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "kubeconfig of %s written to %s\n", i.Name, output)
-				return nil
-			}
-			_, err = cmd.OutOrStdout().Write(data)
-			return err
-		},
-	}
-	cmd.Flags().BoolVar(&printExport, "print", false, "print an export KUBECONFIG=... line instead of the kubeconfig")
-	cmd.Flags().StringVarP(&output, "output", "o", "", "write the kubeconfig to this file")
-	return cmd
-}
-
 // instanceCommand is a `virtual VERB NAME` command that loads virtual
 // cluster NAME, runs act on it and prints act's message.
 func instanceCommand(use, short string, act func(ctx context.Context, i *instance.Instance) (string, error)) *cobra.Command {
@@ -267,13 +153,6 @@ func newVirtualStopCommand() *cobra.Command {
 	return instanceCommand("stop NAME", "Stop a virtual cluster; its state and host objects are kept",
 		func(ctx context.Context, i *instance.Instance) (string, error) {
 			return fmt.Sprintf("Virtual cluster %s is stopped.", i.Name), i.Stop(ctx)
-		})
-}
-
-func newVirtualDeleteCommand() *cobra.Command {
-	return instanceCommand("delete NAME", "Stop a virtual cluster and delete every host object it created, and nothing else",
-		func(ctx context.Context, i *instance.Instance) (string, error) {
-			return fmt.Sprintf("Virtual cluster %s deleted, with its objects in host namespace %s.", i.Name, i.HostNamespace), i.Delete(ctx)
 		})
 }
 

@@ -8,14 +8,19 @@
 //	    names — never the values — of the files of --secrets (a mounted
 //	    Secret), the pod's name (env POD_NAME, else the hostname). GET
 //	    /healthz answers "ok" (a readiness probe).
-//	demo-app get URL
+//	demo-app get [--service-account] URL
 //	    Prints the body of an HTTP GET of URL and exits 0 on a 2xx answer:
 //	    a client for checks run inside a pod (the image has no shell, curl
-//	    or wget).
+//	    or wget). --service-account sends the pod's service-account token
+//	    and trusts the pod's cluster CA (both from
+//	    /var/run/secrets/kubernetes.io/serviceaccount), to call the API
+//	    server as the pod.
 package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -48,11 +53,14 @@ func main() {
 			log.Fatal(err)
 		}
 	case "get":
-		if len(os.Args) != 3 {
-			fmt.Fprintln(os.Stderr, "usage: demo-app get URL")
+		fs := flag.NewFlagSet("get", flag.ExitOnError)
+		sa := fs.Bool("service-account", false, "authenticate as the pod's service account, trusting its cluster CA")
+		_ = fs.Parse(os.Args[2:])
+		if fs.NArg() != 1 {
+			fmt.Fprintln(os.Stderr, "usage: demo-app get [--service-account] URL")
 			os.Exit(2)
 		}
-		if err := get(os.Args[2], os.Stdout); err != nil {
+		if err := get(fs.Arg(0), *sa, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "demo-app:", err)
 			os.Exit(1)
 		}
@@ -125,10 +133,36 @@ func files(dir string) []string {
 	return out
 }
 
+// serviceAccountDir is where the kubelet mounts a pod's service-account
+// token and cluster CA.
+const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+
 // get writes the body of GET url to w; an answer outside 2xx is an error.
-func get(url string, w io.Writer) error {
+// With sa, the request carries the pod's service-account token and the
+// server must present a certificate of the pod's cluster CA.
+func get(url string, sa bool, w io.Writer) error {
 	client := &http.Client{Timeout: 10 * time.Second}
-	resp, err := client.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	if sa {
+		token, err := os.ReadFile(filepath.Join(serviceAccountDir, "token"))
+		if err != nil {
+			return err
+		}
+		ca, err := os.ReadFile(filepath.Join(serviceAccountDir, "ca.crt"))
+		if err != nil {
+			return err
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(ca) {
+			return errors.New(serviceAccountDir + "/ca.crt holds no certificate")
+		}
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}

@@ -58,7 +58,7 @@ func Default() Set {
 		}
 		return filepath.Join(c, dir, name)
 	}
-	kube := "kubernetes-" + KubernetesVersion
+	kube := "kubernetes-" + KubernetesVersion + "-static"
 	kwok := "kwok-" + KwokVersion
 	return Set{
 		Etcd:                  pick("CLUSTERSYNC_ETCD_BIN", "etcd-"+EtcdVersion, "etcd"),
@@ -67,7 +67,7 @@ func Default() Set {
 		KubeScheduler:         pick("CLUSTERSYNC_KUBE_SCHEDULER_BIN", kube, "kube-scheduler"),
 		Kwok:                  pick("CLUSTERSYNC_KWOK_BIN", kwok, "kwok"),
 		Kwokctl:               pick("CLUSTERSYNC_KWOKCTL_BIN", kwok, "kwokctl"),
-		KubeAPIServerK3s:      pick("CLUSTERSYNC_KUBE_APISERVER_K3S_BIN", kube+"-k3s1", "kube-apiserver"),
+		KubeAPIServerK3s:      pick("CLUSTERSYNC_KUBE_APISERVER_K3S_BIN", "kubernetes-"+KubernetesVersion+"-k3s1", "kube-apiserver"),
 	}
 }
 

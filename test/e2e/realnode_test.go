@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
@@ -30,13 +31,15 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
-// A virtual cluster's workload on the local host's real node, as a user
-// drives it: `dev up` starts the node; the demo image, built and pushed to
-// the local registry, runs as a Deployment of the virtual cluster whose
-// pods really start and pass their readiness probe; another pod reaches
-// them through their Service; a pod deleted on the host comes back and
-// runs again; `virtual delete` leaves no container running; `dev down`
-// leaves no process, bridge, iptables chain or mount behind.
+// A virtual cluster on the local host's real node, as a user drives it:
+// `dev up` starts the node; `dev image` pushes clustersync's images to the
+// local registry; `virtual create` installs the chart, whose control plane
+// pod runs on the node; the demo image runs as a Deployment of the virtual
+// cluster whose pods really start and pass their readiness probe; another
+// pod reaches them through their Service, and calls its own API server as
+// its service account; a pod deleted on the host comes back and runs again;
+// `virtual delete` leaves no container and no object of the tenant; `dev
+// down` leaves no process, bridge, iptables chain or mount behind.
 func TestRealNodeWorkload(t *testing.T) {
 	out := devUpReal(t)
 	m := regexp.MustCompile(`Registry: +http://(127\.0\.0\.1:\d+)`).FindStringSubmatch(out)
@@ -46,13 +49,21 @@ func TestRealNodeWorkload(t *testing.T) {
 	if st := cli(t, "dev", "status"); !strings.Contains(st, "Real node:   "+hostcluster.RealNodeName) {
 		t.Errorf("dev status does not show the real node:\n%s", st)
 	}
-	pushDemoImage(t, m[1], "e2e")
+	pushImages(t)
 
 	hostKubeconfig := filepath.Join(home, "host", "kubeconfig.yaml")
 	host := clientFor(t, hostKubeconfig)
-	cli(t, "virtual", "create", "rn")
-	kubeconfig := strings.TrimPrefix(strings.TrimSpace(cli(t, "virtual", "connect", "rn", "--print")), "export KUBECONFIG=")
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	start := time.Now()
+	out = cli(t, "virtual", "create", "rn", "--set", "controlPlane.statefulSet.image.tag=e2e", "--kubeconfig-out", kubeconfig)
+	t.Logf("virtual create: %.1f s\n%s", time.Since(start).Seconds(), out)
+	if !strings.Contains(out, "Switched to context vcluster_rn_vc-rn_") {
+		t.Errorf("create did not connect:\n%s", out)
+	}
 	virtual := clientFor(t, kubeconfig)
+	if list := cli(t, "virtual", "list", "-o", "json"); !strings.Contains(list, `"name": "rn"`) || !strings.Contains(list, `"status": "Running"`) {
+		t.Errorf("virtual list -o json:\n%s", list)
+	}
 	const hostNS = "vc-rn"
 	tr := translate.Translator{VCluster: "rn", HostNamespace: hostNS}
 
@@ -122,6 +133,39 @@ func TestRealNodeWorkload(t *testing.T) {
 		t.Errorf("GET http://%s/ from a pod returned:\n%s", ip, logs)
 	}
 
+	// A pod calls its API server as its service account: the virtual
+	// cluster's pods, with virtual names.
+	for _, o := range []client.Object{
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "default-view", Namespace: "default"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "view"},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "default", Namespace: "default"}}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "default"}, Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyOnFailure, TerminationGracePeriodSeconds: ptr.To[int64](1),
+			Containers: []corev1.Container{{Name: "get", Image: image,
+				Args: []string{"get", "--service-account", "https://kubernetes.default.svc/api/v1/namespaces/default/pods"}}}}},
+	} {
+		if err := virtual.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.Eventually(t, 90*time.Second, func() error {
+		var p corev1.Pod
+		if err := virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: "api"}, &p); err != nil {
+			return err
+		}
+		if p.Status.Phase != corev1.PodSucceeded {
+			return fmt.Errorf("api pod phase %q", p.Status.Phase)
+		}
+		return nil
+	})
+	logs, err = hostCS.CoreV1().Pods(hostNS).GetLogs(tr.HostName("api", "default"), &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(logs), `"kind":"PodList"`) || !strings.Contains(string(logs), `"name":"web-`) || strings.Contains(string(logs), "-x-default-x-rn") {
+		t.Errorf("the pod's own API server, as its service account, listed:\n%.2000s", logs)
+	}
+
 	// A web pod deleted on the host comes back and runs again.
 	var pods corev1.PodList
 	if err := host.List(ctx, &pods, client.InNamespace(hostNS), client.MatchingLabels{translate.LabelManagedBy: "rn"}); err != nil {
@@ -154,6 +198,17 @@ func TestRealNodeWorkload(t *testing.T) {
 		}
 		return nil
 	})
+	for _, list := range []client.ObjectList{&corev1.PodList{}, &corev1.ServiceList{}, &corev1.SecretList{}, &corev1.ConfigMapList{},
+		&corev1.ServiceAccountList{}, &corev1.PersistentVolumeClaimList{}, &appsv1.StatefulSetList{}} {
+		if err := host.List(ctx, list, client.InNamespace(hostNS)); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range itemsOf(list) {
+			if name != "default" && name != "kube-root-ca.crt" {
+				t.Errorf("%T: %s/%s left after virtual delete", list, hostNS, name)
+			}
+		}
+	}
 
 	cli(t, "dev", "down")
 	checkNothingLeft(t)
@@ -186,25 +241,17 @@ func requireRealNode(t *testing.T, out string) {
 	}
 }
 
-// pushDemoImage builds the demo image (examples/demo-app) and pushes it to
-// the local registry at addr as clustersync/demo-app:tag.
-func pushDemoImage(t *testing.T, addr, tag string) {
+// pushImages builds clustersync's images from this source tree and pushes
+// them to the local registry of the host as tag e2e (`dev image`).
+func pushImages(t *testing.T) {
 	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "demo-app")
-	if err := images.GoBuild(ctx, root, "./examples/demo-app", bin, ""); err != nil {
-		t.Fatal(err)
-	}
-	img, err := images.Demo(bin, tag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := images.Push(ctx, img, addr, images.DemoRepository, []string{tag}, true); err != nil {
-		t.Fatal(err)
-	}
+	start := time.Now()
+	cli(t, "dev", "image", "--tag", "e2e", "--latest=false", "--source", root)
+	t.Logf("dev image: %.1f s", time.Since(start).Seconds())
 }
 
 // waitReadyOnRealNode waits until n pods of hostNS's web Deployment run on

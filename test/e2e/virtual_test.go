@@ -36,10 +36,28 @@ func cli(t *testing.T, args ...string) string {
 }
 
 func cliErr(args ...string) (string, error) {
+	if err := checkKubeconfigOut(args); err != nil {
+		return "", err
+	}
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), "CLUSTERSYNC_HOME="+home, "KUBECONFIG=")
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// checkKubeconfigOut refuses a `virtual create` or `virtual connect` that
+// would write a context to this machine's ~/.kube/config (the tests run
+// with KUBECONFIG unset): each must say where its kubeconfig goes.
+func checkKubeconfigOut(args []string) error {
+	if len(args) < 2 || args[0] != "virtual" || (args[1] != "create" && args[1] != "connect") {
+		return nil
+	}
+	for _, a := range args[2:] {
+		if a == "--" || a == "--local" || a == "--print" || a == "--connect=false" || strings.HasPrefix(a, "--kubeconfig-out") {
+			return nil
+		}
+	}
+	return fmt.Errorf("test bug: clustersync %s would write ~/.kube/config; give --kubeconfig-out", strings.Join(args, " "))
 }
 
 // devDown runs `dev down` (at the end of a test) and fails t when it
@@ -86,11 +104,12 @@ func TestVirtualClusterLifecycle(t *testing.T) {
 	t.Cleanup(func() { devDown(t) })
 	host := clientFor(t, filepath.Join(home, "host", "kubeconfig.yaml"))
 
-	out := cli(t, "virtual", "create", "e2e")
+	out := cli(t, "virtual", "create", "e2e", "--local")
 	if !strings.Contains(out, "is running") {
 		t.Fatalf("create output:\n%s", out)
 	}
-	kubeconfig := strings.TrimPrefix(strings.TrimSpace(cli(t, "virtual", "connect", "e2e", "--print")), "export KUBECONFIG=")
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	cli(t, "virtual", "connect", "e2e", "--kubeconfig-out", kubeconfig)
 	virtual := clientFor(t, kubeconfig)
 	const hostNS = "vc-e2e"
 	tr := translate.Translator{VCluster: "e2e", HostNamespace: hostNS}
@@ -153,7 +172,7 @@ func TestVirtualClusterLifecycle(t *testing.T) {
 
 // Bad input is refused with an error that names the problem.
 func TestVirtualCreateRejectsBadInput(t *testing.T) {
-	out, err := cliErr("virtual", "create", "Not_A_DNS_Label")
+	out, err := cliErr("virtual", "create", "Not_A_DNS_Label", "--connect=false")
 	if err == nil || !strings.Contains(out, "Not_A_DNS_Label") {
 		t.Errorf("bad name: err %v, output:\n%s", err, out)
 	}
@@ -161,11 +180,11 @@ func TestVirtualCreateRejectsBadInput(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("sync:\n  toHost:\n    secrets:\n      all: \"yes\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err = cliErr("virtual", "create", "bad", "--config", cfg)
+	out, err = cliErr("virtual", "create", "bad", "--config", cfg, "--connect=false")
 	if err == nil || !strings.Contains(out, "sync.toHost.secrets.all") {
 		t.Errorf("bad config: err %v, output:\n%s", err, out)
 	}
-	if out, err := cliErr("virtual", "connect", "missing"); err == nil || !strings.Contains(out, `"missing" not found`) {
+	if out, err := cliErr("virtual", "connect", "missing", "--print"); err == nil || !strings.Contains(out, `virtual cluster "missing" not found`) {
 		t.Errorf("unknown cluster: err %v, output:\n%s", err, out)
 	}
 }

@@ -551,6 +551,17 @@ func TestValidate(t *testing.T) {
 			c.ControlPlane.BackingStore.Etcd.Embedded.Enabled = false
 			c.ControlPlane.BackingStore.Etcd.External = EtcdExternal{Enabled: true, Endpoint: "https://"}
 		}, "controlPlane.backingStore.etcd.external.endpoint: must be an http or https URL"},
+		{"pull policy", func(c *Config) { c.ControlPlane.StatefulSet.ImagePullPolicy = "Sometimes" },
+			`controlPlane.statefulSet.imagePullPolicy: must be "", Always, IfNotPresent or Never, got "Sometimes"`},
+		{"no image repository", func(c *Config) { c.ControlPlane.StatefulSet.Image.Repository = "" },
+			"controlPlane.statefulSet.image.repository: required"},
+		{"claim of size 0", func(c *Config) { c.ControlPlane.StatefulSet.Persistence.VolumeClaim.Size = resource.Quantity{} },
+			"controlPlane.statefulSet.persistence.volumeClaim.size: must be greater than 0"},
+		{"no claim, no size", func(c *Config) {
+			c.ControlPlane.StatefulSet.Persistence.VolumeClaim = VolumeClaim{Enabled: AutoSwitchOff}
+		}, ""},
+		{"SAN with a scheme", func(c *Config) { c.ControlPlane.Proxy.ExtraSANs = []string{"vc.example.com", "10.0.0.9", "https://x"} },
+			`controlPlane.proxy.extraSANs[2]: must be a host name or an IP address, got "https://x"`},
 		{"disabled external is not checked", func(c *Config) {
 			c.ControlPlane.BackingStore.Etcd.External.Endpoint = "not a URL"
 		}, ""},
@@ -572,15 +583,19 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// ExampleFile is the annotated configuration file that documents every key:
+// the virtual-cluster chart's values.yaml.
+const ExampleFile = "../../../charts/virtual-cluster/values.yaml"
+
 func TestExampleFileIsTheDefaults(t *testing.T) {
-	got, err := Load(filepath.Join("testdata", "example.yaml"))
+	got, err := Load(ExampleFile)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
 	if !reflect.DeepEqual(got, Default()) {
 		gotJSON, _ := json.MarshalIndent(got, "", "  ")
 		wantJSON, _ := json.MarshalIndent(Default(), "", "  ")
-		t.Errorf("testdata/example.yaml differs from Default()\n got: %s\nwant: %s", gotJSON, wantJSON)
+		t.Errorf("%s differs from Default()\n got: %s\nwant: %s", ExampleFile, gotJSON, wantJSON)
 	}
 }
 

@@ -68,6 +68,20 @@ func Default() *Config {
 					External: EtcdExternal{Enabled: false},
 				},
 			},
+			StatefulSet: ControlPlaneStatefulSet{
+				Image: Image{Registry: "ghcr.io", Repository: "clustersync/clustersync", Tag: ""},
+				Persistence: Persistence{VolumeClaim: VolumeClaim{
+					Enabled:      AutoSwitchAuto,
+					Size:         resource.MustParse("5Gi"),
+					StorageClass: "",
+					AccessModes:  []string{"ReadWriteOnce"},
+				}},
+				Resources: Resources{
+					Limits:   map[string]resource.Quantity{"memory": resource.MustParse("2Gi")},
+					Requests: map[string]resource.Quantity{"cpu": resource.MustParse("200m"), "memory": resource.MustParse("256Mi")},
+				},
+			},
+			Proxy: ControlPlaneProxy{ExtraSANs: []string{}},
 		},
 		Syncer: Syncer{
 			Workers:      10,

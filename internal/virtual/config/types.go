@@ -268,6 +268,65 @@ type PatchLabels struct{}
 type ControlPlane struct {
 	// BackingStore configures where the virtual cluster stores its objects.
 	BackingStore BackingStore `json:"backingStore"`
+	// StatefulSet configures the host StatefulSet that runs the control
+	// plane (charts/virtual-cluster). The local-process mode
+	// (`virtual create --local`) ignores it.
+	StatefulSet ControlPlaneStatefulSet `json:"statefulSet"`
+	// Proxy configures how the API server is reached.
+	Proxy ControlPlaneProxy `json:"proxy"`
+}
+
+// ControlPlaneProxy configures how clients reach the virtual API server.
+type ControlPlaneProxy struct {
+	// ExtraSANs are more host names and IP addresses the API server's
+	// certificate covers, beyond the Service's names and cluster IP.
+	ExtraSANs []string `json:"extraSANs"`
+}
+
+// ControlPlaneStatefulSet configures the control plane's pod.
+type ControlPlaneStatefulSet struct {
+	// Image is clustersync's image, which holds the syncer, kube-apiserver
+	// and kube-controller-manager.
+	Image Image `json:"image"`
+	// ImagePullPolicy is the containers' pull policy: "" (Kubernetes'
+	// default), Always, IfNotPresent or Never.
+	ImagePullPolicy string `json:"imagePullPolicy"`
+	// Persistence configures where etcd's data lives.
+	Persistence Persistence `json:"persistence"`
+	// Resources are the syncer container's requests and limits.
+	Resources Resources `json:"resources"`
+}
+
+// Image names a container image as registry/repository:tag.
+type Image struct {
+	// Registry is the registry host, e.g. "ghcr.io".
+	Registry string `json:"registry"`
+	// Repository is the image's path within the registry.
+	Repository string `json:"repository"`
+	// Tag is the image tag; "" means the chart's appVersion.
+	Tag string `json:"tag"`
+}
+
+// Persistence configures the control plane's data volume.
+type Persistence struct {
+	// VolumeClaim configures the PersistentVolumeClaim of etcd's data.
+	VolumeClaim VolumeClaim `json:"volumeClaim"`
+}
+
+// VolumeClaim configures the data volume claim of the control plane pod.
+type VolumeClaim struct {
+	// Enabled is true (always a claim), false (an emptyDir: the virtual
+	// cluster's objects are lost with the pod) or "auto": a claim when the
+	// host has a default StorageClass or StorageClass is set, else an
+	// emptyDir.
+	Enabled AutoSwitch `json:"enabled"`
+	// Size is the claim's requested storage, e.g. "5Gi".
+	Size resource.Quantity `json:"size"`
+	// StorageClass is the claim's storageClassName; "" uses the host's
+	// default class.
+	StorageClass string `json:"storageClass"`
+	// AccessModes are the claim's access modes.
+	AccessModes []string `json:"accessModes"`
 }
 
 // BackingStore configures the storage of the virtual cluster's objects.

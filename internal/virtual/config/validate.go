@@ -2,7 +2,9 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/url"
+	"strings"
 )
 
 // Validate checks the semantic rules that the types alone cannot express:
@@ -10,7 +12,9 @@ import (
 // at least 1; exactly one of the embedded and the external etcd is enabled;
 // an enabled external etcd has an http or https endpoint URL and, if it
 // uses a client certificate, both certFile and keyFile; an enabled
-// /etc/hosts rewrite has an init container image. All problems are
+// /etc/hosts rewrite has an init container image; the control plane's
+// image has a repository, its pull policy is one Kubernetes knows, its
+// claim size is positive and every extra SAN is a host name or an IP. All problems are
 // returned as FieldErrors joined with errors.Join, sorted by path.
 func (c *Config) Validate() error {
 	return joinFieldErrors(c.validate())
@@ -61,6 +65,24 @@ func (c *Config) validate() []*FieldError {
 		}
 		if (ext.TLS.CertFile == "") != (ext.TLS.KeyFile == "") {
 			fail(etcdPath+".external.tls", "certFile and keyFile must be set together")
+		}
+	}
+
+	sts := c.ControlPlane.StatefulSet
+	switch sts.ImagePullPolicy {
+	case "", "Always", "IfNotPresent", "Never":
+	default:
+		fail("controlPlane.statefulSet.imagePullPolicy", `must be "", Always, IfNotPresent or Never, got %q`, sts.ImagePullPolicy)
+	}
+	if sts.Image.Repository == "" {
+		fail("controlPlane.statefulSet.image.repository", "required")
+	}
+	if vc := sts.Persistence.VolumeClaim; vc.Enabled != AutoSwitchOff && vc.Size.Sign() <= 0 {
+		fail("controlPlane.statefulSet.persistence.volumeClaim.size", "must be greater than 0 when a claim may be made, got %s", vc.Size.String())
+	}
+	for i, san := range c.ControlPlane.Proxy.ExtraSANs {
+		if strings.TrimSpace(san) == "" || strings.ContainsAny(san, " /:") && net.ParseIP(san) == nil {
+			fail(fmt.Sprintf("controlPlane.proxy.extraSANs[%d]", i), "must be a host name or an IP address, got %q", san)
 		}
 	}
 

@@ -1,16 +1,19 @@
 package controlplane
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 )
 
+
 // apiServerArgs are kube-apiserver's flags. The endpoint reconciler is off:
 // the syncer owns the default/kubernetes Service, pointing it at the host.
 func apiServerArgs(l Layout, o Options, p Ports, etcdServers string, etcdTLS EtcdTLS) []string {
+	bind, advertise := cmp.Or(o.BindAddress, "127.0.0.1"), cmp.Or(o.AdvertiseAddress, "127.0.0.1")
 	return []string{
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
+		"--bind-address=" + bind,
+		"--advertise-address=" + advertise,
 		fmt.Sprintf("--secure-port=%d", p.APIServer),
 		"--etcd-servers=" + etcdServers,
 		"--etcd-cafile=" + etcdTLS.CAFile,
@@ -55,8 +58,9 @@ var disabledControllers = []string{
 	"persistentvolume-expander-controller", "ttl-controller",
 }
 
-// controllerManagerArgs are kube-controller-manager's flags.
-func controllerManagerArgs(l Layout, p Ports) []string {
+// controllerManagerArgs are kube-controller-manager's flags; it listens on
+// bind ("" means 127.0.0.1).
+func controllerManagerArgs(l Layout, p Ports, bind string) []string {
 	ctrls := "*"
 	for _, c := range disabledControllers {
 		ctrls += ",-" + c
@@ -66,7 +70,7 @@ func controllerManagerArgs(l Layout, p Ports) []string {
 		"--kubeconfig=" + kc,
 		"--authentication-kubeconfig=" + kc,
 		"--authorization-kubeconfig=" + kc,
-		"--bind-address=127.0.0.1",
+		"--bind-address=" + cmp.Or(bind, "127.0.0.1"),
 		fmt.Sprintf("--secure-port=%d", p.ControllerManager),
 		"--leader-elect=false",
 		"--controllers=" + ctrls,

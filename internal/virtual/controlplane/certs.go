@@ -13,7 +13,7 @@ import (
 // the kubeconfigs for the API server at server.
 func ensureCerts(l Layout, name, server string) error {
 	if _, err := os.Stat(l.PKI("ca.crt")); os.IsNotExist(err) {
-		if err := generateCerts(l, name); err != nil {
+		if err := generateCerts(l, name, SANs{}); err != nil {
 			return fmt.Errorf("generate certificates in %s: %w", l.PKI(""), err)
 		}
 	}
@@ -30,7 +30,25 @@ func ensureCerts(l Layout, name, server string) error {
 	return pki.WriteKubeconfig(kcm, l.ControllerManagerKubeconfig())
 }
 
-func generateCerts(l Layout, name string) error {
+// SANs are the names and addresses the API server's certificate covers
+// beyond loopback, localhost, kubernetes, kubernetes.default… and the
+// virtual cluster's name.
+type SANs struct {
+	DNSNames []string
+	IPs      []net.IP
+}
+
+// apiServerRequest is the API server's serving certificate for virtual
+// cluster name with the extra names in sans.
+func apiServerRequest(name string, sans SANs) pki.Request {
+	dns := append([]string{
+		"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", name,
+	}, sans.DNSNames...)
+	ips := append([]net.IP{net.ParseIP("127.0.0.1")}, sans.IPs...)
+	return pki.Request{CommonName: "kube-apiserver", Server: true, IPs: ips, DNSNames: dns}
+}
+
+func generateCerts(l Layout, name string, sans SANs) error {
 	ca, err := pki.NewCA("clustersync-" + name + "-ca")
 	if err != nil {
 		return err
@@ -50,9 +68,7 @@ func generateCerts(l Layout, name string) error {
 		return nil
 	}
 	for file, r := range map[string]pki.Request{
-		"apiserver": {CommonName: "kube-apiserver", Server: true, IPs: loopback, DNSNames: []string{
-			"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", name,
-		}},
+		"apiserver":             apiServerRequest(name, sans),
 		"etcd-server":           {CommonName: "etcd", Server: true, Client: true, IPs: loopback, DNSNames: []string{"localhost"}},
 		"apiserver-etcd-client": {CommonName: "kube-apiserver-etcd-client", Client: true},
 		"admin":                 {CommonName: "clustersync-admin", Organization: []string{"system:masters"}, Client: true},

@@ -48,6 +48,12 @@ type Options struct {
 	Binaries binaries.Set
 	// Etcd, when set, replaces the embedded etcd.
 	Etcd *ExternalEtcd
+	// BindAddress is where kube-apiserver and kube-controller-manager
+	// listen; "" means 127.0.0.1.
+	BindAddress string
+	// AdvertiseAddress is the IP kube-apiserver advertises; "" means
+	// 127.0.0.1.
+	AdvertiseAddress string
 }
 
 // Ports are the loopback ports a control plane listens on, chosen at first
@@ -156,7 +162,7 @@ func startOnce(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 
-	kcm, err := proc.Start("kube-controller-manager", o.Binaries.KubeControllerManager, controllerManagerArgs(l, ports), l.Log("kube-controller-manager"), nil)
+	kcm, err := proc.Start("kube-controller-manager", o.Binaries.KubeControllerManager, controllerManagerArgs(l, ports, o.BindAddress), l.Log("kube-controller-manager"), nil)
 	if err != nil {
 		return nil, err
 	}

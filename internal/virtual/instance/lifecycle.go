@@ -14,6 +14,7 @@ import (
 
 	"github.com/clustersync/clustersync/internal/proc"
 	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 	"github.com/clustersync/clustersync/internal/virtual/runner"
 )
 
@@ -76,7 +77,7 @@ func Create(ctx context.Context, o CreateOptions, exe string) (*Instance, error)
 	if err != nil {
 		return nil, err
 	}
-	cidr, err := DetectServiceCIDR(ctx, host, o.HostNamespace)
+	cidr, err := controlplane.DetectServiceCIDR(ctx, host, o.HostNamespace)
 	if err != nil {
 		return nil, err
 	}

@@ -17,16 +17,18 @@ import (
 
 // bootstrap creates what every virtual cluster needs, on both sides, before
 // the controllers start:
-//   - host: the namespace, the ServiceAccount host pods run as (no token
+//   - host: the namespace (when createNamespace), the ServiceAccount host pods run as (no token
 //     automount), and the Service named after the virtual cluster that
 //     backs the virtual default/kubernetes Service;
 //   - virtual: default/kubernetes with that Service's clusterIP, and
 //     kube-system/kube-dns, whose host copy is the pods' nameserver.
-func bootstrap(ctx context.Context, tr translate.Translator, vc, hc client.Client) error {
+func bootstrap(ctx context.Context, tr translate.Translator, vc, hc client.Client, createNamespace bool) error {
 	owned := map[string]string{translate.LabelManagedBy: tr.VCluster}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tr.HostNamespace}}
-	if err := createIfMissing(ctx, hc, ns); err != nil {
-		return err
+	if createNamespace {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tr.HostNamespace}}
+		if err := createIfMissing(ctx, hc, ns); err != nil {
+			return err
+		}
 	}
 	sa := &corev1.ServiceAccount{
 		ObjectMeta:                   metav1.ObjectMeta{Name: HostServiceAccount(tr.VCluster), Namespace: tr.HostNamespace, Labels: owned},

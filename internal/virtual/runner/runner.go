@@ -65,6 +65,10 @@ type Options struct {
 	// reconciles, work queues, REST client requests) and Go profiles on
 	// /debug/pprof/; "" serves none.
 	MetricsAddr string
+	// HostNamespaceExists tells that the syncer runs inside HostNamespace
+	// (the chart's control plane pod): bootstrap does not create it, and
+	// the syncer needs no rights on namespaces.
+	HostNamespaceExists bool
 	// Ready, when set, is called once every cache has synced and the
 	// controllers are running.
 	Ready func()
@@ -150,7 +154,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := bootstrap(ctx, tr, vc, hc); err != nil {
+	if err := bootstrap(ctx, tr, vc, hc, !o.HostNamespaceExists); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 	if err := rebuildReferences(ctx, vc, store); err != nil {

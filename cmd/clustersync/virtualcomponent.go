@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/controlplane"
+)
+
+// newVirtualComponentCommand returns `clustersync virtual component`, the
+// commands the containers of the control plane pod run
+// (charts/virtual-cluster/templates/statefulset.yaml).
+func newVirtualComponentCommand() *cobra.Command {
+	var o struct{ name, namespace, dir, configFile string }
+	cmd := &cobra.Command{
+		Use:   "component",
+		Short: "Run one part of a virtual cluster's control plane inside its host pod (used by the chart)",
+		Long: `The containers of a virtual cluster's control plane pod (the StatefulSet of
+charts/virtual-cluster) run these; the kubelet restarts each one that fails.
+
+  init                     certificates (kept in host Secret NAME-certs), kubeconfigs,
+                           host Secret vc-NAME with the tenant's kubeconfig
+  etcd                     the embedded etcd (127.0.0.1:2379; /health on :2381)
+  kube-apiserver           kube-apiserver on :8443 (replaces this process)
+  kube-controller-manager  kube-controller-manager on :10257 (replaces this process)
+
+The host namespace is --namespace, else $POD_NAMESPACE; the pod IP is $POD_IP.`,
+	}
+	f := cmd.PersistentFlags()
+	f.StringVar(&o.name, "name", "", "virtual cluster name (required)")
+	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "host namespace of the pod")
+	f.StringVar(&o.dir, "data", "/data", "data folder: certificates, kubeconfigs, etcd's data")
+	f.StringVar(&o.configFile, "config", "/etc/clustersync/config.yaml", "virtual cluster configuration (the chart's values)")
+	_ = cmd.MarkPersistentFlagRequired("name")
+
+	options := func() (controlplane.PodOptions, error) {
+		cfg, err := config.Load(o.configFile)
+		if err != nil {
+			return controlplane.PodOptions{}, err
+		}
+		po := controlplane.PodOptions{Name: o.name, Namespace: o.namespace, Dir: o.dir, PodIP: os.Getenv("POD_IP"),
+			ExtraSANs: cfg.ControlPlane.Proxy.ExtraSANs}
+		if po.Namespace == "" {
+			return po, fmt.Errorf("--namespace (or $POD_NAMESPACE) is required")
+		}
+		if ext := cfg.ControlPlane.BackingStore.Etcd.External; ext.Enabled {
+			po.Etcd = &controlplane.ExternalEtcd{Endpoints: []string{ext.Endpoint}, TLS: controlplane.EtcdTLS{
+				CAFile: ext.TLS.CAFile, CertFile: ext.TLS.CertFile, KeyFile: ext.TLS.KeyFile,
+			}}
+		}
+		return po, nil
+	}
+	run := func(use, short string, fn func(*cobra.Command, controlplane.PodOptions) error) *cobra.Command {
+		return &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error {
+			po, err := options()
+			if err != nil {
+				return err
+			}
+			return fn(cmd, po)
+		}}
+	}
+	cmd.AddCommand(
+		run("init", "Prepare certificates and kubeconfigs; write host Secret vc-NAME", func(cmd *cobra.Command, po controlplane.PodOptions) error {
+			cfg, err := rest.InClusterConfig()
+			if err != nil {
+				return err
+			}
+			host, err := kubernetes.NewForConfig(cfg)
+			if err != nil {
+				return err
+			}
+			if err := controlplane.InitPod(cmd.Context(), host, po); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "control plane of %s prepared in %s; tenant kubeconfig in host secret %s/%s\n",
+				po.Name, po.Dir, po.Namespace, controlplane.KubeconfigSecretName(po.Name))
+			return nil
+		}),
+		run("etcd", "Run the embedded etcd", func(_ *cobra.Command, po controlplane.PodOptions) error {
+			if po.Etcd != nil {
+				return fmt.Errorf("controlPlane.backingStore.etcd.external is enabled: the pod runs no etcd")
+			}
+			return controlplane.RunPodEtcd(ctrl.SetupSignalHandler(), po)
+		}),
+		run("kube-apiserver", "Run kube-apiserver (exec)", func(_ *cobra.Command, po controlplane.PodOptions) error {
+			args, err := controlplane.PodAPIServerArgs(po)
+			if err != nil {
+				return err
+			}
+			return execBinary("kube-apiserver", args)
+		}),
+		run("kube-controller-manager", "Run kube-controller-manager (exec)", func(_ *cobra.Command, po controlplane.PodOptions) error {
+			return execBinary("kube-controller-manager", controlplane.PodControllerManagerArgs(po))
+		}),
+	)
+	return cmd
+}
+
+// execBinary replaces this process with name (found on PATH) and args, so
+// that the container's process is the component itself and the kubelet
+// sees its exit.
+func execBinary(name string, args []string) error {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return err
+	}
+	return syscall.Exec(path, append([]string{path}, args...), os.Environ())
+}

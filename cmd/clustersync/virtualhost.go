@@ -1,0 +1,528 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/yaml"
+
+	"github.com/clustersync/clustersync/internal/virtual/deploy"
+	"github.com/clustersync/clustersync/internal/virtual/instance"
+)
+
+// hostConn is what the virtual commands need of a host cluster.
+type hostConn struct {
+	kubeconfig string
+	config     *rest.Config
+	client     kubernetes.Interface
+	dynamic    dynamic.Interface
+	helm       *deploy.Helm
+	// context is the kubeconfig's current context (for connect's context
+	// names).
+	context string
+}
+
+// connectHost opens the host of kubeconfig ("" = defaultHostKubeconfig).
+func connectHost(kubeconfig string) (*hostConn, error) {
+	if kubeconfig == "" {
+		kubeconfig = defaultHostKubeconfig()
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("host kubeconfig %s: %w", kubeconfig, err)
+	}
+	cfg.WarningHandlerWithContext = rest.NoWarnings{}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	hostContext := deploy.CurrentContext(kubeconfig)
+	if hostContext == "" {
+		hostContext = "host"
+	}
+	return &hostConn{kubeconfig: kubeconfig, config: cfg, client: cs, dynamic: dyn,
+		helm: deploy.NewHelm(kubeconfig, nil), context: hostContext}, nil
+}
+
+// localInstance returns the local-process virtual cluster name of this
+// machine, or nil when there is none (or namespace names another host
+// namespace than its own).
+func localInstance(name, namespace string) *instance.Instance {
+	i, err := instance.Load(stateHome(), name)
+	if err != nil || (namespace != "" && namespace != i.HostNamespace) {
+		return nil
+	}
+	return i
+}
+
+// hostNamespace is the host namespace of virtual cluster name: namespace,
+// else vc-NAME.
+func hostNamespace(name, namespace string) string {
+	if namespace != "" {
+		return namespace
+	}
+	return "vc-" + name
+}
+
+func newVirtualCreateCommand() *cobra.Command {
+	var o struct {
+		namespace, hostKubeconfig, configFile, kubeconfigOut string
+		files, sets                                          []string
+		local, connect                                       bool
+		timeout                                              time.Duration
+	}
+	cmd := &cobra.Command{
+		Use:   "create NAME",
+		Short: "Create a virtual cluster in a host namespace: its own API server, synced into that namespace",
+		Long: `Create a virtual cluster: a kube-apiserver, kube-controller-manager and etcd of
+its own, and a syncer that copies the pods, services, endpoints, claims and
+used secrets and config maps it creates into one namespace of the host cluster,
+with vCluster's names and annotations.
+
+By default the control plane runs in the host, as vCluster's does: the Helm
+chart charts/virtual-cluster (embedded in this binary) is installed as release
+NAME into host namespace -n (default vc-NAME, created if missing): a
+StatefulSet NAME whose pod runs etcd, kube-apiserver, kube-controller-manager
+and the syncer, a Service NAME (443), a ServiceAccount with a Role in the
+namespace and a ClusterRole that reads nodes, and a Secret vc-NAME holding the
+tenant's kubeconfig. ` + "`helm install NAME charts/virtual-cluster -n NS -f FILE`" + ` gives
+the same objects. etcd's data goes on a PersistentVolumeClaim when the host has
+a default StorageClass, else in an emptyDir (lost with the pod); create says
+which. The host must be able to pull clustersync's image
+(controlPlane.statefulSet.image; ` + "`make image`" + ` pushes it to the local host).
+
+Values: -f FILE (the config file format: sync:, controlPlane:, syncer:; see
+docs/configuration.md) and --set KEY=VALUE, as helm takes them. Unknown keys
+and wrong types are refused with their path before anything is installed.
+
+Once ready, create connects (--connect=false skips): it adds context
+vcluster_NAME_NAMESPACE_HOSTCONTEXT to $KUBECONFIG (else ~/.kube/config), or to
+--kubeconfig-out, and makes it current, when this machine reaches the
+Service's cluster IP (a node of the host, or the local host of ` + "`dev up`" + `);
+otherwise it says how to connect through a port-forward.
+
+--local runs the control plane as processes of this machine instead (the mode
+of earlier versions, for hosts whose nodes cannot run it, such as kwok fake
+nodes): state in $CLUSTERSYNC_HOME/virtual/NAME, the API server on 127.0.0.1.
+
+The host is --host-kubeconfig, else $KUBECONFIG, else the local host of
+` + "`clustersync dev up`" + `, else ~/.kube/config.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, out := args[0], cmd.OutOrStdout()
+			if o.configFile != "" {
+				o.files = append([]string{o.configFile}, o.files...)
+			}
+			hostKubeconfig := o.hostKubeconfig
+			if hostKubeconfig == "" {
+				hostKubeconfig = defaultHostKubeconfig()
+			}
+			if err := instance.ValidateName(name); err != nil {
+				return err
+			}
+			if _, _, err := deploy.Values(o.files, o.sets); err != nil {
+				return err
+			}
+			start := time.Now()
+			if o.local {
+				return createLocal(cmd, name, o.namespace, hostKubeconfig, o.files, o.sets)
+			}
+			host, err := connectHost(hostKubeconfig)
+			if err != nil {
+				return err
+			}
+			ns := hostNamespace(name, o.namespace)
+			fmt.Fprintf(out, "Creating virtual cluster %s in host namespace %s (host kubeconfig %s)...\n", name, ns, hostKubeconfig)
+			created, err := deploy.Create(cmd.Context(), host.client, host.helm, deploy.CreateOptions{
+				Name: name, Namespace: ns, ValueFiles: o.files, Sets: o.sets, Timeout: o.timeout,
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "Virtual cluster %s is running (%.1fs): StatefulSet %s/%s, tenant kubeconfig in host secret %s/vc-%s.\n",
+				name, time.Since(start).Seconds(), ns, name, ns, name)
+			if created.Persistence == "volumeClaim" {
+				fmt.Fprintf(out, "etcd's data is on PersistentVolumeClaim %s/data-%s.\n", ns, deploy.PodName(name))
+			} else {
+				fmt.Fprintln(out, "etcd's data is in an emptyDir and is lost with the pod: the host has no default StorageClass "+
+					"(set controlPlane.statefulSet.persistence.volumeClaim.storageClass, or give the host one).")
+			}
+			if !o.connect {
+				fmt.Fprintf(out, "\nConnect with: clustersync virtual connect %s -n %s\n", name, ns)
+				return nil
+			}
+			server, err := deploy.ServiceServer(cmd.Context(), host.client, name, ns)
+			if err != nil {
+				return err
+			}
+			if !deploy.Reachable(cmd.Context(), server, 2*time.Second) {
+				fmt.Fprintf(out, "\nThis machine does not reach %s (the Service's cluster IP). Connect through a port-forward:\n"+
+					"  clustersync virtual connect %s -n %s\n", server, name, ns)
+				return nil
+			}
+			return writeContext(cmd.Context(), out, host, name, ns, server, o.kubeconfigOut)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.namespace, "namespace", "n", "", "host namespace (default vc-NAME; created if missing)")
+	f.StringVar(&o.hostKubeconfig, "host-kubeconfig", "", "kubeconfig of the host cluster")
+	f.StringArrayVarP(&o.files, "values", "f", nil, "values file: the configuration file format (repeatable; later files win)")
+	f.StringVar(&o.configFile, "config", "", "configuration file (the same as -f)")
+	f.StringArrayVar(&o.sets, "set", nil, "set a value, e.g. --set sync.toHost.ingresses.enabled=true (repeatable)")
+	f.BoolVar(&o.local, "local", false, "run the control plane as processes of this machine instead of a StatefulSet of the host")
+	f.BoolVar(&o.connect, "connect", true, "add a kube context for the virtual cluster and make it current")
+	f.StringVar(&o.kubeconfigOut, "kubeconfig-out", "", "kubeconfig file connect writes the context to (default $KUBECONFIG, else ~/.kube/config)")
+	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long to wait for the control plane to become ready")
+	return cmd
+}
+
+// createLocal is `virtual create --local`: the control plane as processes
+// of this machine.
+func createLocal(cmd *cobra.Command, name, namespace, hostKubeconfig string, files, sets []string) error {
+	if len(sets) > 0 || len(files) > 1 {
+		return errors.New("--local takes one configuration file (--config or -f) and no --set")
+	}
+	o := instance.CreateOptions{Name: name, Home: stateHome(), HostNamespace: namespace, HostKubeconfig: hostKubeconfig}
+	if len(files) == 1 {
+		o.ConfigFile = files[0]
+	}
+	exe, err := executable()
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "Creating virtual cluster %s on this machine (host kubeconfig %s)...\n", o.Name, o.HostKubeconfig)
+	start := time.Now()
+	i, err := instance.Create(cmd.Context(), o, exe)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Virtual cluster %s is running (%.1fs); its objects are synced to host namespace %s.\n",
+		i.Name, time.Since(start).Seconds(), i.HostNamespace)
+	fmt.Fprintf(out, "\nUse it:\n  export KUBECONFIG=%s\n  kubectl get namespaces\n", i.Kubeconfig())
+	return nil
+}
+
+// writeContext adds the kube context of virtual cluster name at server to
+// the kubeconfig file out ("" = $KUBECONFIG's first file, else
+// ~/.kube/config) and makes it current.
+func writeContext(ctx context.Context, w io.Writer, host *hostConn, name, namespace, server, out string) error {
+	kc, err := deploy.Kubeconfig(ctx, host.client, name, namespace, server)
+	if err != nil {
+		return err
+	}
+	if out == "" {
+		out = userKubeconfig()
+	}
+	contextName := deploy.ContextName(name, namespace, host.context)
+	if err := deploy.MergeKubeconfig(out, kc, contextName); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Switched to context %s in %s (server %s).\n", contextName, out, server)
+	return nil
+}
+
+// userKubeconfig is the kubeconfig file connect writes to by default: the
+// first file of $KUBECONFIG, else ~/.kube/config.
+func userKubeconfig() string {
+	if files := filepath.SplitList(os.Getenv("KUBECONFIG")); len(files) > 0 && files[0] != "" {
+		return files[0]
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".kube", "config")
+}
+
+func newVirtualListCommand() *cobra.Command {
+	var namespace, hostKubeconfig, output string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the virtual clusters of the host (and those run as processes of this machine)",
+		Long: `List the virtual clusters installed in the host (every namespace, or -n), with
+their status read from the control plane's StatefulSet and pod, and those run as
+processes of this machine (` + "`virtual create --local`" + `), whose NAMESPACE column
+is suffixed "(local)". -o json or -o yaml prints the same as a list of objects
+(name, namespace, status, reason, version, chart, created, connected).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			host, err := connectHost(hostKubeconfig)
+			if err != nil {
+				return err
+			}
+			current := deploy.CurrentContext(userKubeconfig())
+			infos, err := deploy.List(cmd.Context(), host.client, host.helm, namespace, func(name, ns string) bool {
+				return current == deploy.ContextName(name, ns, host.context)
+			})
+			if err != nil {
+				return err
+			}
+			locals, err := instance.List(stateHome())
+			if err != nil {
+				return err
+			}
+			for _, i := range locals {
+				if namespace != "" && namespace != i.HostNamespace {
+					continue
+				}
+				status := "Stopped"
+				if st, ok := i.Status(); ok {
+					status = "Pending"
+					if st.Ready {
+						status = deploy.StatusRunning
+					}
+				}
+				infos = append(infos, deploy.Info{Name: i.Name, Namespace: i.HostNamespace + " (local)", Status: status, Version: version, Created: i.Created})
+			}
+			return printInfos(cmd.OutOrStdout(), infos, output)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&namespace, "namespace", "n", "", "host namespace (default: every namespace)")
+	f.StringVar(&hostKubeconfig, "host-kubeconfig", "", "kubeconfig of the host cluster")
+	f.StringVarP(&output, "output", "o", "", "output format: json or yaml (default a table)")
+	return cmd
+}
+
+func printInfos(out io.Writer, infos []deploy.Info, format string) error {
+	switch format {
+	case "json":
+		data, err := json.MarshalIndent(infos, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(out, "%s\n", data)
+		return err
+	case "yaml":
+		data, err := yaml.Marshal(infos)
+		if err != nil {
+			return err
+		}
+		_, err = out.Write(data)
+		return err
+	case "":
+	default:
+		return fmt.Errorf("--output %q: want json or yaml", format)
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tNAMESPACE\tSTATUS\tVERSION\tCONNECTED\tAGE")
+	for _, in := range infos {
+		status := in.Status
+		if in.Reason != "" && in.Status != deploy.StatusPending {
+			status += " (" + in.Reason + ")"
+		}
+		connected := ""
+		if in.Connected {
+			connected = "True"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Name, in.Namespace, status, in.Version, connected, time.Since(in.Created).Round(time.Second))
+	}
+	return w.Flush()
+}
+
+func newVirtualDeleteCommand() *cobra.Command {
+	var namespace, hostKubeconfig string
+	var deleteNamespace bool
+	cmd := &cobra.Command{
+		Use:   "delete NAME",
+		Short: "Delete a virtual cluster and every host object it created, and nothing else",
+		Long: `Delete virtual cluster NAME of host namespace -n (default vc-NAME): uninstall
+its release (control plane, Services, RBAC, config), then delete every host
+object it made (synced copies, Secrets vc-NAME and NAME-certs, the data claim;
+all labelled vcluster.loft.sh/managed-by=NAME) and wait until they are gone.
+--delete-namespace also deletes the host namespace, only if create made it.
+
+A virtual cluster run as processes of this machine (create --local) is
+stopped, its host objects deleted, and its state folder removed.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, out := args[0], cmd.OutOrStdout()
+			if i := localInstance(name, namespace); i != nil {
+				if err := i.Delete(cmd.Context()); err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "Virtual cluster %s deleted, with its objects in host namespace %s.\n", i.Name, i.HostNamespace)
+				return nil
+			}
+			host, err := connectHost(hostKubeconfig)
+			if err != nil {
+				return err
+			}
+			ns := hostNamespace(name, namespace)
+			note, err := deploy.Delete(cmd.Context(), host.client, host.dynamic, host.helm, deploy.DeleteOptions{
+				Name: name, Namespace: ns, DeleteNamespace: deleteNamespace, Timeout: 3 * time.Minute,
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "Virtual cluster %s deleted, with its objects in host namespace %s.\n", name, ns)
+			if note != "" {
+				fmt.Fprintln(out, note)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&namespace, "namespace", "n", "", "host namespace (default vc-NAME)")
+	f.StringVar(&hostKubeconfig, "host-kubeconfig", "", "kubeconfig of the host cluster")
+	f.BoolVar(&deleteNamespace, "delete-namespace", false, "also delete the host namespace, if create made it")
+	return cmd
+}
+
+func newVirtualConnectCommand() *cobra.Command {
+	var o struct {
+		namespace, hostKubeconfig, server, kubeconfigOut string
+		print                                            bool
+		localPort                                        int
+	}
+	cmd := &cobra.Command{
+		Use:   "connect NAME [-- COMMAND [ARGS...]]",
+		Short: "Connect to a virtual cluster: a kube context, a port-forward, or a command run against it",
+		Long: `Connect to virtual cluster NAME of host namespace -n (default vc-NAME), as
+` + "`vcluster connect`" + ` does. The server is --server, else the Service's cluster IP when
+this machine reaches it (a node of the host, the local host of ` + "`dev up`" + `), else
+a port-forward to the control plane pod (127.0.0.1:--local-port, default a free
+port), which runs until Ctrl-C.
+
+  connect NAME               add context vcluster_NAME_NAMESPACE_HOSTCONTEXT to
+                             $KUBECONFIG (else ~/.kube/config) or --kubeconfig-out,
+                             and make it current
+  connect NAME --print       print the kubeconfig instead
+  connect NAME -- CMD ARGS   run CMD with KUBECONFIG set to the virtual cluster,
+                             then stop the port-forward; exits with CMD's status
+
+For a virtual cluster run as processes of this machine (create --local),
+--print prints its kubeconfig and -o FILE writes it.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, command := args[0], args[1:]
+			if i := localInstance(name, o.namespace); i != nil {
+				return connectLocal(cmd, i, o.print, o.kubeconfigOut)
+			}
+			host, err := connectHost(o.hostKubeconfig)
+			if err != nil {
+				return fmt.Errorf("virtual cluster %q not found on this machine, and no host to look in: %w", name, err)
+			}
+			ctx, stop := context.WithCancel(ctrl.SetupSignalHandler())
+			defer stop()
+			ns := hostNamespace(name, o.namespace)
+			if _, err := host.helm.Get(name, ns); err != nil {
+				return err
+			}
+			server, forwarding := o.server, false
+			if server == "" {
+				if server, err = deploy.ServiceServer(ctx, host.client, name, ns); err != nil {
+					return err
+				}
+				if o.localPort != 0 || !deploy.Reachable(ctx, server, 2*time.Second) {
+					port, _, err := deploy.Forward(ctx, host.config, name, ns, o.localPort, cmd.ErrOrStderr())
+					if err != nil {
+						return err
+					}
+					server, forwarding = deploy.LocalServer(port), true
+				}
+			}
+			out := cmd.OutOrStdout()
+			switch {
+			case len(command) > 0:
+				kc, err := deploy.Kubeconfig(ctx, host.client, name, ns, server)
+				if err != nil {
+					return err
+				}
+				return runWithKubeconfig(ctx, cmd, kc, command)
+			case o.print:
+				kc, err := deploy.Kubeconfig(ctx, host.client, name, ns, server)
+				if err != nil {
+					return err
+				}
+				if _, err := out.Write(kc); err != nil {
+					return err
+				}
+			default:
+				if err := writeContext(ctx, out, host, name, ns, server, o.kubeconfigOut); err != nil {
+					return err
+				}
+			}
+			if forwarding {
+				fmt.Fprintf(cmd.ErrOrStderr(), "Forwarding %s to %s/%s; press Ctrl-C to stop.\n", server, ns, deploy.PodName(name))
+				<-ctx.Done()
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.namespace, "namespace", "n", "", "host namespace (default vc-NAME)")
+	f.StringVar(&o.hostKubeconfig, "host-kubeconfig", "", "kubeconfig of the host cluster")
+	f.StringVar(&o.server, "server", "", "API server URL to write instead of the Service's or a port-forward's")
+	f.StringVar(&o.kubeconfigOut, "kubeconfig-out", "", "kubeconfig file to add the context to (default $KUBECONFIG, else ~/.kube/config)")
+	f.BoolVar(&o.print, "print", false, "print the kubeconfig instead of adding a context")
+	f.IntVar(&o.localPort, "local-port", 0, "local port of the port-forward (setting it forces a port-forward)")
+	f.StringVarP(&o.kubeconfigOut, "output", "o", "", "same as --kubeconfig-out")
+	return cmd
+}
+
+// connectLocal is connect for a virtual cluster run as processes of this
+// machine: --print prints its kubeconfig, out writes it to a file, else the
+// kubeconfig's path is printed as an export line.
+func connectLocal(cmd *cobra.Command, i *instance.Instance, print bool, out string) error {
+	if _, ok := i.Status(); !ok {
+		fmt.Fprintln(cmd.ErrOrStderr(), "note: "+stoppedHint(i.Name))
+	}
+	data, err := os.ReadFile(i.Kubeconfig())
+	if err != nil {
+		return err
+	}
+	switch {
+	case print:
+		_, err = cmd.OutOrStdout().Write(data)
+		return err
+	case out != "":
+		if err := os.WriteFile(out, data, 0o600); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "kubeconfig of %s written to %s\n", i.Name, out)
+		return nil
+	default:
+		fmt.Fprintf(cmd.OutOrStdout(), "export KUBECONFIG=%s\n", i.Kubeconfig())
+		return nil
+	}
+}
+
+// runWithKubeconfig runs command with KUBECONFIG pointing to a temporary
+// file holding kc, and returns its exit status as an error.
+func runWithKubeconfig(ctx context.Context, cmd *cobra.Command, kc []byte, command []string) error {
+	f, err := os.CreateTemp("", "clustersync-kubeconfig-*.yaml")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(kc); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	c := exec.CommandContext(ctx, command[0], command[1:]...)
+	c.Env = append(os.Environ(), "KUBECONFIG="+f.Name())
+	c.Stdin, c.Stdout, c.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if err := c.Run(); err != nil {
+		return fmt.Errorf("%s: %w", command[0], err)
+	}
+	return nil
+}

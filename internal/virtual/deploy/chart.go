@@ -1,0 +1,72 @@
+// Package deploy installs, lists, upgrades and removes virtual clusters that
+// run inside a host cluster: releases of the Helm chart charts/virtual-cluster
+// (embedded in the binary), installed with Helm's Go SDK as vCluster's CLI
+// does, so that `clustersync virtual create` and `helm install` give the same
+// objects.
+package deploy
+
+import (
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/cli/values"
+	"helm.sh/helm/v3/pkg/getter"
+	"sigs.k8s.io/yaml"
+
+	"github.com/clustersync/clustersync/charts"
+	"github.com/clustersync/clustersync/internal/virtual/config"
+)
+
+// ChartName is the name in the chart's Chart.yaml; releases of other charts
+// are not virtual clusters.
+const ChartName = "virtual-cluster"
+
+// Chart loads the embedded charts/virtual-cluster.
+func Chart() (*chart.Chart, error) {
+	var files []*loader.BufferedFile
+	err := fs.WalkDir(charts.VirtualCluster, ChartName, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(charts.VirtualCluster, p)
+		if err != nil {
+			return err
+		}
+		files = append(files, &loader.BufferedFile{Name: strings.TrimPrefix(p, ChartName+"/"), Data: data})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	c, err := loader.LoadFiles(files)
+	if err != nil {
+		return nil, fmt.Errorf("embedded chart %s: %w", ChartName, err)
+	}
+	return c, nil
+}
+
+// Values merges the values files (YAML, later files win) and the --set
+// expressions (Helm's syntax, e.g. sync.toHost.ingresses.enabled=true)
+// as `helm install -f … --set …` does, and checks the result as the
+// configuration file it becomes (config.Parse): unknown keys and wrong types
+// are errors naming their path. It returns the values to install and the
+// configuration they mean.
+func Values(files, sets []string) (map[string]any, *config.Config, error) {
+	opts := values.Options{ValueFiles: files, Values: sets}
+	vals, err := opts.MergeValues(getter.Providers{})
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := yaml.Marshal(vals)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := config.Parse(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("values: %w", err)
+	}
+	return vals, cfg, nil
+}

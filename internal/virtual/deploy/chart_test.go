@@ -1,0 +1,182 @@
+package deploy
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/lint"
+	"helm.sh/helm/v3/pkg/releaseutil"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/yaml"
+
+	"github.com/clustersync/clustersync/internal/virtual/config"
+)
+
+// render runs `helm template` of the embedded chart as release vc1 in ns1.
+func render(t *testing.T, sets ...string) map[string]string {
+	t.Helper()
+	vals, _, err := Values(nil, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Chart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := action.NewInstall(&action.Configuration{})
+	in.DryRun, in.ClientOnly, in.Replace = true, true, true
+	in.ReleaseName, in.Namespace = "vc1", "ns1"
+	in.KubeVersion = &chartutil.KubeVersion{Version: "v1.37.0", Major: "1", Minor: "37"}
+	rel, err := in.Run(c, vals)
+	if err != nil {
+		t.Fatalf("helm template: %v", err)
+	}
+	out := map[string]string{}
+	for _, m := range releaseutil.SplitManifests(rel.Manifest) {
+		var meta struct {
+			Kind     string
+			Metadata struct{ Name string }
+		}
+		if err := yaml.Unmarshal([]byte(m), &meta); err != nil {
+			t.Fatalf("manifest: %v\n%s", err, m)
+		}
+		out[meta.Kind+"/"+meta.Metadata.Name] = m
+	}
+	return out
+}
+
+func decode[T any](t *testing.T, manifests map[string]string, key string) *T {
+	t.Helper()
+	m, ok := manifests[key]
+	if !ok {
+		t.Fatalf("no %s among %v", key, sets.List(sets.KeySet(manifests)))
+	}
+	var v T
+	if err := yaml.UnmarshalStrict([]byte(m), &v); err != nil {
+		t.Fatalf("%s: %v\n%s", key, err, m)
+	}
+	return &v
+}
+
+func TestChartLints(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "charts", ChartName)
+	vals, _, err := Values(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	linter := lint.All(dir, vals, "ns1", false)
+	for _, msg := range linter.Messages {
+		if msg.Severity > 1 { // warnings and errors; info is fine
+			t.Errorf("helm lint: %s", msg)
+		}
+	}
+}
+
+func TestChartObjects(t *testing.T) {
+	m := render(t)
+	want := []string{"ServiceAccount/vc-vc1", "Secret/vc-config-vc1", "Service/vc1", "Service/vc1-headless",
+		"Role/vc-vc1", "RoleBinding/vc-vc1", "ClusterRole/vc-vc1-v-ns1", "ClusterRoleBinding/vc-vc1-v-ns1", "StatefulSet/vc1"}
+	if got := sets.List(sets.KeySet(m)); !sets.New(want...).Equal(sets.New(got...)) {
+		t.Errorf("objects = %v, want %v", got, want)
+	}
+
+	svc := decode[corev1.Service](t, m, "Service/vc1")
+	if p := svc.Spec.Ports[0]; p.Port != 443 || p.TargetPort.IntValue() != 8443 {
+		t.Errorf("Service port %d -> %s, want 443 -> 8443", p.Port, p.TargetPort.String())
+	}
+	if svc.Labels["vcluster.loft.sh/managed-by"] != "vc1" {
+		t.Errorf("Service labels %v lack vcluster.loft.sh/managed-by=vc1 (the syncer checks it)", svc.Labels)
+	}
+
+	cfgSecret := decode[corev1.Secret](t, m, "Secret/vc-config-vc1")
+	cfg, err := config.Parse([]byte(cfgSecret.StringData["config.yaml"]))
+	if err != nil {
+		t.Fatalf("config.yaml of the chart: %v", err)
+	}
+	if cfg.Syncer.Workers != config.Default().Syncer.Workers {
+		t.Errorf("config.yaml syncer.workers = %d, want the default", cfg.Syncer.Workers)
+	}
+
+	sts := decode[appsv1.StatefulSet](t, m, "StatefulSet/vc1")
+	spec := sts.Spec.Template.Spec
+	var names []string
+	for _, c := range append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...) {
+		names = append(names, c.Name)
+		if c.Image != "ghcr.io/clustersync/clustersync:latest" {
+			t.Errorf("container %s image %q", c.Name, c.Image)
+		}
+		if sc := c.SecurityContext; sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+			t.Errorf("container %s may escalate privileges", c.Name)
+		}
+	}
+	if got := strings.Join(names, ","); got != "init,etcd,kube-apiserver,kube-controller-manager,syncer" {
+		t.Errorf("containers %s", got)
+	}
+	for _, c := range spec.InitContainers[1:] {
+		if c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways || c.StartupProbe == nil {
+			t.Errorf("%s is not a sidecar with a startup probe", c.Name)
+		}
+	}
+	if len(sts.Spec.VolumeClaimTemplates) != 0 || sts.Annotations["clustersync.io/persistence"] != "emptyDir" {
+		t.Errorf("without a default StorageClass the data should be an emptyDir: %v", sts.Annotations)
+	}
+
+	role := decode[rbacv1.Role](t, m, "Role/vc-vc1")
+	for _, r := range role.Rules {
+		if slices := sets.New(r.Verbs...); slices.Has("*") || sets.New(r.Resources...).Has("*") {
+			t.Errorf("role rule %v uses a wildcard", r)
+		}
+	}
+}
+
+func TestChartOptions(t *testing.T) {
+	m := render(t,
+		"controlPlane.statefulSet.persistence.volumeClaim.enabled=true",
+		"controlPlane.statefulSet.persistence.volumeClaim.storageClass=fast",
+		"controlPlane.statefulSet.image.registry=registry.example.com",
+		"controlPlane.statefulSet.image.tag=v1.2.3",
+		"controlPlane.statefulSet.imagePullPolicy=IfNotPresent",
+		"controlPlane.backingStore.etcd.embedded.enabled=false",
+		"controlPlane.backingStore.etcd.external.enabled=true",
+		"controlPlane.backingStore.etcd.external.endpoint=https://etcd:2379",
+	)
+	sts := decode[appsv1.StatefulSet](t, m, "StatefulSet/vc1")
+	if n := len(sts.Spec.VolumeClaimTemplates); n != 1 {
+		t.Fatalf("%d volume claim templates, want 1", n)
+	}
+	pvc := sts.Spec.VolumeClaimTemplates[0]
+	if pvc.Spec.StorageClassName == nil || *pvc.Spec.StorageClassName != "fast" || pvc.Spec.Resources.Requests.Storage().String() != "5Gi" {
+		t.Errorf("claim %+v", pvc.Spec)
+	}
+	for _, c := range sts.Spec.Template.Spec.InitContainers {
+		if c.Name == "etcd" {
+			t.Error("an external etcd still runs the embedded one")
+		}
+		if c.Image != "registry.example.com/clustersync/clustersync:v1.2.3" || c.ImagePullPolicy != corev1.PullIfNotPresent {
+			t.Errorf("%s: image %s, pull policy %q", c.Name, c.Image, c.ImagePullPolicy)
+		}
+	}
+}
+
+func TestValuesErrorsNamePaths(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "vc.yaml")
+	if err := os.WriteFile(file, []byte("sync:\n  toHost:\n    pods:\n      enabled: maybe\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := Values([]string{file}, []string{"controlPlane.nope=1"})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"sync.toHost.pods.enabled", "controlPlane.nope"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+}

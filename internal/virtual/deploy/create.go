@@ -1,0 +1,145 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/controlplane"
+)
+
+// LabelCreatedFor marks a host namespace that `virtual create` made for the
+// virtual cluster named in its value; only such a namespace is removed by
+// `virtual delete --delete-namespace`.
+const LabelCreatedFor = "clustersync.io/created-for"
+
+// AnnotationPersistence on the control plane StatefulSet says where etcd's
+// data lives: "volumeClaim" or "emptyDir" (charts/virtual-cluster).
+const AnnotationPersistence = "clustersync.io/persistence"
+
+// CreateOptions describe a virtual cluster to install into a host.
+type CreateOptions struct {
+	// Name is the virtual cluster's name (a DNS-1123 label): the release,
+	// StatefulSet and Service name.
+	Name string
+	// Namespace is the host namespace, created when missing.
+	Namespace string
+	// ValueFiles and Sets are the chart values (`-f`, `--set`), see Values.
+	ValueFiles, Sets []string
+	// Timeout bounds the wait for the control plane to become ready.
+	Timeout time.Duration
+}
+
+// Created describes a virtual cluster that Create installed.
+type Created struct {
+	// Config is the configuration the values mean.
+	Config *config.Config
+	// CreatedNamespace tells that Create made the host namespace.
+	CreatedNamespace bool
+	// Persistence is "volumeClaim" or "emptyDir" (AnnotationPersistence).
+	Persistence string
+}
+
+// Create checks o, creates the host namespace when missing (labelled
+// LabelCreatedFor), installs the chart with Helm and waits until the control
+// plane is ready (WaitReady). It refuses a name that is not a DNS-1123 label,
+// invalid values (naming their paths), and a release of that name that
+// exists already in the namespace.
+func Create(ctx context.Context, host kubernetes.Interface, h *Helm, o CreateOptions) (*Created, error) {
+	if errs := validation.IsDNS1123Label(o.Name); len(errs) > 0 {
+		return nil, fmt.Errorf("virtual cluster name %q: %s", o.Name, errs[0])
+	}
+	vals, cfg, err := Values(o.ValueFiles, o.Sets)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.Get(o.Name, o.Namespace); err == nil {
+		return nil, fmt.Errorf("virtual cluster %s exists already in host namespace %s; change it with `clustersync virtual upgrade` or delete it first", o.Name, o.Namespace)
+	}
+	created, err := ensureNamespace(ctx, host, o.Namespace, o.Name)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.Install(ctx, o.Name, o.Namespace, vals); err != nil {
+		return nil, err
+	}
+	if err := WaitReady(ctx, host, o.Name, o.Namespace, o.Timeout); err != nil {
+		return nil, err
+	}
+	sts, err := host.AppsV1().StatefulSets(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return &Created{Config: cfg, CreatedNamespace: created, Persistence: sts.Annotations[AnnotationPersistence]}, nil
+}
+
+func ensureNamespace(ctx context.Context, host kubernetes.Interface, namespace, vcluster string) (bool, error) {
+	_, err := host.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+	if err == nil {
+		return false, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("host namespace %s: %w", namespace, err)
+	}
+	_, err = host.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name: namespace, Labels: map[string]string{"app.kubernetes.io/managed-by": "clustersync", LabelCreatedFor: vcluster},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		return false, fmt.Errorf("create host namespace %s: %w", namespace, err)
+	}
+	return true, nil
+}
+
+// Kubeconfig returns the tenant's kubeconfig of virtual cluster name (host
+// Secret vc-NAME), with its server replaced by server when that is not "".
+func Kubeconfig(ctx context.Context, host kubernetes.Interface, name, namespace, server string) ([]byte, error) {
+	s, err := host.CoreV1().Secrets(namespace).Get(ctx, controlplane.KubeconfigSecretName(name), metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig of virtual cluster %s: host secret %s/%s: %w", name, namespace, controlplane.KubeconfigSecretName(name), err)
+	}
+	data := s.Data["config"]
+	if server == "" {
+		return data, nil
+	}
+	kc, err := clientcmd.Load(data)
+	if err != nil {
+		return nil, fmt.Errorf("host secret %s/%s: %w", namespace, s.Name, err)
+	}
+	if len(kc.Clusters) == 0 {
+		return nil, errors.New("host secret " + namespace + "/" + s.Name + ": kubeconfig has no cluster")
+	}
+	for _, c := range kc.Clusters {
+		c.Server = server
+	}
+	return clientcmd.Write(*kc)
+}
+
+// ServiceServer is the URL of the virtual API server through the cluster
+// IP of its host Service: reachable from host pods, and from a node of the
+// host (kube-proxy's rules cover the node's own traffic).
+func ServiceServer(ctx context.Context, host kubernetes.Interface, name, namespace string) (string, error) {
+	svc, err := host.CoreV1().Services(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("host service %s/%s: %w", namespace, name, err)
+	}
+	return "https://" + svc.Spec.ClusterIP + ":443", nil
+}
+
+// statefulSet returns the control plane StatefulSet of name, or nil.
+func statefulSet(ctx context.Context, host kubernetes.Interface, name, namespace string) (*appsv1.StatefulSet, error) {
+	sts, err := host.AppsV1().StatefulSets(namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return sts, err
+}
