@@ -6,7 +6,6 @@ import (
 	"strings"
 )
 
-
 // apiServerArgs are kube-apiserver's flags. The endpoint reconciler is off:
 // the syncer owns the default/kubernetes Service, pointing it at the host.
 func apiServerArgs(l Layout, o Options, p Ports, etcdServers string, etcdTLS EtcdTLS) []string {
