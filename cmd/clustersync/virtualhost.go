@@ -173,7 +173,9 @@ The host is --host-kubeconfig, else $KUBECONFIG, else the local host of
 			if err != nil {
 				return err
 			}
-			if !deploy.Reachable(cmd.Context(), server, 2*time.Second) {
+			// kube-proxy may program the new Service a few seconds after its
+			// endpoint became ready.
+			if !deploy.ReachableWithin(cmd.Context(), server, 10*time.Second) {
 				fmt.Fprintf(out, "\nThis machine does not reach %s (the Service's cluster IP). Connect through a port-forward:\n"+
 					"  clustersync virtual connect %s -n %s\n", server, name, ns)
 				return nil
@@ -525,4 +527,64 @@ func runWithKubeconfig(ctx context.Context, cmd *cobra.Command, kc []byte, comma
 		return fmt.Errorf("%s: %w", command[0], err)
 	}
 	return nil
+}
+
+// hostVerbCommand is `virtual VERB NAME [-n NS]` on a virtual cluster of
+// the host: act runs with the host and the namespace and returns the
+// message to print.
+func hostVerbCommand(use, short, long string, act func(ctx context.Context, host *hostConn, name, namespace string) (string, error)) *cobra.Command {
+	var namespace, hostKubeconfig string
+	cmd := &cobra.Command{
+		Use: use, Short: short, Long: long,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			host, err := connectHost(hostKubeconfig)
+			if err != nil {
+				return err
+			}
+			ns := hostNamespace(args[0], namespace)
+			if _, err := host.helm.Get(args[0], ns); err != nil {
+				return err
+			}
+			msg, err := act(cmd.Context(), host, args[0], ns)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), msg)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "host namespace (default vc-NAME)")
+	cmd.Flags().StringVar(&hostKubeconfig, "host-kubeconfig", "", "kubeconfig of the host cluster")
+	return cmd
+}
+
+func newVirtualPauseCommand() *cobra.Command {
+	return hostVerbCommand("pause NAME", "Pause a virtual cluster: stop its control plane and remove its pods from the host",
+		`Pause virtual cluster NAME of host namespace -n (default vc-NAME), as
+`+"`vcluster pause`"+` does: its control plane StatefulSet is scaled to zero (etcd's
+claim is kept) and the tenant's host pods are deleted; the other host copies
+and every virtual object stay. `+"`virtual resume`"+` brings it back.`,
+		func(ctx context.Context, host *hostConn, name, ns string) (string, error) {
+			if err := deploy.Pause(ctx, host.client, name, ns, 3*time.Minute); err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("Virtual cluster %s is paused; its host pods are gone. Resume with: clustersync virtual resume %s -n %s", name, name, ns), nil
+		})
+}
+
+func newVirtualResumeCommand() *cobra.Command {
+	return hostVerbCommand("resume NAME", "Resume a paused virtual cluster",
+		`Resume virtual cluster NAME of host namespace -n (default vc-NAME): its control
+plane StatefulSet gets its replica back, and once it is ready the syncer makes
+the host pods anew from the virtual state. Pods owned by a controller
+(Deployment, StatefulSet, Job…) come back; a bare pod whose host copy was
+removed by pause is deleted in the virtual cluster, as in vCluster.`,
+		func(ctx context.Context, host *hostConn, name, ns string) (string, error) {
+			start := time.Now()
+			if err := deploy.Resume(ctx, host.client, name, ns, 5*time.Minute); err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("Virtual cluster %s is running again (%.1fs).", name, time.Since(start).Seconds()), nil
+		})
 }

@@ -38,6 +38,7 @@ import (
 // cluster whose pods really start and pass their readiness probe; another
 // pod reaches them through their Service, and calls its own API server as
 // its service account; a pod deleted on the host comes back and runs again;
+// pause refuses while etcd's data would be lost with the pod;
 // `virtual delete` leaves no container and no object of the tenant; `dev
 // down` leaves no process, bridge, iptables chain or mount behind.
 func TestRealNodeWorkload(t *testing.T) {
@@ -190,6 +191,12 @@ func TestRealNodeWorkload(t *testing.T) {
 		return nil
 	})
 	waitReadyOnRealNode(t, host, hostNS, 2)
+
+	// Pause refuses while etcd's data is in an emptyDir (the local host has
+	// no StorageClass yet): it would lose every object.
+	if out, err := cliErr("virtual", "pause", "rn"); err == nil || !strings.Contains(out, "emptyDir: pausing would delete every object") {
+		t.Errorf("pause with an emptyDir: err %v, output:\n%s", err, out)
+	}
 
 	cli(t, "virtual", "delete", "rn")
 	testenv.Eventually(t, 90*time.Second, func() error {

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -102,6 +103,15 @@ func Reachable(ctx context.Context, server string, timeout time.Duration) bool {
 	}
 	c.Close()
 	return true
+}
+
+// ReachableWithin polls Reachable (2 s per try, every 500 ms) until server
+// answers or timeout passes.
+func ReachableWithin(ctx context.Context, server string, timeout time.Duration) bool {
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		return Reachable(ctx, server, 2*time.Second), nil
+	})
+	return err == nil
 }
 
 // MergeKubeconfig adds the cluster, user and context of the one-context

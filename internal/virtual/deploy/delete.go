@@ -7,7 +7,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
@@ -38,15 +37,8 @@ func Delete(ctx context.Context, host kubernetes.Interface, dyn dynamic.Interfac
 		return "", err
 	}
 	// The StatefulSet is gone; its pod goes by garbage collection.
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, o.Timeout, true, func(ctx context.Context) (bool, error) {
-		_, err := host.CoreV1().Pods(o.Namespace).Get(ctx, PodName(o.Name), metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return true, nil
-		}
-		return false, err
-	})
-	if err != nil {
-		return "", fmt.Errorf("control plane pod %s/%s not gone after %s: %w", o.Namespace, PodName(o.Name), o.Timeout, err)
+	if err := waitPodGone(ctx, host, PodName(o.Name), o.Namespace, o.Timeout); err != nil {
+		return "", err
 	}
 	if err := instance.DeleteHostObjects(ctx, dyn, o.Namespace, o.Name, o.Timeout); err != nil {
 		return "", err
