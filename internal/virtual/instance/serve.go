@@ -17,7 +17,9 @@ import (
 // Serve is the supervisor of a virtual cluster: it starts the control plane
 // (embedded etcd in this process, kube-apiserver, kube-controller-manager),
 // then the syncer as a child process of exe, writes serve.json when all are
-// ready, restarts the syncer when it dies, and stops everything when ctx ends.
+// ready, restarts the syncer whenever it dies (also when it dies again while
+// starting: it never gives up while the control plane runs; pauses grow from
+// 1 s to a minute), and stops everything when ctx ends.
 // Progress goes to log.
 func Serve(ctx context.Context, dir, exe string, log io.Writer) error {
 	i, err := Load(filepath.Dir(filepath.Dir(dir)), filepath.Base(dir))
@@ -96,8 +98,18 @@ func Serve(ctx context.Context, dir, exe string, log io.Writer) error {
 			case <-time.After(backoff):
 			}
 			backoff = min(2*backoff, time.Minute)
-			if syncer, err = startSyncer(); err != nil {
-				return err
+			// A syncer that dies again while starting is retried with the
+			// same growing pause; the control plane stays up meanwhile.
+			for syncer, err = startSyncer(); err != nil; syncer, err = startSyncer() {
+				fmt.Fprintf(log, "%s syncer did not start: %v\nretrying in %s\n", now(), err, backoff)
+				select {
+				case <-ctx.Done():
+					return nil
+				case err := <-cpFailed:
+					return fmt.Errorf("control plane failed: %w", err)
+				case <-time.After(backoff):
+				}
+				backoff = min(2*backoff, time.Minute)
 			}
 			status.SyncerPID = syncer.PID()
 			if err := i.writeStatus(status); err != nil {
