@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,7 +42,11 @@ func connectHost(kubeconfig string) (*hostConn, error) {
 	if kubeconfig == "" {
 		kubeconfig = defaultHostKubeconfig()
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	raw, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("host kubeconfig %s: %w", kubeconfig, err)
+	}
+	cfg, err := clientcmd.NewDefaultClientConfig(*raw, nil).ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("host kubeconfig %s: %w", kubeconfig, err)
 	}
@@ -54,12 +59,8 @@ func connectHost(kubeconfig string) (*hostConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	hostContext := deploy.CurrentContext(kubeconfig)
-	if hostContext == "" {
-		hostContext = "host"
-	}
 	return &hostConn{kubeconfig: kubeconfig, config: cfg, client: cs, dynamic: dyn,
-		helm: deploy.NewHelm(kubeconfig, nil), context: hostContext}, nil
+		helm: deploy.NewHelm(kubeconfig, nil), context: cmp.Or(raw.CurrentContext, "host")}, nil
 }
 
 // localInstance returns the local-process virtual cluster name of this
@@ -74,12 +75,9 @@ func localInstance(name, namespace string) *instance.Instance {
 }
 
 // hostNamespace is the host namespace of virtual cluster name: namespace,
-// else vc-NAME.
+// else the default (instance.DefaultHostNamespace).
 func hostNamespace(name, namespace string) string {
-	if namespace != "" {
-		return namespace
-	}
-	return "vc-" + name
+	return cmp.Or(namespace, instance.DefaultHostNamespace(name))
 }
 
 func newVirtualCreateCommand() *cobra.Command {
@@ -138,7 +136,9 @@ The host is --host-kubeconfig, else $KUBECONFIG, else the local host of
 			if err := instance.ValidateName(name); err != nil {
 				return err
 			}
-			if _, _, err := deploy.Values(o.files, o.sets); err != nil {
+			// Checked before any host is asked, so bad input fails fast.
+			vals, _, err := deploy.Values(o.files, o.sets)
+			if err != nil {
 				return err
 			}
 			start := time.Now()
@@ -152,7 +152,7 @@ The host is --host-kubeconfig, else $KUBECONFIG, else the local host of
 			ns := hostNamespace(name, o.namespace)
 			fmt.Fprintf(out, "Creating virtual cluster %s in host namespace %s (host kubeconfig %s)...\n", name, ns, hostKubeconfig)
 			created, err := deploy.Create(cmd.Context(), host.client, host.helm, deploy.CreateOptions{
-				Name: name, Namespace: ns, ValueFiles: o.files, Sets: o.sets, Timeout: o.timeout,
+				Name: name, Namespace: ns, Values: vals, Timeout: o.timeout,
 			})
 			if err != nil {
 				return err

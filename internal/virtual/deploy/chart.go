@@ -1,4 +1,4 @@
-// Package deploy installs, lists, upgrades and removes virtual clusters that
+// Package deploy installs, lists, pauses and removes virtual clusters that
 // run inside a host cluster: releases of the Helm chart charts/virtual-cluster
 // (embedded in the binary), installed with Helm's Go SDK as vCluster's CLI
 // does, so that `clustersync virtual create` and `helm install` give the same

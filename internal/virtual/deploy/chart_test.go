@@ -130,7 +130,7 @@ func TestChartObjects(t *testing.T) {
 
 	role := decode[rbacv1.Role](t, m, "Role/vc-vc1")
 	for _, r := range role.Rules {
-		if slices := sets.New(r.Verbs...); slices.Has("*") || sets.New(r.Resources...).Has("*") {
+		if sets.New(r.Verbs...).Has("*") || sets.New(r.Resources...).Has("*") {
 			t.Errorf("role rule %v uses a wildcard", r)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -55,13 +56,7 @@ func Forward(ctx context.Context, host *rest.Config, name, namespace string, loc
 	}
 	failed := make(chan error, 1)
 	go func() { failed <- fw.ForwardPorts() }()
-	var once bool
-	stop = func() {
-		if !once {
-			once = true
-			close(stopCh)
-		}
-	}
+	stop = sync.OnceFunc(func() { close(stopCh) })
 	go func() {
 		<-ctx.Done()
 		stop()

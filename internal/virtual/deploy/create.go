@@ -7,15 +7,14 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
+	"github.com/clustersync/clustersync/internal/virtual/instance"
 )
 
 // LabelCreatedFor marks a host namespace that `virtual create` made for the
@@ -34,43 +33,37 @@ type CreateOptions struct {
 	Name string
 	// Namespace is the host namespace, created when missing.
 	Namespace string
-	// ValueFiles and Sets are the chart values (`-f`, `--set`), see Values.
-	ValueFiles, Sets []string
+	// Values are the chart values, checked (see Values).
+	Values map[string]any
 	// Timeout bounds the wait for the control plane to become ready.
 	Timeout time.Duration
 }
 
 // Created describes a virtual cluster that Create installed.
 type Created struct {
-	// Config is the configuration the values mean.
-	Config *config.Config
 	// CreatedNamespace tells that Create made the host namespace.
 	CreatedNamespace bool
 	// Persistence is "volumeClaim" or "emptyDir" (AnnotationPersistence).
 	Persistence string
 }
 
-// Create checks o, creates the host namespace when missing (labelled
-// LabelCreatedFor), installs the chart with Helm and waits until the control
-// plane is ready (WaitReady). It refuses a name that is not a DNS-1123 label,
-// invalid values (naming their paths), and a release of that name that
-// exists already in the namespace.
+// Create creates the host namespace when missing (labelled
+// LabelCreatedFor), installs the chart with o.Values (checked by Values
+// beforehand) and waits until the control plane is ready (WaitReady). It
+// refuses a name that is not a DNS-1123 label and a release of that name
+// that exists already in the namespace.
 func Create(ctx context.Context, host kubernetes.Interface, h *Helm, o CreateOptions) (*Created, error) {
 	if errs := validation.IsDNS1123Label(o.Name); len(errs) > 0 {
 		return nil, fmt.Errorf("virtual cluster name %q: %s", o.Name, errs[0])
 	}
-	vals, cfg, err := Values(o.ValueFiles, o.Sets)
-	if err != nil {
-		return nil, err
-	}
 	if _, err := h.Get(o.Name, o.Namespace); err == nil {
-		return nil, fmt.Errorf("virtual cluster %s exists already in host namespace %s; change it with `clustersync virtual upgrade` or delete it first", o.Name, o.Namespace)
+		return nil, fmt.Errorf("virtual cluster %s exists already in host namespace %s; delete it first (`clustersync virtual delete %s -n %s`)", o.Name, o.Namespace, o.Name, o.Namespace)
 	}
-	created, err := ensureNamespace(ctx, host, o.Namespace, o.Name)
+	created, err := instance.EnsureNamespace(ctx, host, o.Namespace, map[string]string{LabelCreatedFor: o.Name})
 	if err != nil {
 		return nil, err
 	}
-	if _, err := h.Install(ctx, o.Name, o.Namespace, vals); err != nil {
+	if _, err := h.Install(ctx, o.Name, o.Namespace, o.Values); err != nil {
 		return nil, err
 	}
 	if err := WaitReady(ctx, host, o.Name, o.Namespace, o.Timeout); err != nil {
@@ -80,24 +73,7 @@ func Create(ctx context.Context, host kubernetes.Interface, h *Helm, o CreateOpt
 	if err != nil {
 		return nil, err
 	}
-	return &Created{Config: cfg, CreatedNamespace: created, Persistence: sts.Annotations[AnnotationPersistence]}, nil
-}
-
-func ensureNamespace(ctx context.Context, host kubernetes.Interface, namespace, vcluster string) (bool, error) {
-	_, err := host.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
-	if err == nil {
-		return false, nil
-	}
-	if !apierrors.IsNotFound(err) {
-		return false, fmt.Errorf("host namespace %s: %w", namespace, err)
-	}
-	_, err = host.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		Name: namespace, Labels: map[string]string{"app.kubernetes.io/managed-by": "clustersync", LabelCreatedFor: vcluster},
-	}}, metav1.CreateOptions{})
-	if err != nil {
-		return false, fmt.Errorf("create host namespace %s: %w", namespace, err)
-	}
-	return true, nil
+	return &Created{CreatedNamespace: created, Persistence: sts.Annotations[AnnotationPersistence]}, nil
 }
 
 // Kubeconfig returns the tenant's kubeconfig of virtual cluster name (host

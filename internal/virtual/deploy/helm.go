@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -49,7 +48,11 @@ func (h *Helm) config(namespace string) (*action.Configuration, error) {
 // namespace (which must exist) with vals (see Values). It returns once the
 // objects are created; WaitReady waits for the control plane.
 func (h *Helm) Install(ctx context.Context, name, namespace string, vals map[string]any) (*release.Release, error) {
-	c, cfg, err := h.chartAndConfig(namespace)
+	c, err := Chart()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := h.config(namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -61,34 +64,6 @@ func (h *Helm) Install(ctx context.Context, name, namespace string, vals map[str
 		return nil, fmt.Errorf("helm install %s -n %s: %w", name, namespace, err)
 	}
 	return rel, nil
-}
-
-// Upgrade changes the values of release name in namespace to vals (the
-// chart is the embedded one).
-func (h *Helm) Upgrade(ctx context.Context, name, namespace string, vals map[string]any) (*release.Release, error) {
-	c, cfg, err := h.chartAndConfig(namespace)
-	if err != nil {
-		return nil, err
-	}
-	up := action.NewUpgrade(cfg)
-	up.Namespace = namespace
-	up.Timeout = 5 * time.Minute
-	rel, err := up.RunWithContext(ctx, name, c, vals)
-	if err != nil {
-		return nil, fmt.Errorf("helm upgrade %s -n %s: %w", name, namespace, err)
-	}
-	return rel, nil
-}
-
-// chartAndConfig loads the embedded chart and an action configuration for
-// namespace.
-func (h *Helm) chartAndConfig(namespace string) (*chart.Chart, *action.Configuration, error) {
-	c, err := Chart()
-	if err != nil {
-		return nil, nil, err
-	}
-	cfg, err := h.config(namespace)
-	return c, cfg, err
 }
 
 // Uninstall removes release name from namespace and waits (up to timeout)

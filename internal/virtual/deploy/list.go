@@ -4,11 +4,14 @@ import (
 	"context"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/kubectl/pkg/util/podutils"
 )
 
 // The states of a virtual cluster, as `virtual list` shows them.
@@ -86,7 +89,7 @@ func Status(sts *appsv1.StatefulSet, pod *corev1.Pod) (status, reason string) {
 		return StatusPaused, ""
 	case pod == nil:
 		return StatusPending, "no control plane pod yet"
-	case podReady(pod):
+	case podutils.IsPodReady(pod):
 		return StatusRunning, ""
 	}
 	statuses := append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...)
@@ -101,7 +104,8 @@ func Status(sts *appsv1.StatefulSet, pod *corev1.Pod) (status, reason string) {
 	return StatusPending, DescribePod(pod)
 }
 
-// imageTag is the tag of the control plane's first container image.
+// imageTag is the tag of the control plane's first container image, "" when
+// it has none (or is pinned by digest only).
 func imageTag(sts *appsv1.StatefulSet) string {
 	if sts == nil {
 		return ""
@@ -111,11 +115,9 @@ func imageTag(sts *appsv1.StatefulSet) string {
 	if len(containers) == 0 {
 		return ""
 	}
-	img := containers[0].Image
-	for i := len(img) - 1; i >= 0 && img[i] != '/'; i-- {
-		if img[i] == ':' {
-			return img[i+1:]
-		}
+	ref, err := name.NewTag(containers[0].Image, name.WithDefaultTag(""))
+	if err != nil {
+		return ""
 	}
-	return ""
+	return ref.TagStr()
 }

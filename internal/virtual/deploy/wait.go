@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/kubectl/pkg/util/podutils"
 
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 )
@@ -35,7 +36,7 @@ func WaitReady(ctx context.Context, host kubernetes.Interface, name, namespace s
 			return false, err
 		}
 		pod = p
-		if !podReady(p) {
+		if !podutils.IsPodReady(p) {
 			return false, nil
 		}
 		_, err = host.CoreV1().Secrets(namespace).Get(ctx, controlplane.KubeconfigSecretName(name), metav1.GetOptions{})
@@ -51,15 +52,6 @@ func WaitReady(ctx context.Context, host kubernetes.Interface, name, namespace s
 		return fmt.Errorf("virtual cluster %s: no control plane pod %s/%s after %s: %w", name, namespace, PodName(name), timeout, err)
 	}
 	return fmt.Errorf("virtual cluster %s not ready after %s: %s: %w", name, timeout, DescribePod(pod), err)
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // DescribePod summarises a control plane pod in one line: "pod NS/NAME

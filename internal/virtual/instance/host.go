@@ -3,6 +3,7 @@ package instance
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -10,9 +11,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// ensureNamespace creates the host namespace unless it exists; created
-// reports whether this call made it.
-func ensureNamespace(ctx context.Context, host kubernetes.Interface, name string) (created bool, err error) {
+// DefaultHostNamespace is the host namespace of virtual cluster name when
+// none is given: vc-NAME.
+func DefaultHostNamespace(name string) string { return "vc-" + name }
+
+// EnsureNamespace creates the host namespace unless it exists, labelled
+// app.kubernetes.io/managed-by=clustersync and with labels; created reports
+// whether this call made it.
+func EnsureNamespace(ctx context.Context, host kubernetes.Interface, name string, labels map[string]string) (created bool, err error) {
 	_, err = host.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 	if err == nil {
 		return false, nil
@@ -20,8 +26,10 @@ func ensureNamespace(ctx context.Context, host kubernetes.Interface, name string
 	if !apierrors.IsNotFound(err) {
 		return false, fmt.Errorf("host namespace %s: %w", name, err)
 	}
+	all := map[string]string{"app.kubernetes.io/managed-by": "clustersync"}
+	maps.Copy(all, labels)
 	_, err = host.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		Name: name, Labels: map[string]string{"app.kubernetes.io/managed-by": "clustersync"},
+		Name: name, Labels: all,
 	}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return false, fmt.Errorf("create host namespace %s: %w", name, err)

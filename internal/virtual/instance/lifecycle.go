@@ -40,7 +40,7 @@ func Create(ctx context.Context, o CreateOptions, exe string) (*Instance, error)
 		return nil, err
 	}
 	if o.HostNamespace == "" {
-		o.HostNamespace = "vc-" + o.Name
+		o.HostNamespace = DefaultHostNamespace(o.Name)
 	}
 	dir := Path(o.Home, o.Name)
 	if _, err := os.Stat(filepath.Join(dir, "instance.json")); err == nil {
@@ -73,7 +73,7 @@ func Create(ctx context.Context, o CreateOptions, exe string) (*Instance, error)
 	if err != nil {
 		return nil, err
 	}
-	created, err := ensureNamespace(ctx, host, o.HostNamespace)
+	created, err := EnsureNamespace(ctx, host, o.HostNamespace, nil)
 	if err != nil {
 		return nil, err
 	}
