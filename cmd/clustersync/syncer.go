@@ -4,11 +4,14 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/dns"
+	"github.com/clustersync/clustersync/internal/virtual/resources/services"
 	"github.com/clustersync/clustersync/internal/virtual/runner"
 )
 
@@ -18,7 +21,8 @@ import (
 func newSyncerCommand() *cobra.Command {
 	var o struct {
 		name, hostNamespace, virtualKubeconfig, hostKubeconfig, configFile, stateDir, healthAddr, metricsAddr string
-		verbosity                                                                                             int
+		dnsSelector                                                                                           string
+		verbosity, dnsPort                                                                                    int
 	}
 	cmd := &cobra.Command{
 		Use:   "syncer",
@@ -43,12 +47,23 @@ func newSyncerCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--host-kubeconfig: %w", err)
 			}
+			var dnsBackend *services.DNSBackend
+			if o.dnsSelector != "" {
+				sel, err := labels.ConvertSelectorToLabelsMap(o.dnsSelector)
+				if err != nil {
+					return fmt.Errorf("--dns-selector %q: %w", o.dnsSelector, err)
+				}
+				if o.dnsPort < 1 || o.dnsPort > 65535 {
+					return fmt.Errorf("--dns-port %d must be between 1 and 65535", o.dnsPort)
+				}
+				dnsBackend = &services.DNSBackend{Selector: sel, Port: int32(o.dnsPort)}
+			}
 			log := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(o.verbosity)))
 			ctrl.SetLogger(log)
 			return runner.Run(ctrl.SetupSignalHandler(), runner.Options{
 				Name: o.name, HostNamespace: o.hostNamespace, Virtual: vcfg, Host: hcfg, Config: cfg,
 				StateDir: o.stateDir, HealthAddr: o.healthAddr, MetricsAddr: o.metricsAddr, Log: log,
-				HostNamespaceExists: inHost,
+				HostNamespaceExists: inHost, DNS: dnsBackend,
 			})
 		},
 	}
@@ -61,6 +76,8 @@ func newSyncerCommand() *cobra.Command {
 	f.StringVar(&o.stateDir, "state-dir", "", "folder for the mapping store (default: in memory)")
 	f.StringVar(&o.healthAddr, "health-addr", "", "address serving /healthz and /readyz, e.g. 127.0.0.1:8081")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "address serving Prometheus metrics on /metrics, e.g. 127.0.0.1:8080")
+	f.StringVar(&o.dnsSelector, "dns-selector", "", "labels (k=v,k2=v2) of the host pod serving the virtual cluster's DNS; the host copy of kube-system/kube-dns selects it (default: none, the Service selects the tenant's own DNS pods)")
+	f.IntVar(&o.dnsPort, "dns-port", dns.Port, "that pod's DNS port (UDP and TCP), which the Service's port 53 leads to")
 	f.IntVarP(&o.verbosity, "v", "v", 1, "log verbosity")
 	for _, n := range []string{"name", "host-namespace", "virtual-kubeconfig"} {
 		_ = cmd.MarkFlagRequired(n)

@@ -15,6 +15,10 @@
 //	    and trusts the pod's cluster CA (both from
 //	    /var/run/secrets/kubernetes.io/serviceaccount), to call the API
 //	    server as the pod.
+//	demo-app lookup NAME
+//	    Resolves NAME with the pod's resolver (/etc/resolv.conf: search
+//	    paths, ndots) and prints its addresses, one per line, sorted; exits
+//	    1 when the name does not resolve.
 package main
 
 import (
@@ -27,6 +31,7 @@ import (
 	"html"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -39,7 +44,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: demo-app serve [--addr :8080] [--content DIR] [--secrets DIR] | demo-app get URL")
+		fmt.Fprintln(os.Stderr, "usage: demo-app serve [--addr :8080] [--content DIR] [--secrets DIR] | demo-app get [--service-account] URL | demo-app lookup NAME")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
@@ -61,6 +66,15 @@ func main() {
 			os.Exit(2)
 		}
 		if err := get(fs.Arg(0), *sa, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "demo-app:", err)
+			os.Exit(1)
+		}
+	case "lookup":
+		if len(os.Args) != 3 {
+			fmt.Fprintln(os.Stderr, "usage: demo-app lookup NAME")
+			os.Exit(2)
+		}
+		if err := lookup(os.Args[2], os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "demo-app:", err)
 			os.Exit(1)
 		}
@@ -172,6 +186,22 @@ func get(url string, sa bool, w io.Writer) error {
 	}
 	if resp.StatusCode/100 != 2 {
 		return errors.New(resp.Status)
+	}
+	return nil
+}
+
+// lookup prints the addresses name resolves to, sorted, one per line. The
+// pure-Go resolver reads /etc/resolv.conf as the C library would.
+func lookup(name string, out io.Writer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupHost(ctx, name)
+	if err != nil {
+		return err
+	}
+	sort.Strings(addrs)
+	for _, a := range addrs {
+		fmt.Fprintln(out, a)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,9 +36,10 @@ import (
 // `dev up` starts the node; `dev image` pushes clustersync's images to the
 // local registry; `virtual create` installs the chart, whose control plane
 // pod runs on the node; the demo image runs as a Deployment of the virtual
-// cluster whose pods really start and pass their readiness probe; another
-// pod reaches them through their Service, and calls its own API server as
-// its service account; a pod deleted on the host comes back and runs again;
+// cluster whose pods really start and pass their readiness probe; pods of
+// the virtual cluster resolve its Services through its DNS (full and short
+// names, a headless Service's pods), reach the web pods by name, and call
+// their own API server as their service account; a pod deleted on the host comes back and runs again;
 // pause refuses while etcd's data would be lost with the pod;
 // `virtual delete` leaves no container and no object of the tenant; `dev
 // down` leaves no process, bridge, iptables chain or mount behind.
@@ -110,60 +112,51 @@ func TestRealNodeWorkload(t *testing.T) {
 		ip = vs.Spec.ClusterIP
 		return nil
 	})
-	if err := virtual.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "client", Namespace: "default"}, Spec: corev1.PodSpec{
-		RestartPolicy: corev1.RestartPolicyOnFailure, TerminationGracePeriodSeconds: ptr.To[int64](1),
-		Containers: []corev1.Container{{Name: "get", Image: image, Args: []string{"get", "http://" + ip + "/"}}}}}); err != nil {
+	hostCS := hostClientset(t, hostKubeconfig)
+	run := func(name string, args ...string) string {
+		return podOutput(t, virtual, hostCS, tr, name, image, args...)
+	}
+
+	// Names resolve through the virtual cluster's DNS (CoreDNS in the control
+	// plane pod): a Service's full name and its short name (search path) to
+	// the virtual Service IP, a headless Service to its pods' IPs.
+	if got := strings.TrimSpace(run("lookup", "lookup", "web.default.svc.cluster.local")); got != ip {
+		t.Errorf("web.default.svc.cluster.local resolved to %q in a pod, want the Service IP %s", got, ip)
+	}
+	if got := strings.TrimSpace(run("lookup-short", "lookup", "web")); got != ip {
+		t.Errorf("web resolved to %q in a pod of namespace default, want %s", got, ip)
+	}
+	if err := virtual.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web-pods", Namespace: "default"}, Spec: corev1.ServiceSpec{
+		ClusterIP: corev1.ClusterIPNone, Selector: labels, Ports: []corev1.ServicePort{{Port: 8080}}}}); err != nil {
 		t.Fatal(err)
 	}
-	hostCS := hostClientset(t, hostKubeconfig)
-	testenv.Eventually(t, 90*time.Second, func() error {
-		var p corev1.Pod
-		if err := virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: "client"}, &p); err != nil {
-			return err
-		}
-		if p.Status.Phase != corev1.PodSucceeded {
-			return fmt.Errorf("client pod phase %q", p.Status.Phase)
-		}
-		return nil
-	})
-	logs, err := hostCS.CoreV1().Pods(hostNS).GetLogs(tr.HostName("client", "default"), &corev1.PodLogOptions{}).DoRaw(ctx)
-	if err != nil {
-		t.Fatalf("logs of the client pod through the host API server (kubelet): %v", err)
+	var webPods corev1.PodList
+	if err := virtual.List(ctx, &webPods, client.InNamespace("default"), client.MatchingLabels(labels)); err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(string(logs), "hello from the real node") || !strings.Contains(string(logs), "Served by pod web-") {
-		t.Errorf("GET http://%s/ from a pod returned:\n%s", ip, logs)
+	var podIPs []string
+	for _, p := range webPods.Items {
+		podIPs = append(podIPs, p.Status.PodIP)
+	}
+	slices.Sort(podIPs)
+	if got := strings.Fields(run("lookup-headless", "lookup", "web-pods.default.svc.cluster.local")); !slices.Equal(got, podIPs) {
+		t.Errorf("headless Service web-pods resolved to %v, want the pods' IPs %v", got, podIPs)
+	}
+
+	// HTTP by name, from a pod of the virtual cluster.
+	if logs := run("client", "get", "http://web.default.svc.cluster.local/"); !strings.Contains(logs, "hello from the real node") || !strings.Contains(logs, "Served by pod web-") {
+		t.Errorf("GET http://web.default.svc.cluster.local/ from a pod returned:\n%s", logs)
 	}
 
 	// A pod calls its API server as its service account: the virtual
 	// cluster's pods, with virtual names.
-	for _, o := range []client.Object{
-		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "default-view", Namespace: "default"},
-			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "view"},
-			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "default", Namespace: "default"}}},
-		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "default"}, Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyOnFailure, TerminationGracePeriodSeconds: ptr.To[int64](1),
-			Containers: []corev1.Container{{Name: "get", Image: image,
-				Args: []string{"get", "--service-account", "https://kubernetes.default.svc/api/v1/namespaces/default/pods"}}}}},
-	} {
-		if err := virtual.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	testenv.Eventually(t, 90*time.Second, func() error {
-		var p corev1.Pod
-		if err := virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: "api"}, &p); err != nil {
-			return err
-		}
-		if p.Status.Phase != corev1.PodSucceeded {
-			return fmt.Errorf("api pod phase %q", p.Status.Phase)
-		}
-		return nil
-	})
-	logs, err = hostCS.CoreV1().Pods(hostNS).GetLogs(tr.HostName("api", "default"), &corev1.PodLogOptions{}).DoRaw(ctx)
-	if err != nil {
+	if err := virtual.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "default-view", Namespace: "default"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "view"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "default", Namespace: "default"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(logs), `"kind":"PodList"`) || !strings.Contains(string(logs), `"name":"web-`) || strings.Contains(string(logs), "-x-default-x-rn") {
+	logs := run("api", "get", "--service-account", "https://kubernetes.default.svc/api/v1/namespaces/default/pods")
+	if !strings.Contains(logs, `"kind":"PodList"`) || !strings.Contains(logs, `"name":"web-`) || strings.Contains(logs, "-x-default-x-rn") {
 		t.Errorf("the pod's own API server, as its service account, listed:\n%.2000s", logs)
 	}
 
@@ -219,6 +212,32 @@ func TestRealNodeWorkload(t *testing.T) {
 
 	cli(t, "dev", "down")
 	checkNothingLeft(t)
+}
+
+// podOutput runs image with args as virtual pod name in namespace default
+// until it succeeds, and returns its output (read through the host).
+func podOutput(t *testing.T, virtual client.Client, hostCS kubernetes.Interface, tr translate.Translator, name, image string, args ...string) string {
+	t.Helper()
+	if err := virtual.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyOnFailure, TerminationGracePeriodSeconds: ptr.To[int64](1),
+		Containers: []corev1.Container{{Name: "run", Image: image, Args: args}}}}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 90*time.Second, func() error {
+		var p corev1.Pod
+		if err := virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &p); err != nil {
+			return err
+		}
+		if p.Status.Phase != corev1.PodSucceeded {
+			return fmt.Errorf("pod %s (%v) phase %q", name, args, p.Status.Phase)
+		}
+		return nil
+	})
+	logs, err := hostCS.CoreV1().Pods(tr.HostNamespace).GetLogs(tr.HostName(name, "default"), &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("logs of pod %s: %v", name, err)
+	}
+	return string(logs)
 }
 
 // devUpReal runs `dev up` with the real node (skipping t without root),

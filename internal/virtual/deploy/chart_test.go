@@ -3,6 +3,7 @@ package deploy
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,10 +14,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/yaml"
 
 	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/dns"
 )
 
 // render runs `helm template` of the embedded chart as release vc1 in ns1.
@@ -116,9 +119,10 @@ func TestChartObjects(t *testing.T) {
 			t.Errorf("container %s may escalate privileges", c.Name)
 		}
 	}
-	if got := strings.Join(names, ","); got != "init,etcd,kube-apiserver,kube-controller-manager,syncer" {
+	if got := strings.Join(names, ","); got != "init,etcd,kube-apiserver,kube-controller-manager,syncer,coredns" {
 		t.Errorf("containers %s", got)
 	}
+	checkDNSWiring(t, spec, sts.Spec.Template.Labels)
 	for _, c := range spec.InitContainers[1:] {
 		if c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways || c.StartupProbe == nil {
 			t.Errorf("%s is not a sidecar with a startup probe", c.Name)
@@ -133,6 +137,39 @@ func TestChartObjects(t *testing.T) {
 		if sets.New(r.Verbs...).Has("*") || sets.New(r.Resources...).Has("*") {
 			t.Errorf("role rule %v uses a wildcard", r)
 		}
+	}
+}
+
+// checkDNSWiring checks that the syncer leads the kube-dns Service to this
+// pod (its --dns-selector selects podLabels) and to the port the coredns
+// container serves DNS on.
+func checkDNSWiring(t *testing.T, spec corev1.PodSpec, podLabels map[string]string) {
+	t.Helper()
+	flags := map[string]string{}
+	var dnsPorts []int32
+	for _, c := range spec.Containers {
+		switch c.Name {
+		case "syncer":
+			for _, a := range c.Command {
+				if k, v, ok := strings.Cut(a, "="); ok {
+					flags[k] = v
+				}
+			}
+		case "coredns":
+			for _, p := range c.Ports {
+				if strings.HasPrefix(p.Name, "dns") && p.Name != "dns-metrics" {
+					dnsPorts = append(dnsPorts, p.ContainerPort)
+				}
+			}
+		}
+	}
+	sel, err := labels.Parse(flags["--dns-selector"])
+	if err != nil || sel.Empty() || !sel.Matches(labels.Set(podLabels)) {
+		t.Errorf("syncer --dns-selector %q does not select the pod's labels %v (%v)", flags["--dns-selector"], podLabels, err)
+	}
+	want := strconv.Itoa(dns.Port)
+	if flags["--dns-port"] != want || len(dnsPorts) != 2 || dnsPorts[0] != dns.Port || dnsPorts[1] != dns.Port {
+		t.Errorf("syncer --dns-port %q, coredns container DNS ports %v; want %s (UDP and TCP)", flags["--dns-port"], dnsPorts, want)
 	}
 }
 

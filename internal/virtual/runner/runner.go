@@ -69,6 +69,11 @@ type Options struct {
 	// (the chart's control plane pod): bootstrap does not create it, and
 	// the syncer needs no rights on namespaces.
 	HostNamespaceExists bool
+	// DNS, when set, is the pod that serves the virtual cluster's DNS; the
+	// host copy of the virtual kube-system/kube-dns Service leads to it.
+	// Unset, that Service selects pods of the virtual cluster like any
+	// other (a DNS server the tenant runs itself).
+	DNS *services.DNSBackend
 	// Ready, when set, is called once every cache has synced and the
 	// controllers are running.
 	Ready func()
@@ -163,7 +168,7 @@ func Run(ctx context.Context, o Options) error {
 
 	s := syncer.NewContext(tr, o.Config, mgr.GetClient(), host.GetClient(), mgr.GetAPIReader(), host.GetAPIReader(),
 		mgr.GetEventRecorder("clustersync-syncer"), store, o.Log)
-	if err := register(ctx, mgr, host, s, o.Config); err != nil {
+	if err := register(ctx, mgr, host, s, o.Config, o.DNS); err != nil {
 		return err
 	}
 
@@ -195,8 +200,9 @@ func Run(ctx context.Context, o Options) error {
 	return mgr.Start(ctx)
 }
 
-// register adds a controller for every resource the configuration enables.
-func register(ctx context.Context, mgr ctrl.Manager, host cluster.Cluster, s *syncer.Context, cfg *config.Config) error {
+// register adds a controller for every resource the configuration enables;
+// dns is where the kube-dns Service leads (Options.DNS).
+func register(ctx context.Context, mgr ctrl.Manager, host cluster.Cluster, s *syncer.Context, cfg *config.Config, dns *services.DNSBackend) error {
 	tr, th, fh, w := s.Translator, cfg.Sync.ToHost, cfg.Sync.FromHost, cfg.Syncer.Workers
 	var errs []error
 	if th.Pods.Enabled {
@@ -219,7 +225,7 @@ func register(ctx context.Context, mgr ctrl.Manager, host cluster.Cluster, s *sy
 		}
 	}
 	if th.Services.Enabled {
-		errs = append(errs, syncer.Register(mgr, host, s, services.New(tr), w))
+		errs = append(errs, syncer.Register(mgr, host, s, services.New(tr, dns), w))
 	}
 	if th.Endpoints.Enabled {
 		errs = append(errs, syncer.Register(mgr, host, s, endpoints.New(tr), w))

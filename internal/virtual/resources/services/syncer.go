@@ -23,12 +23,16 @@ import (
 )
 
 // Syncer is the Service resource syncer.
-type Syncer struct{ syncer.Kind[*corev1.Service] }
+type Syncer struct {
+	syncer.Kind[*corev1.Service]
+	dns *DNSBackend
+}
 
-// New returns the Service syncer.
-func New(tr translate.Translator) *Syncer {
+// New returns the Service syncer. dns, when not nil, is where the host copy
+// of the virtual kube-system/kube-dns Service leads (see HostSpec).
+func New(tr translate.Translator, dns *DNSBackend) *Syncer {
 	return &Syncer{Kind: syncer.Kind[*corev1.Service]{Plural: "services", Kind: corev1.SchemeGroupVersion.WithKind("Service"),
-		NewObject: func() *corev1.Service { return &corev1.Service{} }, Translator: tr}}
+		NewObject: func() *corev1.Service { return &corev1.Service{} }, Translator: tr}, dns: dns}
 }
 
 // New implements syncer.Resource.
@@ -49,7 +53,7 @@ func (r *Syncer) ShouldSync(_ context.Context, _ *syncer.Context, v *corev1.Serv
 // virtual clusterIP; when the host has given that address to another
 // Service, the host allocates one and Sync moves the virtual Service to it.
 func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Create[*corev1.Service]) (ctrl.Result, error) {
-	host := &corev1.Service{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(c.Virtual, r.Translator, nil)}
+	host := &corev1.Service{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(c.Virtual, r.Translator, nil, r.dns)}
 	res, err := s.CreateHost(ctx, host)
 	if err != nil && apierrors.IsInvalid(err) && host.Spec.ClusterIP != "" && host.Spec.ClusterIP != corev1.ClusterIPNone {
 		host.Spec.ClusterIP, host.Spec.ClusterIPs = "", nil
@@ -69,7 +73,7 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 		return ctrl.Result{}, recreateVirtual(ctx, s, p.Virtual, p.Host)
 	}
 	v, h := syncer.ApplyMeta(p)
-	h.Spec = HostSpec(p.Virtual, r.Translator, &p.Host.Spec)
+	h.Spec = HostSpec(p.Virtual, r.Translator, &p.Host.Spec, r.dns)
 	if err := s.PatchHost(ctx, p.Host, h); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -2,11 +2,31 @@ package services
 
 import (
 	"fmt"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
+
+// DNSBackend is where the host copy of the virtual kube-system/kube-dns
+// Service leads: the pod that runs the virtual cluster's DNS server (the
+// control plane pod of charts/virtual-cluster, internal/virtual/dns).
+type DNSBackend struct {
+	// Selector selects that pod in the host namespace, e.g.
+	// {app: vcluster, release: NAME}.
+	Selector map[string]string
+	// Port is the pod's DNS port (UDP and TCP); the Service's port 53
+	// leads to it. Other ports (metrics, 9153) keep their target.
+	Port int32
+}
+
+// IsDNSService tells whether v is the virtual cluster's kube-system/kube-dns
+// Service, which the syncer bootstraps.
+func IsDNSService(v *corev1.Service) bool {
+	return v.Namespace == "kube-system" && v.Name == "kube-dns"
+}
 
 // HostSpec is the host spec for virtual Service v (vCluster's rules,
 // shared/design/anchors.md, section 1): the selector scoped to this virtual
@@ -14,10 +34,19 @@ import (
 // left to the host to allocate, and the clusterIP asked for as the virtual
 // one, so that in the common case both sides share the address without
 // recreating the virtual Service. current is the existing host spec (nil on
-// create); its allocated node ports and clusterIPs are kept.
-func HostSpec(v *corev1.Service, tr translate.Translator, current *corev1.ServiceSpec) corev1.ServiceSpec {
+// create); its allocated node ports and clusterIPs are kept. When dns is
+// set, the kube-dns Service's host copy selects dns's pod and port instead.
+func HostSpec(v *corev1.Service, tr translate.Translator, current *corev1.ServiceSpec, dns *DNSBackend) corev1.ServiceSpec {
 	spec := *v.Spec.DeepCopy()
 	spec.Selector = tr.HostSelector(v.Spec.Selector, v.Namespace)
+	if dns != nil && IsDNSService(v) {
+		spec.Selector = maps.Clone(dns.Selector)
+		for i, p := range spec.Ports {
+			if p.Port == 53 {
+				spec.Ports[i].TargetPort = intstr.FromInt32(dns.Port)
+			}
+		}
+	}
 	spec.HealthCheckNodePort = 0
 	spec.IPFamilies, spec.IPFamilyPolicy = nil, nil
 	if spec.ClusterIP != corev1.ClusterIPNone && spec.ClusterIP != "" {

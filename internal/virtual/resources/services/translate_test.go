@@ -56,7 +56,7 @@ func TestHostSpecSelector(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			v := virtualService(corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.96.5.5", Selector: tt.selector})
-			got := HostSpec(v, testTr, nil).Selector
+			got := HostSpec(v, testTr, nil, nil).Selector
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Selector = %v, want %v", got, tt.want)
 			}
@@ -211,7 +211,7 @@ func TestHostSpec(t *testing.T) {
 			if tt.current != nil {
 				curBefore = tt.current.DeepCopy()
 			}
-			got := HostSpec(v, testTr, tt.current)
+			got := HostSpec(v, testTr, tt.current, nil)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("HostSpec() = %s\nwant %s", toJSON(got), toJSON(tt.want))
 			}
@@ -275,6 +275,52 @@ func TestVirtualNodePorts(t *testing.T) {
 			}
 			if again := VirtualNodePorts(v, h); again {
 				t.Errorf("second VirtualNodePorts() reported a change")
+			}
+		})
+	}
+}
+
+// With a DNS backend, only the virtual kube-system/kube-dns Service's host
+// copy selects the DNS pod, and only its port 53 leads to the pod's DNS port.
+func TestHostSpecDNSBackend(t *testing.T) {
+	backend := &DNSBackend{Selector: map[string]string{"app": "vcluster", "release": "vc"}, Port: 1053}
+	dnsPorts := []corev1.ServicePort{
+		{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP, TargetPort: intstr.FromInt32(53)},
+		{Name: "dns-tcp", Port: 53, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(53)},
+		{Name: "metrics", Port: 9153, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(9153)},
+	}
+	tests := []struct {
+		name, namespace, service string
+		dns                      *DNSBackend
+		wantSelector             map[string]string
+		wantTargets              []int32
+	}{
+		{"kube-dns leads to the DNS pod", "kube-system", "kube-dns", backend,
+			map[string]string{"app": "vcluster", "release": "vc"}, []int32{1053, 1053, 9153}},
+		{"kube-dns without a backend is a Service like any other", "kube-system", "kube-dns", nil,
+			map[string]string{"k8s-app": "kube-dns", "vcluster.loft.sh/managed-by": "vc", "vcluster.loft.sh/namespace": "kube-system"},
+			[]int32{53, 53, 9153}},
+		{"a tenant's kube-dns in another namespace is not the DNS Service", "team", "kube-dns", backend,
+			map[string]string{"k8s-app": "kube-dns", "vcluster.loft.sh/managed-by": "vc", "vcluster.loft.sh/namespace": "team"},
+			[]int32{53, 53, 9153}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: tt.service, Namespace: tt.namespace},
+				Spec: corev1.ServiceSpec{Selector: map[string]string{"k8s-app": "kube-dns"}, Ports: dnsPorts}}
+			got := HostSpec(v, testTr, nil, tt.dns)
+			if !reflect.DeepEqual(got.Selector, tt.wantSelector) {
+				t.Errorf("selector %v, want %v", got.Selector, tt.wantSelector)
+			}
+			var targets []int32
+			for _, p := range got.Ports {
+				targets = append(targets, p.TargetPort.IntVal)
+			}
+			if !reflect.DeepEqual(targets, tt.wantTargets) {
+				t.Errorf("target ports %v, want %v", targets, tt.wantTargets)
+			}
+			if v.Spec.Ports[0].TargetPort.IntVal != 53 {
+				t.Error("HostSpec changed the virtual Service's ports")
 			}
 		})
 	}

@@ -1,0 +1,44 @@
+package dns
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/coredns/caddy"
+	// The DNS server type and the plugins the Corefile uses register
+	// themselves with caddy when imported.
+	_ "github.com/coredns/coredns/core/dnsserver"
+	_ "github.com/coredns/coredns/plugin/cache"
+	_ "github.com/coredns/coredns/plugin/errors"
+	_ "github.com/coredns/coredns/plugin/forward"
+	_ "github.com/coredns/coredns/plugin/health"
+	_ "github.com/coredns/coredns/plugin/kubernetes"
+	_ "github.com/coredns/coredns/plugin/loadbalance"
+	_ "github.com/coredns/coredns/plugin/loop"
+	_ "github.com/coredns/coredns/plugin/metrics"
+	_ "github.com/coredns/coredns/plugin/ready"
+)
+
+// Run serves the Corefile corefile until ctx ends, then stops the servers.
+// It returns the Corefile's parse or listen error at once, and nil after a
+// stop that ctx asked for. Only one Run may be active in a process (CoreDNS
+// keeps its plugin and server registry per process).
+func Run(ctx context.Context, corefile string) error {
+	inst, err := caddy.Start(caddy.CaddyfileInput{Contents: []byte(corefile), Filepath: "Corefile", ServerTypeName: "dns"})
+	if err != nil {
+		return fmt.Errorf("dns: start CoreDNS: %w", err)
+	}
+	done := make(chan struct{})
+	go func() { inst.Wait(); close(done) }()
+	select {
+	case <-ctx.Done():
+		// Stop closes the listeners; caddy's Wait may not return after it
+		// (a plugin's goroutine outlives the stop), so it is not waited for.
+		if err := inst.Stop(); err != nil {
+			return fmt.Errorf("dns: stop CoreDNS: %w", err)
+		}
+		return nil
+	case <-done:
+		return fmt.Errorf("dns: CoreDNS stopped")
+	}
+}

@@ -1,0 +1,197 @@
+package dns
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	mdns "github.com/miekg/dns"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/clustersync/clustersync/internal/binaries"
+	"github.com/clustersync/clustersync/internal/proc"
+	"github.com/clustersync/clustersync/internal/virtual/controlplane"
+)
+
+// CoreDNS, run by Run on the Corefile of Corefile, answers from a real API
+// server: a Service's cluster IP, a headless Service's endpoints and
+// hostname records, pod records; it answers NXDOMAIN for a missing Service
+// of the cluster domain without asking the upstream, and forwards every
+// other name to the upstream.
+func TestServesTheVirtualClusterAndForwards(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an API server")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: t.TempDir(), Name: "dns", ServiceCIDR: "10.96.0.0/16", Binaries: binaries.Require(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Stop()
+	k := kubernetes.NewForConfigOrDie(cp.Config)
+	const ns = "shop"
+	mustCreate(t, func() error {
+		_, err := k.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		return err
+	})
+	var web *corev1.Service
+	mustCreate(t, func() (err error) {
+		web, err = k.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{})
+		return err
+	})
+	mustCreate(t, func() error {
+		_, err := k.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "db"},
+			Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Ports: []corev1.ServicePort{{Port: 5432}}}}, metav1.CreateOptions{})
+		return err
+	})
+	mustCreate(t, func() error {
+		_, err := k.DiscoveryV1().EndpointSlices(ns).Create(ctx, &discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Name: "db-1", Labels: map[string]string{discoveryv1.LabelServiceName: "db"}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Endpoints: []discoveryv1.Endpoint{
+				{Addresses: []string{"10.244.0.7"}, Hostname: ptr.To("db-0"), Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}},
+				{Addresses: []string{"10.244.0.8"}, Hostname: ptr.To("db-1"), Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}},
+			},
+			Ports: []discoveryv1.EndpointPort{{Port: ptr.To[int32](5432), Protocol: ptr.To(corev1.ProtocolTCP)}},
+		}, metav1.CreateOptions{})
+		return err
+	})
+
+	upstream, asked := startUpstream(t, "ext.clustersync.test.", "192.0.2.1")
+	ports := freePorts(t, 4)
+	corefile, err := Corefile(Options{Kubeconfig: cp.Layout.AdminKubeconfig(), Upstream: []string{upstream},
+		Port: ports[0], HealthPort: ports[1], ReadyPort: ports[2], MetricsPort: ports[3]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- Run(runCtx, corefile) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	ready := fmt.Sprintf("http://127.0.0.1:%d/ready", ports[2])
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		return proc.HTTPOK(ctx, nil, ready) == nil, nil
+	}); err != nil {
+		t.Fatalf("CoreDNS not ready at %s: %v", ready, err)
+	}
+
+	server := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
+	// /ready answers before the DNS sockets are bound (CoreDNS runs its
+	// plugins' start hooks first): wait for an answer.
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		_, _, err := (&mdns.Client{Timeout: time.Second}).Exchange(new(mdns.Msg).SetQuestion("kubernetes.default.svc.cluster.local.", mdns.TypeA), server)
+		return err == nil, nil
+	}); err != nil {
+		t.Fatalf("CoreDNS does not answer on %s: %v", server, err)
+	}
+	tests := []struct {
+		name  string
+		rcode int
+		want  []string
+	}{
+		{"web.shop.svc.cluster.local.", mdns.RcodeSuccess, []string{web.Spec.ClusterIP}},
+		{"db.shop.svc.cluster.local.", mdns.RcodeSuccess, []string{"10.244.0.7", "10.244.0.8"}},
+		{"db-1.db.shop.svc.cluster.local.", mdns.RcodeSuccess, []string{"10.244.0.8"}},
+		{"10-244-0-9.shop.pod.cluster.local.", mdns.RcodeSuccess, []string{"10.244.0.9"}},
+		{"missing.shop.svc.cluster.local.", mdns.RcodeNameError, nil},
+		{"ext.clustersync.test.", mdns.RcodeSuccess, []string{"192.0.2.1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rcode, got := lookupA(t, server, tt.name)
+			slices.Sort(got)
+			if rcode != tt.rcode || !slices.Equal(got, tt.want) {
+				t.Errorf("%s: rcode %s, A %v; want %s, %v", tt.name, mdns.RcodeToString[rcode], got, mdns.RcodeToString[tt.rcode], tt.want)
+			}
+		})
+	}
+	if n := asked.Load(); n != 1 {
+		t.Errorf("the upstream was asked %d times for A records, want once (only for the name outside the cluster domain)", n)
+	}
+}
+
+func mustCreate(t *testing.T, create func() error) {
+	t.Helper()
+	if err := create(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lookupA asks server for name's A records over UDP.
+func lookupA(t *testing.T, server, name string) (int, []string) {
+	t.Helper()
+	m := new(mdns.Msg)
+	m.SetQuestion(name, mdns.TypeA)
+	c := &mdns.Client{Timeout: 5 * time.Second}
+	in, _, err := c.Exchange(m, server)
+	if err != nil {
+		t.Fatalf("query %s: %v", name, err)
+	}
+	var ips []string
+	for _, rr := range in.Answer {
+		if a, ok := rr.(*mdns.A); ok {
+			ips = append(ips, a.A.String())
+		}
+	}
+	return in.Rcode, ips
+}
+
+// startUpstream serves name → ip over UDP on a loopback port and counts
+// the A queries it gets (the loop plugin's probe is an HINFO query); every
+// other name is NXDOMAIN.
+func startUpstream(t *testing.T, name, ip string) (string, *atomic.Int32) {
+	t.Helper()
+	var asked atomic.Int32
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &mdns.Server{PacketConn: pc, Handler: mdns.HandlerFunc(func(w mdns.ResponseWriter, r *mdns.Msg) {
+		if r.Question[0].Qtype == mdns.TypeA {
+			asked.Add(1)
+		}
+		m := new(mdns.Msg)
+		m.SetReply(r)
+		if q := r.Question[0]; q.Name == name && q.Qtype == mdns.TypeA {
+			m.Answer = append(m.Answer, &mdns.A{Hdr: mdns.RR_Header{Name: name, Rrtype: mdns.TypeA, Class: mdns.ClassINET, Ttl: 60}, A: net.ParseIP(ip)})
+		} else {
+			m.Rcode = mdns.RcodeNameError
+		}
+		_ = w.WriteMsg(m)
+	})}
+	go func() { _ = srv.ActivateAndServe() }()
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	return pc.LocalAddr().String(), &asked
+}
+
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	for len(ports) < n {
+		p, err := proc.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(ports, p) {
+			ports = append(ports, p)
+		}
+	}
+	return ports
+}
