@@ -11,6 +11,7 @@ import (
 
 	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/dns"
+	"github.com/clustersync/clustersync/internal/virtual/kubeletproxy"
 	"github.com/clustersync/clustersync/internal/virtual/resources/services"
 	"github.com/clustersync/clustersync/internal/virtual/runner"
 )
@@ -21,7 +22,7 @@ import (
 func newSyncerCommand() *cobra.Command {
 	var o struct {
 		name, hostNamespace, virtualKubeconfig, hostKubeconfig, configFile, stateDir, healthAddr, metricsAddr string
-		dnsSelector                                                                                           string
+		dnsSelector, kubeletAddr, kubeletCert, kubeletKey, kubeletClientCA                                    string
 		verbosity, dnsPort                                                                                    int
 	}
 	cmd := &cobra.Command{
@@ -58,12 +59,20 @@ func newSyncerCommand() *cobra.Command {
 				}
 				dnsBackend = &services.DNSBackend{Selector: sel, Port: int32(o.dnsPort)}
 			}
+			var kubelet *runner.KubeletOptions
+			if o.kubeletAddr != "" {
+				if o.kubeletCert == "" || o.kubeletKey == "" || o.kubeletClientCA == "" {
+					return fmt.Errorf("--kubelet-addr needs --kubelet-cert, --kubelet-key and --kubelet-client-ca")
+				}
+				kubelet = &runner.KubeletOptions{Addr: o.kubeletAddr, TLS: kubeletproxy.TLSFiles{
+					CertFile: o.kubeletCert, KeyFile: o.kubeletKey, ClientCAFile: o.kubeletClientCA}}
+			}
 			log := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(o.verbosity)))
 			ctrl.SetLogger(log)
 			return runner.Run(ctrl.SetupSignalHandler(), runner.Options{
 				Name: o.name, HostNamespace: o.hostNamespace, Virtual: vcfg, Host: hcfg, Config: cfg,
 				StateDir: o.stateDir, HealthAddr: o.healthAddr, MetricsAddr: o.metricsAddr, Log: log,
-				HostNamespaceExists: inHost, DNS: dnsBackend,
+				HostNamespaceExists: inHost, DNS: dnsBackend, Kubelet: kubelet,
 			})
 		},
 	}
@@ -78,6 +87,10 @@ func newSyncerCommand() *cobra.Command {
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "address serving Prometheus metrics on /metrics, e.g. 127.0.0.1:8080")
 	f.StringVar(&o.dnsSelector, "dns-selector", "", "labels (k=v,k2=v2) of the host pod serving the virtual cluster's DNS; the host copy of kube-system/kube-dns selects it (default: none, the Service selects the tenant's own DNS pods)")
 	f.IntVar(&o.dnsPort, "dns-port", dns.Port, "that pod's DNS port (UDP and TCP), which the Service's port 53 leads to")
+	f.StringVar(&o.kubeletAddr, "kubelet-addr", "", "serve the fake nodes' kubelet API here (logs, exec, attach, port-forward through the host), e.g. 127.0.0.1:10250; fake nodes name this IP and port (default: none)")
+	f.StringVar(&o.kubeletCert, "kubelet-cert", "", "serving certificate of --kubelet-addr (PEM)")
+	f.StringVar(&o.kubeletKey, "kubelet-key", "", "its key (PEM)")
+	f.StringVar(&o.kubeletClientCA, "kubelet-client-ca", "", "CA of the virtual API server's kubelet client certificate (PEM)")
 	f.IntVarP(&o.verbosity, "v", "v", 1, "log verbosity")
 	for _, n := range []string{"name", "host-namespace", "virtual-kubeconfig"} {
 		_ = cmd.MarkFlagRequired(n)

@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"bufio"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,9 +115,9 @@ func TestRealNodeWorkload(t *testing.T) {
 		ip = vs.Spec.ClusterIP
 		return nil
 	})
-	hostCS := hostClientset(t, hostKubeconfig)
+	virtualCS := hostClientset(t, kubeconfig)
 	run := func(name string, args ...string) string {
-		return podOutput(t, virtual, hostCS, tr, name, image, args...)
+		return podOutput(t, virtual, virtualCS, name, image, args...)
 	}
 
 	// Names resolve through the virtual cluster's DNS (CoreDNS in the control
@@ -158,6 +161,22 @@ func TestRealNodeWorkload(t *testing.T) {
 	logs := run("api", "get", "--service-account", "https://kubernetes.default.svc/api/v1/namespaces/default/pods")
 	if !strings.Contains(logs, `"kind":"PodList"`) || !strings.Contains(logs, `"name":"web-`) || strings.Contains(logs, "-x-default-x-rn") {
 		t.Errorf("the pod's own API server, as its service account, listed:\n%.2000s", logs)
+	}
+
+	// kubectl exec and port-forward through the virtual cluster reach the
+	// web pods on the host (the syncer's kubelet proxy); logs did above.
+	webPod := webPods.Items[0].Name
+	execOut, err := exec.Command("kubectl", "--kubeconfig", kubeconfig, "exec", webPod, "--", "/demo-app", "lookup", "kubernetes.default").CombinedOutput()
+	var apiSvc corev1.Service
+	if err := virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: "kubernetes"}, &apiSvc); err != nil {
+		t.Fatal(err)
+	}
+	if err != nil || strings.TrimSpace(string(execOut)) != apiSvc.Spec.ClusterIP {
+		t.Errorf("kubectl exec %s -- /demo-app lookup kubernetes.default through the virtual cluster: %v\n%s\nwant %s", webPod, err, execOut, apiSvc.Spec.ClusterIP)
+	}
+	local := kubectlPortForward(t, kubeconfig, webPod, 8080)
+	if page, err := httpGet("http://" + local + "/"); err != nil || !strings.Contains(page, "Served by pod "+webPod) {
+		t.Errorf("kubectl port-forward %s through the virtual cluster, GET /: %v\n%s", webPod, err, page)
 	}
 
 	// A web pod deleted on the host comes back and runs again.
@@ -215,8 +234,9 @@ func TestRealNodeWorkload(t *testing.T) {
 }
 
 // podOutput runs image with args as virtual pod name in namespace default
-// until it succeeds, and returns its output (read through the host).
-func podOutput(t *testing.T, virtual client.Client, hostCS kubernetes.Interface, tr translate.Translator, name, image string, args ...string) string {
+// until it succeeds, and returns its output, read as `kubectl logs` does
+// through the virtual cluster (virtualCS).
+func podOutput(t *testing.T, virtual client.Client, virtualCS kubernetes.Interface, name, image string, args ...string) string {
 	t.Helper()
 	if err := virtual.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: corev1.PodSpec{
 		RestartPolicy: corev1.RestartPolicyOnFailure, TerminationGracePeriodSeconds: ptr.To[int64](1),
@@ -233,11 +253,62 @@ func podOutput(t *testing.T, virtual client.Client, hostCS kubernetes.Interface,
 		}
 		return nil
 	})
-	logs, err := hostCS.CoreV1().Pods(tr.HostNamespace).GetLogs(tr.HostName(name, "default"), &corev1.PodLogOptions{}).DoRaw(ctx)
+	logs, err := virtualCS.CoreV1().Pods("default").GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
 	if err != nil {
-		t.Fatalf("logs of pod %s: %v", name, err)
+		t.Fatalf("logs of pod %s through the virtual cluster: %v", name, err)
 	}
 	return string(logs)
+}
+
+// kubectlPortForward runs `kubectl port-forward POD :PORT` with kubeconfig
+// until t ends and returns the local address it forwards from.
+func kubectlPortForward(t *testing.T, kubeconfig, pod string, port int) string {
+	t.Helper()
+	cmd := exec.Command("kubectl", "--kubeconfig", kubeconfig, "port-forward", "pod/"+pod, fmt.Sprintf(":%d", port))
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := regexp.MustCompile(`Forwarding from (127\.0\.0\.1:\d+)`).FindStringSubmatch(sc.Text()); m != nil {
+				lines <- m[1]
+			}
+		}
+		close(lines)
+	}()
+	select {
+	case addr, ok := <-lines:
+		if ok {
+			return addr
+		}
+	case <-time.After(30 * time.Second):
+	}
+	t.Fatalf("kubectl port-forward %s printed no local address: %s", pod, stderr.String())
+	return ""
+}
+
+// httpGet returns the body of a GET of url, or an error for a non-2xx answer.
+func httpGet(url string) (string, error) {
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		return string(b), fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return string(b), err
 }
 
 // devUpReal runs `dev up` with the real node (skipping t without root),

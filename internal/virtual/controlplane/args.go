@@ -33,6 +33,12 @@ func apiServerArgs(l Layout, o Options, p Ports, etcdServers string, etcdTLS Etc
 		"--enable-priority-and-fairness=false",
 		"--profiling=false",
 		"--event-ttl=1h",
+		// The fake nodes' kubelet is the syncer's kubelet proxy, at the
+		// node's InternalIP; its certificate is checked against the CA.
+		"--kubelet-client-certificate=" + l.PKI("apiserver-kubelet-client.crt"),
+		"--kubelet-client-key=" + l.PKI("apiserver-kubelet-client.key"),
+		"--kubelet-certificate-authority=" + l.PKI("ca.crt"),
+		"--kubelet-preferred-address-types=InternalIP",
 	}
 }
 

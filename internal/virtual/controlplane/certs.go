@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"os"
 
@@ -20,6 +21,18 @@ func ensureCerts(l Layout, name, server string) error {
 	ca, err := pki.LoadCA(l.PKI("ca.crt"), l.PKI("ca.key"))
 	if err != nil {
 		return err
+	}
+	// Certificates added after a virtual cluster was first made.
+	for file, r := range kubeletRequests() {
+		if _, err := os.Stat(l.PKI(file + ".crt")); os.IsNotExist(err) {
+			c, k, err := ca.Issue(r)
+			if err != nil {
+				return err
+			}
+			if err := pki.WriteFiles(map[string][]byte{l.PKI(file + ".crt"): c, l.PKI(file + ".key"): k}); err != nil {
+				return err
+			}
+		}
 	}
 	read := func(n string) []byte { b, _ := os.ReadFile(l.PKI(n)); return b }
 	admin := pki.Kubeconfig(name, server, ca.CertPEM(), read("admin.crt"), read("admin.key"))
@@ -48,6 +61,23 @@ func apiServerRequest(name string, sans SANs) pki.Request {
 	return pki.Request{CommonName: "kube-apiserver", Server: true, IPs: ips, DNSNames: dns}
 }
 
+// KubeletClientCommonName is the common name of the API server's kubelet
+// client certificate, the only client the syncer's kubelet proxy serves
+// (kubeletproxy.ClientCommonName; a test keeps the two equal).
+const KubeletClientCommonName = "kube-apiserver-kubelet-client"
+
+// kubeletRequests are the certificates between the API server and the
+// syncer's kubelet proxy (internal/virtual/kubeletproxy): the API server's
+// kubelet client certificate, and the proxy's serving certificate for
+// loopback, where the fake nodes say their kubelet is.
+func kubeletRequests() map[string]pki.Request {
+	return map[string]pki.Request{
+		"apiserver-kubelet-client": {CommonName: KubeletClientCommonName, Client: true},
+		"kubelet-server": {CommonName: "clustersync-kubelet-proxy", Server: true,
+			IPs: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"}},
+	}
+}
+
 func generateCerts(l Layout, name string, sans SANs) error {
 	ca, err := pki.NewCA("clustersync-" + name + "-ca")
 	if err != nil {
@@ -67,13 +97,15 @@ func generateCerts(l Layout, name string, sans SANs) error {
 		files[l.PKI(file+".crt")], files[l.PKI(file+".key")] = c, k
 		return nil
 	}
-	for file, r := range map[string]pki.Request{
+	requests := map[string]pki.Request{
 		"apiserver":             apiServerRequest(name, sans),
 		"etcd-server":           {CommonName: "etcd", Server: true, Client: true, IPs: loopback, DNSNames: []string{"localhost"}},
 		"apiserver-etcd-client": {CommonName: "kube-apiserver-etcd-client", Client: true},
 		"admin":                 {CommonName: "clustersync-admin", Organization: []string{"system:masters"}, Client: true},
 		"controller-manager":    {CommonName: "system:kube-controller-manager", Client: true},
-	} {
+	}
+	maps.Copy(requests, kubeletRequests())
+	for file, r := range requests {
 		if err := issue(file, r); err != nil {
 			return err
 		}

@@ -85,6 +85,7 @@ var pkiFiles = []string{
 	"ca.crt", "ca.key", "apiserver.crt", "apiserver.key", "etcd-server.crt", "etcd-server.key",
 	"apiserver-etcd-client.crt", "apiserver-etcd-client.key", "admin.crt", "admin.key",
 	"controller-manager.crt", "controller-manager.key", "sa.key", "sa.pub",
+	"apiserver-kubelet-client.crt", "apiserver-kubelet-client.key", "kubelet-server.crt", "kubelet-server.key",
 }
 
 // PodSANs are the names and addresses the API server's certificate covers
@@ -201,27 +202,37 @@ func InitPod(ctx context.Context, host kubernetes.Interface, o PodOptions) error
 	case err != nil:
 		return fmt.Errorf("host secret %s/%s: %w", o.Namespace, CertsSecretName(o.Name), err)
 	default:
+		ca, err := pki.ParseCA(certs.Data["ca.crt"], certs.Data["ca.key"])
+		if err != nil {
+			return fmt.Errorf("host secret %s/%s: %w", o.Namespace, certs.Name, err)
+		}
+		// Reissue what is missing: certificates added after the Secret was
+		// made, and the API server's when a SAN is missing.
+		reissue := map[string]pki.Request{}
+		for file, r := range kubeletRequests() {
+			if len(certs.Data[file+".crt"]) == 0 || len(certs.Data[file+".key"]) == 0 {
+				reissue[file] = r
+			}
+		}
+		if !coversSANs(certs.Data["apiserver.crt"], o.Name, sans) {
+			reissue["apiserver"] = apiServerRequest(o.Name, sans)
+		}
+		for file, r := range reissue {
+			if certs.Data[file+".crt"], certs.Data[file+".key"], err = ca.Issue(r); err != nil {
+				return err
+			}
+		}
+		if len(reissue) > 0 {
+			if _, err := secrets.Update(ctx, certs, metav1.UpdateOptions{}); err != nil {
+				return fmt.Errorf("update host secret %s/%s with reissued certificates: %w", o.Namespace, certs.Name, err)
+			}
+		}
 		files := map[string][]byte{}
 		for _, f := range pkiFiles {
 			if len(certs.Data[f]) == 0 {
 				return fmt.Errorf("host secret %s/%s: key %s is missing or empty", o.Namespace, certs.Name, f)
 			}
 			files[l.PKI(f)] = certs.Data[f]
-		}
-		if !coversSANs(certs.Data["apiserver.crt"], o.Name, sans) {
-			ca, err := pki.ParseCA(certs.Data["ca.crt"], certs.Data["ca.key"])
-			if err != nil {
-				return fmt.Errorf("host secret %s/%s: %w", o.Namespace, certs.Name, err)
-			}
-			crt, key, err := ca.Issue(apiServerRequest(o.Name, sans))
-			if err != nil {
-				return err
-			}
-			certs.Data["apiserver.crt"], certs.Data["apiserver.key"] = crt, key
-			files[l.PKI("apiserver.crt")], files[l.PKI("apiserver.key")] = crt, key
-			if _, err := secrets.Update(ctx, certs, metav1.UpdateOptions{}); err != nil {
-				return fmt.Errorf("update host secret %s/%s with the new API server certificate: %w", o.Namespace, certs.Name, err)
-			}
 		}
 		if err := pki.WriteFiles(files); err != nil {
 			return err

@@ -1,9 +1,11 @@
 package controlplane
 
 import (
-	"github.com/clustersync/clustersync/internal/pki"
 	"net"
 	"testing"
+
+	"github.com/clustersync/clustersync/internal/pki"
+	"github.com/clustersync/clustersync/internal/virtual/kubeletproxy"
 )
 
 func TestPodSANs(t *testing.T) {
@@ -56,5 +58,13 @@ func TestCoversSANs(t *testing.T) {
 	}
 	if coversSANs([]byte("not PEM"), "vc1", old) {
 		t.Error("garbage covers SANs")
+	}
+}
+
+// The API server's kubelet client certificate is the one client the
+// kubelet proxy serves.
+func TestKubeletClientCommonName(t *testing.T) {
+	if KubeletClientCommonName != kubeletproxy.ClientCommonName {
+		t.Errorf("KubeletClientCommonName %q, kubeletproxy.ClientCommonName %q", KubeletClientCommonName, kubeletproxy.ClientCommonName)
 	}
 }

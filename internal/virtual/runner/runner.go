@@ -9,10 +9,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +34,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/kubeletproxy"
 	"github.com/clustersync/clustersync/internal/virtual/mapping"
 	"github.com/clustersync/clustersync/internal/virtual/resources/configmaps"
 	"github.com/clustersync/clustersync/internal/virtual/resources/endpoints"
@@ -74,10 +77,44 @@ type Options struct {
 	// Unset, that Service selects pods of the virtual cluster like any
 	// other (a DNS server the tenant runs itself).
 	DNS *services.DNSBackend
+	// Kubelet, when set, serves the fake nodes' kubelet API (logs, exec,
+	// attach, port-forward of the tenant's pods through the host API), and
+	// fake nodes name it. Unset, fake nodes name no kubelet.
+	Kubelet *KubeletOptions
 	// Ready, when set, is called once every cache has synced and the
 	// controllers are running.
 	Ready func()
 	Log   logr.Logger
+}
+
+// KubeletOptions place the syncer's kubelet proxy
+// (internal/virtual/kubeletproxy).
+type KubeletOptions struct {
+	// Addr is where it listens, e.g. "127.0.0.1:10250"; the fake nodes name
+	// that IP (127.0.0.1 when Addr has none) and port, so the virtual API
+	// server must reach it there.
+	Addr string
+	// TLS are its serving certificate and the CA of the API server's
+	// kubelet client certificate.
+	TLS kubeletproxy.TLSFiles
+}
+
+// endpoint is where the fake nodes say the kubelet is.
+func (k KubeletOptions) endpoint() (syncer.KubeletEndpoint, error) {
+	host, port, err := net.SplitHostPort(k.Addr)
+	if err != nil {
+		return syncer.KubeletEndpoint{}, fmt.Errorf("kubelet address %q: %w", k.Addr, err)
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || p == 0 {
+		return syncer.KubeletEndpoint{}, fmt.Errorf("kubelet address %q: port must be 1 to 65535", k.Addr)
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	} else if ip == nil {
+		return syncer.KubeletEndpoint{}, fmt.Errorf("kubelet address %q: want an IP, not a host name", k.Addr)
+	}
+	return syncer.KubeletEndpoint{IP: host, Port: int32(p)}, nil
 }
 
 // HostServiceAccount is the host ServiceAccount of a virtual cluster's pods,
@@ -168,6 +205,20 @@ func Run(ctx context.Context, o Options) error {
 
 	s := syncer.NewContext(tr, o.Config, mgr.GetClient(), host.GetClient(), mgr.GetAPIReader(), host.GetAPIReader(),
 		mgr.GetEventRecorder("clustersync-syncer"), store, o.Log)
+	if o.Kubelet != nil {
+		if s.Kubelet, err = o.Kubelet.endpoint(); err != nil {
+			return err
+		}
+		kp, err := kubeletproxy.New(tr, hcfg, o.Log.WithName("kubelet-proxy"))
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			return kubeletproxy.Serve(ctx, o.Kubelet.Addr, o.Kubelet.TLS, kp)
+		})); err != nil {
+			return err
+		}
+	}
 	if err := register(ctx, mgr, host, s, o.Config, o.DNS); err != nil {
 		return err
 	}

@@ -32,6 +32,10 @@ type Context struct {
 	// Mappings is the name mapping and reference store.
 	Mappings *mapping.Store
 	Log      logr.Logger
+	// Kubelet is where fake nodes say their kubelet is (the syncer's
+	// kubelet proxy); set it before the controllers start. Zero: no kubelet
+	// is served, and fake nodes name none.
+	Kubelet KubeletEndpoint
 
 	queues map[string]chan event.GenericEvent
 	// controllerOf maps a kind ("Secret") to its controller name ("secrets").
@@ -42,6 +46,16 @@ type Context struct {
 	reported map[string]string
 	// echoes are the object versions this syncer wrote.
 	echoes echoes
+}
+
+// KubeletEndpoint is the address of the kubelet API the virtual API server
+// reaches for the fake nodes' pods (internal/virtual/kubeletproxy).
+type KubeletEndpoint struct {
+	// IP is the node's InternalIP, e.g. 127.0.0.1 when the virtual API
+	// server runs beside the syncer.
+	IP string
+	// Port is the node's kubelet port (status.daemonEndpoints).
+	Port int32
 }
 
 // NewContext returns a Context; call Register for each resource afterwards.

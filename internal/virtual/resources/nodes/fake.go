@@ -8,6 +8,7 @@ package nodes
 import (
 	"context"
 	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,9 +30,10 @@ var fakeLabels = []string{
 
 // FakeNode is the virtual Node that stands for host node name: vCluster's
 // fake-node capacity (16 CPUs, 32Gi memory, 100Gi ephemeral storage, 110
-// pods), Ready, no taints, labelled vcluster.loft.sh/fake-node=true. host may
-// be nil when the host node is not known.
-func FakeNode(name string, host *corev1.Node) *corev1.Node {
+// pods), Ready, no taints, labelled vcluster.loft.sh/fake-node=true, its
+// kubelet at kubelet (addresses and daemon endpoints; none when zero). host
+// may be nil when the host node is not known.
+func FakeNode(name string, host *corev1.Node, kubelet syncer.KubeletEndpoint) *corev1.Node {
 	labels := map[string]string{
 		"kubernetes.io/hostname": name,
 		"kubernetes.io/os":       "linux",
@@ -52,7 +54,7 @@ func FakeNode(name string, host *corev1.Node) *corev1.Node {
 		corev1.ResourcePods:             resource.MustParse("110"),
 	}
 	now := metav1.Now()
-	return &corev1.Node{
+	n := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
 		Status: corev1.NodeStatus{
 			Capacity:    capacity,
@@ -68,13 +70,36 @@ func FakeNode(name string, host *corev1.Node) *corev1.Node {
 			},
 		},
 	}
+	setKubelet(n, kubelet)
+	return n
 }
 
-// EnsureFake creates the fake node for host node name unless it exists.
+// setKubelet makes node n name kubelet as its kubelet (InternalIP and
+// daemon endpoint), or none when kubelet is zero. It reports whether n
+// changed.
+func setKubelet(n *corev1.Node, kubelet syncer.KubeletEndpoint) bool {
+	addrs := []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: n.Name}}
+	if kubelet.IP != "" {
+		addrs = append([]corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: kubelet.IP}}, addrs...)
+	}
+	if slices.Equal(n.Status.Addresses, addrs) && n.Status.DaemonEndpoints.KubeletEndpoint.Port == kubelet.Port {
+		return false
+	}
+	n.Status.Addresses = addrs
+	n.Status.DaemonEndpoints.KubeletEndpoint.Port = kubelet.Port
+	return true
+}
+
+// EnsureFake creates the fake node for host node name unless it exists,
+// and points an existing one at s.Kubelet (it may have been made by a
+// syncer before this one, whose kubelet was elsewhere).
 func EnsureFake(ctx context.Context, s *syncer.Context, name string) error {
 	var existing corev1.Node
 	if err := s.Virtual.Get(ctx, types.NamespacedName{Name: name}, &existing); err == nil {
-		return nil
+		if !setKubelet(&existing, s.Kubelet) {
+			return nil
+		}
+		return s.Virtual.Status().Update(ctx, &existing)
 	} else if !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -83,7 +108,7 @@ func EnsureFake(ctx context.Context, s *syncer.Context, name string) error {
 	if err := s.Host.Get(ctx, types.NamespacedName{Name: name}, &h); err == nil {
 		host = &h
 	}
-	err := s.Virtual.Create(ctx, FakeNode(name, host))
+	err := s.Virtual.Create(ctx, FakeNode(name, host, s.Kubelet))
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}

@@ -2,11 +2,14 @@ package nodes
 
 import (
 	"maps"
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/clustersync/clustersync/internal/virtual/syncer"
 )
 
 func TestFakeNode(t *testing.T) {
@@ -60,7 +63,7 @@ func TestFakeNode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n := FakeNode("worker-1", tt.host)
+			n := FakeNode("worker-1", tt.host, syncer.KubeletEndpoint{})
 			if n.Name != "worker-1" {
 				t.Errorf("Name = %q, want worker-1", n.Name)
 			}
@@ -101,9 +104,42 @@ func TestFakeNode(t *testing.T) {
 }
 
 func TestFakeNodeAllocatableIsIndependent(t *testing.T) {
-	n := FakeNode("worker-1", nil)
+	n := FakeNode("worker-1", nil, syncer.KubeletEndpoint{})
 	n.Status.Allocatable[corev1.ResourcePods] = resource.MustParse("1")
 	if got := n.Status.Capacity[corev1.ResourcePods]; got.Cmp(resource.MustParse("110")) != 0 {
 		t.Errorf("changing allocatable changed capacity pods to %s", got.String())
+	}
+}
+
+// A fake node names the syncer's kubelet (InternalIP first, so the API
+// server's preferred address type finds it), and setKubelet moves an
+// existing node to another endpoint, or away from any, only when it changed.
+func TestFakeNodeKubelet(t *testing.T) {
+	kubelet := syncer.KubeletEndpoint{IP: "127.0.0.1", Port: 10250}
+	n := FakeNode("worker-1", nil, kubelet)
+	want := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: "worker-1"}}
+	if !reflect.DeepEqual(n.Status.Addresses, want) || n.Status.DaemonEndpoints.KubeletEndpoint.Port != 10250 {
+		t.Errorf("addresses %v, kubelet port %d; want %v and 10250", n.Status.Addresses, n.Status.DaemonEndpoints.KubeletEndpoint.Port, want)
+	}
+	tests := []struct {
+		name        string
+		to          syncer.KubeletEndpoint
+		wantChanged bool
+		wantAddrs   int
+	}{
+		{"same endpoint", kubelet, false, 2},
+		{"another port", syncer.KubeletEndpoint{IP: "127.0.0.1", Port: 10251}, true, 2},
+		{"no kubelet any more", syncer.KubeletEndpoint{}, true, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := n.DeepCopy()
+			if changed := setKubelet(m, tt.to); changed != tt.wantChanged {
+				t.Errorf("changed = %v, want %v", changed, tt.wantChanged)
+			}
+			if len(m.Status.Addresses) != tt.wantAddrs || m.Status.DaemonEndpoints.KubeletEndpoint.Port != tt.to.Port {
+				t.Errorf("after setKubelet(%+v): addresses %v, port %d", tt.to, m.Status.Addresses, m.Status.DaemonEndpoints.KubeletEndpoint.Port)
+			}
+		})
 	}
 }
