@@ -8,22 +8,27 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clustersync/clustersync/examples/demo"
 	"github.com/clustersync/clustersync/internal/hostcluster"
 	"github.com/clustersync/clustersync/internal/images"
 	"github.com/clustersync/clustersync/internal/kube"
+	"github.com/clustersync/clustersync/internal/virtual/deploy"
 	"github.com/clustersync/clustersync/internal/virtual/instance"
 )
 
@@ -40,17 +45,24 @@ func newDemoCommand() *cobra.Command {
 		Use:   "demo",
 		Short: "Run the main job end to end: host cluster, virtual cluster demo, a workload that serves real traffic",
 		Long: `Start the local host cluster as ` + "`dev up`" + ` does (one real node, or kwok fake
-nodes where it cannot run), build the demo web server (examples/demo-app) and
-push its image to the local registry, create virtual cluster "demo" and apply
-examples/demo in it: a 3-replica Deployment of that server, which mounts a
-ConfigMap (its page) and a Secret (whose key names, never values, it shows),
-its Service, an unused Secret and a PersistentVolumeClaim.
+nodes where it cannot run), build clustersync's images (the control plane and
+the demo web server, examples/demo-app) and push them to the local registry,
+create virtual cluster "demo" in host namespace vc-demo (the chart, as
+` + "`virtual create`" + ` does; with fake nodes, as processes of this machine, --local) and
+apply examples/demo in it: a 3-replica Deployment of that server, which
+mounts a ConfigMap (its page) and a Secret (whose key names, never values, it
+shows), its Service, an unused Secret, a PersistentVolumeClaim and a
+RoleBinding that lets the namespace's pods read it.
 
-On the real node it then proves that the pods run: a pod of the virtual
-cluster GETs the Service's cluster IP, and this machine GETs each pod's IP;
-both must return the page with the ConfigMap's content and the Secret's key
-name. Then it prints each virtual object next to its host object and where
-the time went.
+On the real node it then proves, from pods of the virtual cluster whose
+output it reads with kubectl logs through the virtual cluster, that
+web.demo.svc.cluster.local resolves through the virtual cluster's DNS to the
+virtual Service's IP, that a GET of that name returns the page, and that
+https://kubernetes.default.svc lists the virtual pods to the pod's service
+account; and this machine GETs each pod's IP. Every page must hold the
+ConfigMap's content and the Secret's key name. Then it prints each virtual
+object next to its host object, the commands to try, and where the time
+went.
 
 It keeps running until Ctrl-C and stops what it started. With --exit it
 does the same without waiting; --keep leaves everything running.`,
@@ -61,13 +73,16 @@ does the same without waiting; --keep leaves everything running.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			// The demo prints its own progress; the clients' logs would
+			// only interleave with it.
+			ctrl.SetLogger(logr.Discard())
 			return runDemo(ctx, cmd.OutOrStdout(), o)
 		},
 	}
 	cmd.Flags().BoolVar(&o.exit, "exit", false, "exit once the demo is up instead of waiting for Ctrl-C (for scripts)")
 	cmd.Flags().BoolVar(&o.keep, "keep", false, "leave the host and virtual cluster running on exit")
 	cmd.Flags().StringVar(&o.runtime, "runtime", runtimeReal, "host nodes, as for `dev up`: \"real\" or \"fake\"")
-	cmd.Flags().StringVar(&o.source, "source", "", "the clustersync source tree, to build the demo image from (default the one that holds the current folder)")
+	cmd.Flags().StringVar(&o.source, "source", "", "the clustersync source tree, to build the images from (default the one that holds the current folder)")
 	return cmd
 }
 
@@ -154,40 +169,37 @@ func runDemo(ctx context.Context, out io.Writer, o demoOptions) (err error) {
 	}
 	t.done("host")
 
-	// 2. The demo image.
+	// 2. The images: clustersync's (the control plane pod) and the demo's.
 	if h.realNode {
 		source, err := sourceTree(o.source)
 		if err != nil {
 			return err
 		}
-		if err := pushSourceImage(ctx, source, h.registry, "./examples/demo-app", images.DemoRepository, "latest", images.Demo); err != nil {
+		if err := buildAndPushImages(ctx, io.Discard, source, h.registry, true, []string{"latest"}, "/etc/ssl/certs/ca-certificates.crt"); err != nil {
 			return err
 		}
-		t.step("built and pushed %s", images.Reference(images.DefaultRegistry, images.DemoRepository, "latest"))
-		t.done("image")
+		t.step("built and pushed %s and %s", images.Reference(images.DefaultRegistry, images.ClustersyncRepository, "latest"),
+			images.Reference(images.DefaultRegistry, images.DemoRepository, "latest"))
+		t.done("images")
 	}
 
-	// 3. The virtual cluster.
-	vc, loadErr := instance.Load(home, demoName)
-	if loadErr != nil {
-		t.step("creating virtual cluster %s", demoName)
-		vc, err = instance.Create(ctx, instance.CreateOptions{Home: home, Name: demoName, HostKubeconfig: host.Kubeconfig}, exe)
-		if vc != nil {
-			cleanups = append(cleanups, vc.Delete)
-		}
+	// 3. The virtual cluster: in the host (the chart) on the real node;
+	// as processes of this machine (--local) with kwok's fake nodes, which
+	// cannot run its pod.
+	var vc demoCluster
+	if h.realNode {
+		vc, err = demoInHost(ctx, t, home, host, &cleanups)
 	} else {
-		t.step("starting existing virtual cluster %s", demoName)
-		err = vc.Start(ctx, exe)
-		cleanups = append(cleanups, vc.Stop)
+		vc, err = demoLocal(ctx, t, home, exe, host, &cleanups)
 	}
 	if err != nil {
 		return err
 	}
-	t.step("virtual cluster %s running; host namespace %s", demoName, vc.HostNamespace)
+	t.step("virtual cluster %s running; host namespace %s", demoName, vc.hostNamespace)
 	t.done("virtual cluster")
 
 	// 4. The workload.
-	vcfg, err := clientcmd.BuildConfigFromFlags("", vc.Kubeconfig())
+	vcfg, err := clientcmd.BuildConfigFromFlags("", vc.kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -203,7 +215,11 @@ func runDemo(ctx context.Context, out io.Writer, o demoOptions) (err error) {
 		return err
 	}
 	t.step("applied examples/demo (%d objects) in the virtual cluster", len(objs))
-	vclient, hclient, err := instanceClients(vc)
+	vclient, err := client.New(vcfg, client.Options{Scheme: clientgoscheme.Scheme})
+	if err != nil {
+		return err
+	}
+	hclient, err := client.New(host.Config, client.Options{Scheme: clientgoscheme.Scheme})
 	if err != nil {
 		return err
 	}
@@ -219,27 +235,31 @@ func runDemo(ctx context.Context, out io.Writer, o demoOptions) (err error) {
 
 	// 5. Traffic.
 	if h.realNode {
-		if err := proveTraffic(ctx, out, vc, vclient, host); err != nil {
+		if err := proveTraffic(ctx, out, vc, vcfg, vclient, host); err != nil {
 			return err
 		}
 		t.done("traffic checks")
 	}
 
-	if err := printNamespace(ctx, out, vc, vclient, hclient, demoName); err != nil {
+	if err := printNamespace(ctx, out, vc.name, vc.hostNamespace, vclient, hclient, demoName); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, `
-Not yet: pods cannot resolve names (no DNS server answers for the virtual cluster) nor call the virtual cluster's API server, because its control plane runs on this machine, outside the host cluster.
-
 Kubeconfigs:
-  virtual cluster: %s
-  host cluster:    %s
+  virtual cluster: %[1]s
+  host cluster:    %[2]s
 
 Try:
-  kubectl --kubeconfig %s -n demo get pods,svc,secrets -o wide
-  kubectl --kubeconfig %s -n %s get pods,svc,secrets -o wide
-  kubectl --kubeconfig %s -n demo scale deployment web --replicas 5
-`, vc.Kubeconfig(), host.Kubeconfig, vc.Kubeconfig(), host.Kubeconfig, vc.HostNamespace, vc.Kubeconfig())
+  kubectl --kubeconfig %[1]s -n demo get pods,svc,secrets -o wide
+  kubectl --kubeconfig %[2]s -n %[3]s get pods,svc,secrets -o wide
+  kubectl --kubeconfig %[1]s -n demo scale deployment web --replicas 5
+`, vc.kubeconfig, host.Kubeconfig, vc.hostNamespace)
+	if h.realNode {
+		fmt.Fprintf(out, `  kubectl --kubeconfig %[1]s -n demo logs deployment/web
+  kubectl --kubeconfig %[1]s -n demo exec deployment/web -- /demo-app lookup web
+  KUBECONFIG=%[2]s clustersync virtual connect demo -n %[3]s -- kubectl get pods -A
+`, vc.kubeconfig, host.Kubeconfig, vc.hostNamespace)
+	}
 	fmt.Fprintf(out, "\nWhere the time went: %s\n", t.summary())
 	if o.exit {
 		return nil
@@ -247,6 +267,81 @@ Try:
 	fmt.Fprintln(out, "\nRunning; press Ctrl-C to stop.")
 	<-ctx.Done()
 	return nil
+}
+
+// demoCluster is the demo's virtual cluster, whichever way it runs.
+type demoCluster struct {
+	name, hostNamespace string
+	// kubeconfig is the tenant's kubeconfig file.
+	kubeconfig string
+}
+
+// demoInHost installs virtual cluster demo into the host with the chart
+// (as `virtual create demo` does), or waits for the one an earlier
+// `--keep` run left, and writes its kubeconfig, with the API server's
+// Service address, to home/demo-kubeconfig.yaml. Uninstalling it, and
+// removing that file, is added to cleanups when this run installed it.
+func demoInHost(ctx context.Context, t *demoTimer, home string, host *hostcluster.Cluster, cleanups *[]func(context.Context) error) (demoCluster, error) {
+	vc := demoCluster{name: demoName, hostNamespace: instance.DefaultHostNamespace(demoName), kubeconfig: filepath.Join(home, "demo-kubeconfig.yaml")}
+	hc, err := connectHost(host.Kubeconfig)
+	if err != nil {
+		return vc, err
+	}
+	if _, err := hc.helm.Get(vc.name, vc.hostNamespace); err == nil {
+		t.step("virtual cluster %s exists in host namespace %s; waiting until it is ready", vc.name, vc.hostNamespace)
+		if err := deploy.WaitReady(ctx, hc.client, vc.name, vc.hostNamespace, 5*time.Minute); err != nil {
+			return vc, err
+		}
+	} else {
+		t.step("creating virtual cluster %s in host namespace %s (charts/virtual-cluster)", vc.name, vc.hostNamespace)
+		vals, _, err := deploy.Values(nil, nil)
+		if err != nil {
+			return vc, err
+		}
+		*cleanups = append(*cleanups, func(ctx context.Context) error {
+			_, err := deploy.Delete(ctx, hc.client, hc.dynamic, hc.helm, deploy.DeleteOptions{
+				Name: vc.name, Namespace: vc.hostNamespace, DeleteNamespace: true, Timeout: 2 * time.Minute})
+			return errors.Join(err, os.Remove(vc.kubeconfig))
+		})
+		if _, err := deploy.Create(ctx, hc.client, hc.helm, deploy.CreateOptions{
+			Name: vc.name, Namespace: vc.hostNamespace, Values: vals, Timeout: 5 * time.Minute}); err != nil {
+			return vc, err
+		}
+	}
+	server, err := deploy.ServiceServer(ctx, hc.client, vc.name, vc.hostNamespace)
+	if err != nil {
+		return vc, err
+	}
+	if !deploy.ReachableWithin(ctx, server, 30*time.Second) {
+		return vc, fmt.Errorf("this machine does not reach the virtual API server at %s (its Service's cluster IP)", server)
+	}
+	kc, err := deploy.Kubeconfig(ctx, hc.client, vc.name, vc.hostNamespace, server)
+	if err != nil {
+		return vc, err
+	}
+	return vc, os.WriteFile(vc.kubeconfig, kc, 0o600)
+}
+
+// demoLocal creates virtual cluster demo as processes of this machine
+// (`virtual create --local`), or starts the one an earlier run left.
+func demoLocal(ctx context.Context, t *demoTimer, home, exe string, host *hostcluster.Cluster, cleanups *[]func(context.Context) error) (demoCluster, error) {
+	i, loadErr := instance.Load(home, demoName)
+	var err error
+	if loadErr != nil {
+		t.step("creating virtual cluster %s (--local)", demoName)
+		i, err = instance.Create(ctx, instance.CreateOptions{Home: home, Name: demoName, HostKubeconfig: host.Kubeconfig}, exe)
+		if i != nil {
+			*cleanups = append(*cleanups, i.Delete)
+		}
+	} else {
+		t.step("starting existing virtual cluster %s", demoName)
+		err = i.Start(ctx, exe)
+		*cleanups = append(*cleanups, i.Stop)
+	}
+	if err != nil {
+		return demoCluster{}, err
+	}
+	return demoCluster{name: i.Name, hostNamespace: i.HostNamespace, kubeconfig: i.Kubeconfig()}, nil
 }
 
 // demoManifests decodes the embedded examples/demo files in name order.

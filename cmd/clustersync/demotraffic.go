@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,37 +16,45 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clustersync/clustersync/internal/hostcluster"
 	"github.com/clustersync/clustersync/internal/images"
-	"github.com/clustersync/clustersync/internal/virtual/instance"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
-// demoCheckPod is the pod of the virtual cluster that GETs the web
-// Service.
-const demoCheckPod = "web-check"
-
-// proveTraffic shows that the demo's pods really run on the real node: a
-// pod of the virtual cluster GETs the web Service's cluster IP (its output
-// read through the host API server, from the kubelet), and this machine
-// GETs each web pod's IP on port 8080. Every answer must be the demo page:
-// the ConfigMap web-content's page and the names of the Secret
-// web-credentials' keys, none of their values. It prints one line per GET
-// and fails on the first wrong answer.
-func proveTraffic(ctx context.Context, out io.Writer, vc *instance.Instance, vclient client.Client, host *hostcluster.Cluster) error {
+// proveTraffic shows that the demo's pods really run on the real node and
+// that the virtual cluster works for them as a cluster of their own. From
+// pods of the virtual cluster, their output read through the virtual API
+// server (kubectl logs, served by the syncer's kubelet proxy):
+//  1. web.demo.svc.cluster.local resolves, through the virtual cluster's
+//     DNS, to the virtual Service's IP;
+//  2. a GET of http://web.demo.svc.cluster.local/ returns the demo page;
+//  3. a GET of https://kubernetes.default.svc/api/v1/namespaces/demo/pods
+//     with the pod's service-account token lists the virtual pods (virtual
+//     names, not the host's).
+//
+// Then this machine GETs each web pod's IP on port 8080. Every page must
+// hold the ConfigMap web-content's page and the names of the Secret
+// web-credentials' keys, none of their values. It prints one line per
+// check and fails on the first wrong answer.
+func proveTraffic(ctx context.Context, out io.Writer, vc demoCluster, vcfg *rest.Config, vclient client.Client, host *hostcluster.Cluster) error {
 	want, err := demoPageWants(ctx, vclient)
 	if err != nil {
 		return err
 	}
-	tr := translate.Translator{VCluster: vc.Name, HostNamespace: vc.HostNamespace}
+	tr := translate.Translator{VCluster: vc.name, HostNamespace: vc.hostNamespace}
 	hostCS, err := kubernetes.NewForConfig(host.Config)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nTraffic (the web pods run on node %s):\n", hostcluster.RealNodeName)
+	virtualCS, err := kubernetes.NewForConfig(vcfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nTraffic (the web pods run on node %s; pod output read with kubectl logs through the virtual cluster):\n", hostcluster.RealNodeName)
 
 	// The Service's cluster IP, once the virtual Service carries the
 	// host's (the syncer recreates it so).
@@ -55,7 +64,7 @@ func proveTraffic(ctx context.Context, out io.Writer, vc *instance.Instance, vcl
 		if err := vclient.Get(ctx, client.ObjectKey{Namespace: demoName, Name: "web"}, &vs); err != nil {
 			return false, nil
 		}
-		hs, err := hostCS.CoreV1().Services(vc.HostNamespace).Get(ctx, tr.HostName("web", demoName), metav1.GetOptions{})
+		hs, err := hostCS.CoreV1().Services(vc.hostNamespace).Get(ctx, tr.HostName("web", demoName), metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
@@ -65,40 +74,55 @@ func proveTraffic(ctx context.Context, out io.Writer, vc *instance.Instance, vcl
 	if err != nil {
 		return fmt.Errorf("service %s/web: no cluster IP shared with its host copy: %w", demoName, err)
 	}
+	run := func(pod string, args ...string) (string, error) {
+		return runDemoPod(ctx, vclient, virtualCS, pod, args...)
+	}
 
-	// From a pod of the virtual cluster.
-	url := "http://" + ip + "/"
-	check := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: demoCheckPod, Namespace: demoName}, Spec: corev1.PodSpec{
-		RestartPolicy: corev1.RestartPolicyNever, TerminationGracePeriodSeconds: ptr.To[int64](0),
-		Containers: []corev1.Container{{Name: "get", Image: images.Reference(images.DefaultRegistry, images.DemoRepository, "latest"), Args: []string{"get", url}}}}}
-	if err := deletePodAndWait(ctx, vclient, check); err != nil {
+	// 1. DNS.
+	const name = "web.demo.svc.cluster.local"
+	got, err := run("dns-check", "lookup", name)
+	if err != nil {
 		return err
 	}
-	if err := vclient.Create(ctx, check); err != nil {
+	if strings.TrimSpace(got) != ip {
+		return fmt.Errorf("%s resolved to %q in pod %s/dns-check, want the Service's IP %s", name, strings.TrimSpace(got), demoName, ip)
+	}
+	fmt.Fprintf(out, "  %s resolves to %s (Service %s/web) in pod %s/dns-check, through the virtual cluster's DNS\n", name, ip, demoName, demoName)
+
+	// 2. HTTP by name.
+	url := "http://" + name + "/"
+	page, err := run("web-check", "get", url)
+	if err != nil {
 		return err
 	}
-	var phase corev1.PodPhase
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
-		var p corev1.Pod
-		if err := vclient.Get(ctx, client.ObjectKeyFromObject(check), &p); err != nil {
-			return false, nil
+	servedBy, err := want.check(page)
+	if err != nil {
+		return fmt.Errorf("GET %s from pod %s/web-check: %v; its output:\n%s", url, demoName, err, page)
+	}
+	fmt.Fprintf(out, "  GET %s from pod %s/web-check: the page, served by %s\n", url, demoName, servedBy)
+
+	// 3. The pod's own API server, as its service account.
+	api := "https://kubernetes.default.svc/api/v1/namespaces/demo/pods"
+	body, err := run("api-check", "get", "--service-account", api)
+	if err != nil {
+		return err
+	}
+	var list corev1.PodList
+	if err := json.Unmarshal([]byte(body), &list); err != nil {
+		return fmt.Errorf("GET %s from pod %s/api-check: not a pod list: %v\n%s", api, demoName, err, body)
+	}
+	var names []string
+	for _, p := range list.Items {
+		names = append(names, p.Name)
+		if strings.Contains(p.Name, "-x-") {
+			return fmt.Errorf("GET %s from pod %s/api-check listed host pod %s", api, demoName, p.Name)
 		}
-		phase = p.Status.Phase
-		return phase == corev1.PodSucceeded || phase == corev1.PodFailed, nil
-	})
-	if err != nil {
-		return fmt.Errorf("pod %s/%s did not finish within 90 s (phase %q)", demoName, demoCheckPod, phase)
 	}
-	logs, err := hostCS.CoreV1().Pods(vc.HostNamespace).GetLogs(tr.HostName(demoCheckPod, demoName), &corev1.PodLogOptions{}).DoRaw(ctx)
-	if err != nil {
-		return fmt.Errorf("logs of pod %s/%s (through the host's kubelet): %w", demoName, demoCheckPod, err)
+	if !slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "web-") }) {
+		return fmt.Errorf("GET %s from pod %s/api-check listed no web pod: %v", api, demoName, names)
 	}
-	servedBy, err := want.check(string(logs))
-	if phase != corev1.PodSucceeded || err != nil {
-		return fmt.Errorf("GET %s from pod %s/%s: phase %s, %v; its output:\n%s", url, demoName, demoCheckPod, phase, err, logs)
-	}
-	fmt.Fprintf(out, "  GET %-26s from pod %s/%s (Service %s/web): the page, served by %s\n", url, demoName, demoCheckPod, demoName, servedBy)
-	_ = vclient.Delete(ctx, check)
+	fmt.Fprintf(out, "  GET %s from pod %s/api-check, as its service account: %d virtual pods (%s)\n",
+		api, demoName, len(names), strings.Join(names, ", "))
 
 	// From this machine, to each pod.
 	var pods corev1.PodList
@@ -183,6 +207,43 @@ func (w demoPage) check(page string) (string, error) {
 		return "", fmt.Errorf("the page does not say which pod served it")
 	}
 	return m[1], nil
+}
+
+// runDemoPod runs the demo image with args as pod name of virtual namespace
+// demo (replacing one an earlier run left) until it ends, and returns its
+// output, read through the virtual API server (virtualCS). It returns an
+// error with the output when the pod fails or does not end within 90 s.
+func runDemoPod(ctx context.Context, vclient client.Client, virtualCS kubernetes.Interface, name string, args ...string) (string, error) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: demoName}, Spec: corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever, TerminationGracePeriodSeconds: ptr.To[int64](0),
+		Containers: []corev1.Container{{Name: "check", Image: images.Reference(images.DefaultRegistry, images.DemoRepository, "latest"), Args: args}}}}
+	if err := deletePodAndWait(ctx, vclient, pod); err != nil {
+		return "", err
+	}
+	if err := vclient.Create(ctx, pod); err != nil {
+		return "", err
+	}
+	var phase corev1.PodPhase
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		var p corev1.Pod
+		if err := vclient.Get(ctx, client.ObjectKeyFromObject(pod), &p); err != nil {
+			return false, nil
+		}
+		phase = p.Status.Phase
+		return phase == corev1.PodSucceeded || phase == corev1.PodFailed, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("pod %s/%s (%s) did not finish within 90 s (phase %q)", demoName, name, strings.Join(args, " "), phase)
+	}
+	logs, err := virtualCS.CoreV1().Pods(demoName).GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		return "", fmt.Errorf("logs of pod %s/%s through the virtual cluster: %w", demoName, name, err)
+	}
+	if phase != corev1.PodSucceeded {
+		return "", fmt.Errorf("pod %s/%s (%s) failed; its output:\n%s", demoName, name, strings.Join(args, " "), logs)
+	}
+	_ = vclient.Delete(ctx, pod)
+	return string(logs), nil
 }
 
 // deletePodAndWait deletes pod (left by an earlier run) and waits until it

@@ -131,16 +131,6 @@ control-plane binaries come from ` + "`hack/build-binaries.sh static`" + `, whic
 			if err != nil {
 				return err
 			}
-			staticDir := os.Getenv("CLUSTERSYNC_STATIC_KUBE_DIR")
-			if staticDir == "" {
-				staticDir = filepath.Join(binaries.CacheDir(), "kubernetes-"+binaries.KubernetesVersion+"-static")
-			}
-			controlPlane := []string{filepath.Join(staticDir, "kube-apiserver"), filepath.Join(staticDir, "kube-controller-manager")}
-			for _, b := range controlPlane {
-				if _, err := os.Stat(b); errors.Is(err, fs.ErrNotExist) {
-					return fmt.Errorf("%s is missing: build the static control plane with `hack/build-binaries.sh static` (make image does)", b)
-				}
-			}
 			reg, insecure := repo, false
 			if reg == "" {
 				st, ok := registry.Running(registryDir(hostDir(dir)))
@@ -152,28 +142,12 @@ control-plane binaries come from ` + "`hack/build-binaries.sh static`" + `, whic
 			if tag == "" {
 				tag = version
 			}
-			work, err := os.MkdirTemp("", "clustersync-image-")
-			if err != nil {
-				return err
-			}
-			defer os.RemoveAll(work)
-			fmt.Fprintf(out, "Building images (version %s) in %s…\n", tag, work)
-			built, err := images.BuildAll(cmd.Context(), images.BuildOptions{ModuleDir: source, WorkDir: work, Version: tag,
-				ControlPlane: controlPlane, CACertificates: ca})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "Built in %.1f s; pushing to %s\n", time.Since(start).Seconds(), reg)
 			tags := []string{tag}
 			if latest && tag != "latest" {
 				tags = append(tags, "latest")
 			}
-			for _, b := range built {
-				d, size, err := images.Push(cmd.Context(), b.Image, reg, b.Repository, tags, insecure)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(out, "  %s  %s  %.1f MB\n", images.Reference(reg, b.Repository, tags[0]), d, float64(size)/1e6)
+			if err := buildAndPushImages(cmd.Context(), out, source, reg, insecure, tags, ca); err != nil {
+				return err
 			}
 			fmt.Fprintf(out, "Done in %.1f s.\n", time.Since(start).Seconds())
 			return nil
@@ -186,6 +160,46 @@ control-plane binaries come from ` + "`hack/build-binaries.sh static`" + `, whic
 	cmd.Flags().StringVar(&tag, "tag", "", "image tag (default this clustersync's version)")
 	cmd.Flags().BoolVar(&latest, "latest", true, "also tag the images latest (the reference --agent-image uses by default)")
 	return cmd
+}
+
+// buildAndPushImages builds clustersync's images (images.BuildAll) from the
+// source tree source, the control-plane binaries taken from the static
+// Kubernetes build of the cache ($CLUSTERSYNC_STATIC_KUBE_DIR overrides it),
+// and pushes each to registry reg under every tag of tags (the first is
+// the one printed), over plain HTTP when insecure. ca is the CA bundle the
+// clustersync image holds.
+func buildAndPushImages(ctx context.Context, out io.Writer, source, reg string, insecure bool, tags []string, ca string) error {
+	start := time.Now()
+	staticDir := os.Getenv("CLUSTERSYNC_STATIC_KUBE_DIR")
+	if staticDir == "" {
+		staticDir = filepath.Join(binaries.CacheDir(), "kubernetes-"+binaries.KubernetesVersion+"-static")
+	}
+	controlPlane := []string{filepath.Join(staticDir, "kube-apiserver"), filepath.Join(staticDir, "kube-controller-manager")}
+	for _, b := range controlPlane {
+		if _, err := os.Stat(b); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s is missing: build the static control plane with `hack/build-binaries.sh static` (make image does)", b)
+		}
+	}
+	work, err := os.MkdirTemp("", "clustersync-image-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	fmt.Fprintf(out, "Building images (version %s) in %s…\n", tags[0], work)
+	built, err := images.BuildAll(ctx, images.BuildOptions{ModuleDir: source, WorkDir: work, Version: tags[0],
+		ControlPlane: controlPlane, CACertificates: ca})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Built in %.1f s; pushing to %s\n", time.Since(start).Seconds(), reg)
+	for _, b := range built {
+		d, size, err := images.Push(ctx, b.Image, reg, b.Repository, tags, insecure)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "  %s  %s  %.1f MB\n", images.Reference(reg, b.Repository, tags[0]), d, float64(size)/1e6)
+	}
+	return nil
 }
 
 // ensurePauseImage pushes the real node's sandbox image to the local

@@ -75,7 +75,7 @@ virtual namespace next to its host copy (or "not synced"), as ` + "`make run`" +
 			if err != nil {
 				return err
 			}
-			return printNamespace(cmd.Context(), cmd.OutOrStdout(), i, vc, hc, namespace)
+			return printNamespace(cmd.Context(), cmd.OutOrStdout(), i.Name, i.HostNamespace, vc, hc, namespace)
 		},
 	}
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "virtual namespace to show")
@@ -104,15 +104,16 @@ func instanceClients(i *instance.Instance) (virtual, host client.Client, err err
 	return virtual, host, err
 }
 
-// printNamespace prints each object of virtual namespace ns of i next to
-// its host copy.
-func printNamespace(ctx context.Context, out io.Writer, i *instance.Instance, virtual, host client.Client, ns string) error {
-	tr := translate.Translator{VCluster: i.Name, HostNamespace: i.HostNamespace}
+// printNamespace prints each object of virtual namespace ns of virtual
+// cluster name (synced to host namespace hostNamespace) next to its host
+// copy.
+func printNamespace(ctx context.Context, out io.Writer, name, hostNamespace string, virtual, host client.Client, ns string) error {
+	tr := translate.Translator{VCluster: name, HostNamespace: hostNamespace}
 	rows, err := inspect.Namespace(ctx, virtual, host, tr, ns)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nVirtual namespace %s of %s and its host copies in host namespace %s:\n\n", ns, i.Name, i.HostNamespace)
+	fmt.Fprintf(out, "\nVirtual namespace %s of %s and its host copies in host namespace %s:\n\n", ns, name, hostNamespace)
 	return inspect.Print(out, rows)
 }
 

@@ -8,10 +8,12 @@ import (
 )
 
 // `make run` (clustersync demo --exit) brings the main job up on a fresh
-// home with the real node, proves that the web pods serve the page (from a
-// pod through the Service, from this machine to each pod), shows each
-// virtual object next to its host copy, and removes everything it started
-// when it exits.
+// home with the real node and the virtual cluster in it (the chart),
+// proves from pods that the virtual DNS resolves the web Service to its
+// virtual IP, that the page comes back by name, and that the pods' own API
+// server lists the virtual pods; this machine reaches each pod; it shows
+// each virtual object next to its host copy, and removes everything it
+// started when it exits.
 func TestDemo(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the demo's real node needs root")
@@ -23,12 +25,15 @@ func TestDemo(t *testing.T) {
 	out := strings.Join(strings.Fields(raw), " ")
 	for _, want := range []string{
 		"all 3 web pods are Running and Ready in the virtual cluster",
-		"from pod demo/web-check (Service demo/web): the page, served by web-",
+		"web.demo.svc.cluster.local resolves to 10.96.",
+		"(Service demo/web) in pod demo/dns-check, through the virtual cluster's DNS",
+		"GET http://web.demo.svc.cluster.local/ from pod demo/web-check: the page, served by web-",
+		"GET https://kubernetes.default.svc/api/v1/namespaces/demo/pods from pod demo/api-check, as its service account:",
+		"clustersync virtual connect demo -n vc-demo -- kubectl get pods -A",
 		"from this machine (pod demo/web-",
 		"Secret's key names (API_TOKEN), never their values",
 		"Pod demo/web-",
 		"-x-demo-x-demo Running on clustersync-node, IP 10.244.0.",
-		"Not yet: pods cannot resolve names",
 		"Where the time went: host",
 		"Service demo/web vc-demo/web-x-demo-x-demo clusterIP",
 		"Secret demo/unused - not synced",
