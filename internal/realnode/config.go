@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/netip"
 	"path/filepath"
+	"time"
 
 	toml "github.com/pelletier/go-toml/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -195,7 +196,8 @@ func CNIConfig(o Options) ([]byte, error) {
 // storage capacity isolation and no eviction thresholds (the sandbox's
 // file systems are not the kubelet's to police); authentication by client
 // certificate (ClientCAFile) and webhook, never anonymous; authorization by
-// webhook; the read-only port closed.
+// webhook; the read-only port closed; crashed containers restarted within
+// a second (crashLoopBackOff.maxContainerRestartPeriod).
 func KubeletConfig(o Options) ([]byte, error) {
 	c := kubeletv1beta1.KubeletConfiguration{
 		TypeMeta:                      metav1.TypeMeta{APIVersion: "kubelet.config.k8s.io/v1beta1", Kind: "KubeletConfiguration"},
@@ -217,6 +219,11 @@ func KubeletConfig(o Options) ([]byte, error) {
 			Anonymous: kubeletv1beta1.KubeletAnonymousAuthentication{Enabled: ptr.To(false)},
 		},
 		Authorization: kubeletv1beta1.KubeletAuthorization{Mode: kubeletv1beta1.KubeletAuthorizationModeWebhook},
+		// A development host restarts a crashed container within a second
+		// (KubeletCrashLoopBackOffMax, beta and on since 1.35), not after
+		// a back-off growing to five minutes: a developer's fix, or a
+		// test's fault, shows at once.
+		CrashLoopBackOff: kubeletv1beta1.CrashLoopBackOffConfig{MaxContainerRestartPeriod: &metav1.Duration{Duration: time.Second}},
 	}
 	// evictionHard must be present and empty to turn the defaults off;
 	// the typed field omits an empty map.
