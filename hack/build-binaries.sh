@@ -10,7 +10,8 @@
 #   $CLUSTERSYNC_CACHE/controller-gen-v0.23.0/controller-gen   (make generate)
 #   $CLUSTERSYNC_CACHE/node-containerd-v2.4.2-cni-v1.9.1/{containerd,containerd-shim-runc-v2,cni/*}
 #   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0-node/{kubelet,kube-proxy}
-#       the local real node's runtime, CNI plugins, kubelet and kube-proxy;
+#   $CLUSTERSYNC_CACHE/local-path-provisioner-v0.0.30/local-path-provisioner
+#       the local real node's runtime, CNI plugins, kubelet, kube-proxy and storage provisioner;
 #       the default and `node` build them and install Debian's runc and iptables when missing.
 #
 # CLUSTERSYNC_CACHE defaults to ${XDG_CACHE_HOME:-$HOME/.cache}/clustersync.
@@ -19,7 +20,8 @@
 #   --print-env     print only the CLUSTERSYNC_*_BIN variables, as shell exports.
 #   controller-gen  build only controller-gen (what `make generate` needs).
 #   static          build only kube-apiserver, kube-controller-manager, kube-scheduler (make image).
-#   node            build only the real node's containerd, CNI plugins, kubelet and kube-proxy (and install runc, iptables).
+#   node            build only the real node's containerd, CNI plugins, kubelet, kube-proxy and
+#                   local-path-provisioner (and install runc, iptables).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,6 +33,7 @@ KWOK_VERSION=v0.8.0
 CONTROLLER_GEN_VERSION=v0.23.0 # keep in step with hack/tools/controller-gen/go.mod
 CONTAINERD_VERSION=v2.4.2 # keep in step with hack/tools/node/go.mod
 CNI_PLUGINS_VERSION=v1.9.1 # keep in step with hack/tools/node/go.mod
+LOCAL_PATH_VERSION=v0.0.30 # keep in step with hack/tools/localpath/go.mod and internal/binaries
 
 etcd_dir=$cache/etcd-$ETCD_VERSION
 kube_dir=$cache/kubernetes-$KUBE_VERSION-static
@@ -38,6 +41,7 @@ kwok_dir=$cache/kwok-$KWOK_VERSION
 controller_gen_dir=$cache/controller-gen-$CONTROLLER_GEN_VERSION
 node_dir=$cache/node-containerd-$CONTAINERD_VERSION-cni-$CNI_PLUGINS_VERSION
 kube_node_dir=$cache/kubernetes-$KUBE_VERSION-node
+local_path_dir=$cache/local-path-provisioner-$LOCAL_PATH_VERSION
 
 print_env() {
 	cat <<ENV
@@ -142,6 +146,13 @@ node_build() {
 		build_into "$kube_node_dir" "$here/tools/kube" "$(kube_ldflags "$KUBE_VERSION")" \
 			"k8s.io/kubernetes/cmd/kubelet:kubelet" \
 			"k8s.io/kubernetes/cmd/kube-proxy:kube-proxy"
+	fi
+	if complete "$local_path_dir" local-path-provisioner; then
+		log "local-path-provisioner $LOCAL_PATH_VERSION: cached in $local_path_dir"
+	else
+		log "local-path-provisioner $LOCAL_PATH_VERSION: building (about a minute, once per machine)"
+		build_into "$local_path_dir" "$here/tools/localpath" "-s -w" \
+			"github.com/rancher/local-path-provisioner:local-path-provisioner"
 	fi
 }
 

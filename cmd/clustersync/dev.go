@@ -88,8 +88,10 @@ kwokctl runs etcd, kube-apiserver, kube-controller-manager, kube-scheduler
 and kwok-controller; a local OCI registry serves images on loopback; and,
 with --runtime real (the default), one real node runs on this machine:
 containerd with runc, the kubelet, kube-proxy (iptables) and the CNI bridge
-` + hostcluster.RealNodeBridge + `, so pods really run. The node's sandbox image is built and pushed
-to the registry when it is missing (from the source tree, --source).
+` + hostcluster.RealNodeBridge + `, so pods really run, and rancher's local-path-provisioner with
+the default StorageClass local-path (claims become folders of the node).
+The node's sandbox and local-path helper images are built and pushed to the
+registry when missing (from the source tree, --source).
 
 Where a real node cannot run (not Linux, not root, a missing cgroup
 controller or program), dev up says why in one line and uses kwok fake
@@ -122,7 +124,7 @@ nodes only; --runtime fake asks for that. --fake-nodes adds kwok fake nodes
 	cmd.Flags().StringVar(&name, "name", "", fmt.Sprintf("kwokctl cluster name (default %q, or the existing cluster's)", hostcluster.DefaultName))
 	cmd.Flags().StringVar(&runtime, "runtime", runtimeReal, "nodes: \"real\" (one real node, kwok fake nodes only where it cannot run) or \"fake\" (kwok fake nodes only)")
 	cmd.Flags().IntVar(&fakeNodes, "fake-nodes", 0, fmt.Sprintf("number of kwok fake nodes (default 0 beside a real node, %d without; an existing cluster keeps its count unless this is given)", hostcluster.DefaultNodes))
-	cmd.Flags().StringVar(&source, "source", "", "the clustersync source tree, to build the node's sandbox image from when the registry lacks it (default the one that holds the current folder)")
+	cmd.Flags().StringVar(&source, "source", "", "the clustersync source tree, to build the node's sandbox and local-path helper images from when the registry lacks them (default the one that holds the current folder)")
 	return cmd
 }
 
@@ -202,7 +204,7 @@ func upHost(ctx context.Context, out io.Writer, o upOptions) (upped, error) {
 	if !real {
 		return u, nil
 	}
-	if err := ensurePauseImage(ctx, out, o.source, u.registry); err != nil {
+	if err := ensureNodeImages(ctx, out, o.source, u.registry); err != nil {
 		return u, err
 	}
 	c.Log = opts.Log

@@ -202,27 +202,39 @@ func buildAndPushImages(ctx context.Context, out io.Writer, source, reg string, 
 	return nil
 }
 
-// ensurePauseImage pushes the real node's sandbox image to the local
-// registry at reg unless it is there: built from the clustersync source
-// tree (sourceTree(source); a few seconds). Without one it says that pods
-// cannot start until `make image` pushes it.
-func ensurePauseImage(ctx context.Context, out io.Writer, source, reg string) error {
-	tag := hostcluster.RealNodePauseTag
-	if ok, err := images.Exists(ctx, reg, images.PauseRepository, tag, true); err != nil {
-		return fmt.Errorf("local registry %s: %w", reg, err)
-	} else if ok {
-		return nil
+// nodeImages are the images the local real node needs from the local
+// registry before it runs anything: its sandbox image, and its storage
+// provisioner's helper.
+var nodeImages = []struct {
+	pkg, repository, tag string
+	build                func(binary, version string) (v1.Image, error)
+}{
+	{"./internal/images/pause", images.PauseRepository, hostcluster.RealNodePauseTag, images.Pause},
+	{"./internal/images/localpathhelper", images.LocalPathHelperRepository, hostcluster.RealNodeLocalPathHelperTag, images.LocalPathHelper},
+}
+
+// ensureNodeImages pushes each of nodeImages to the local registry at reg
+// unless it is there: built from the clustersync source tree
+// (sourceTree(source); a few seconds each). Without a source tree it says
+// which are missing and what fails without them.
+func ensureNodeImages(ctx context.Context, out io.Writer, source, reg string) error {
+	for _, ni := range nodeImages {
+		if ok, err := images.Exists(ctx, reg, ni.repository, ni.tag, true); err != nil {
+			return fmt.Errorf("local registry %s: %w", reg, err)
+		} else if ok {
+			continue
+		}
+		tree, err := sourceTree(source)
+		if err != nil {
+			fmt.Fprintf(out, "The registry lacks %s and %v: pods (sandbox image) or volumes (local-path helper) of the real node wait until `make image` pushes it.\n",
+				images.Reference(images.DefaultRegistry, ni.repository, ni.tag), err)
+			return nil
+		}
+		if err := pushSourceImage(ctx, tree, reg, ni.pkg, ni.repository, ni.tag, ni.build); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "Pushed %s\n", images.Reference(reg, ni.repository, ni.tag))
 	}
-	source, err := sourceTree(source)
-	if err != nil {
-		fmt.Fprintf(out, "The registry has no sandbox image and %v: pods on the real node stay ContainerCreating until `make image` pushes %s.\n",
-			err, images.Reference(images.DefaultRegistry, images.PauseRepository, tag))
-		return nil
-	}
-	if err := pushSourceImage(ctx, source, reg, "./internal/images/pause", images.PauseRepository, tag, images.Pause); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "Pushed the sandbox image %s\n", images.Reference(reg, images.PauseRepository, tag))
 	return nil
 }
 

@@ -98,6 +98,9 @@ const (
 	// CNIPluginsVersion is the version of the bridge, host-local, loopback
 	// and portmap CNI plugins.
 	CNIPluginsVersion = "v1.9.1"
+	// LocalPathProvisionerVersion is rancher/local-path-provisioner's
+	// (hack/tools/localpath/go.mod).
+	LocalPathProvisionerVersion = "v0.0.30"
 )
 
 // NodeSet is the absolute paths of the programs of a real node. Containerd,
@@ -106,7 +109,10 @@ const (
 // module; Runc and Iptables are Debian's, found on PATH ("" when missing).
 type NodeSet struct {
 	Containerd, Shim, CNIBinDir, Kubelet, KubeProxy string
-	Runc, Iptables                                  string
+	// LocalPathProvisioner is rancher/local-path-provisioner, the node's
+	// storage (LocalPathProvisionerVersion), built from hack/tools/localpath.
+	LocalPathProvisioner string
+	Runc, Iptables       string
 }
 
 // Node is the NodeSet in CacheDir, the folders overridable by
@@ -129,13 +135,14 @@ func Node() NodeSet {
 		return p
 	}
 	return NodeSet{
-		Containerd: filepath.Join(nodeDir, "containerd"),
-		Shim:       filepath.Join(nodeDir, "containerd-shim-runc-v2"),
-		CNIBinDir:  filepath.Join(nodeDir, "cni"),
-		Kubelet:    filepath.Join(kubeNodeDir, "kubelet"),
-		KubeProxy:  filepath.Join(kubeNodeDir, "kube-proxy"),
-		Runc:       look("runc"),
-		Iptables:   look("iptables"),
+		Containerd:           filepath.Join(nodeDir, "containerd"),
+		Shim:                 filepath.Join(nodeDir, "containerd-shim-runc-v2"),
+		CNIBinDir:            filepath.Join(nodeDir, "cni"),
+		Kubelet:              filepath.Join(kubeNodeDir, "kubelet"),
+		KubeProxy:            filepath.Join(kubeNodeDir, "kube-proxy"),
+		LocalPathProvisioner: filepath.Join(CacheDir(), "local-path-provisioner-"+LocalPathProvisionerVersion, "local-path-provisioner"),
+		Runc:                 look("runc"),
+		Iptables:             look("iptables"),
 	}
 }
 
@@ -144,7 +151,7 @@ func Node() NodeSet {
 func (s NodeSet) Check() error {
 	var missing []string
 	for _, p := range []string{s.Containerd, s.Shim, filepath.Join(s.CNIBinDir, "bridge"), filepath.Join(s.CNIBinDir, "host-local"),
-		filepath.Join(s.CNIBinDir, "loopback"), filepath.Join(s.CNIBinDir, "portmap"), s.Kubelet, s.KubeProxy} {
+		filepath.Join(s.CNIBinDir, "loopback"), filepath.Join(s.CNIBinDir, "portmap"), s.Kubelet, s.KubeProxy, s.LocalPathProvisioner} {
 		if st, err := os.Stat(p); err != nil || st.Mode()&0o111 == 0 {
 			missing = append(missing, p)
 		}

@@ -24,6 +24,9 @@ const (
 	// (images.PauseRepository under images.DefaultRegistry, pulled from the
 	// local registry).
 	RealNodePauseTag = "latest"
+	// RealNodeLocalPathHelperTag is the tag of its storage provisioner's
+	// helper image (images.LocalPathHelperRepository, likewise).
+	RealNodeLocalPathHelperTag = "latest"
 )
 
 // realNodeExtraArgs are kwokctl --extra-args of every new cluster, so that a
@@ -59,21 +62,22 @@ func (c *Cluster) RealNodeDir() string { return filepath.Join(c.Dir, "node") }
 // registryAddr (host:port), also for images named ghcr.io/….
 func (c *Cluster) RealNodeOptions(registryAddr string, bins binaries.NodeSet) realnode.Options {
 	return realnode.Options{
-		Dir:                c.RealNodeDir(),
-		NodeName:           RealNodeName,
-		Bridge:             RealNodeBridge,
-		PodCIDR:            netip.MustParsePrefix("10.244.0.0/24"),
-		ClusterCIDR:        netip.MustParsePrefix("10.244.0.0/16"),
-		Registry:           registryAddr,
-		Mirrors:            []string{images.DefaultRegistry},
-		PauseImage:         images.Reference(images.DefaultRegistry, images.PauseRepository, RealNodePauseTag),
-		CNIBinDir:          bins.CNIBinDir,
-		Runc:               bins.Runc,
-		KubeletPort:        10250,
-		KubeletHealthzPort: 10248,
-		ProxyHealthzPort:   10256,
-		ProxyMetricsPort:   10249,
-		ClusterDomain:      "cluster.local",
+		Dir:                  c.RealNodeDir(),
+		NodeName:             RealNodeName,
+		Bridge:               RealNodeBridge,
+		PodCIDR:              netip.MustParsePrefix("10.244.0.0/24"),
+		ClusterCIDR:          netip.MustParsePrefix("10.244.0.0/16"),
+		Registry:             registryAddr,
+		Mirrors:              []string{images.DefaultRegistry},
+		PauseImage:           images.Reference(images.DefaultRegistry, images.PauseRepository, RealNodePauseTag),
+		LocalPathHelperImage: images.Reference(images.DefaultRegistry, images.LocalPathHelperRepository, RealNodeLocalPathHelperTag),
+		CNIBinDir:            bins.CNIBinDir,
+		Runc:                 bins.Runc,
+		KubeletPort:          10250,
+		KubeletHealthzPort:   10248,
+		ProxyHealthzPort:     10256,
+		ProxyMetricsPort:     10249,
+		ClusterDomain:        "cluster.local",
 	}
 }
 

@@ -22,6 +22,9 @@ const (
 	PauseRepository = "clustersync/pause"
 	// DemoRepository holds the demo web server (examples/demo-app).
 	DemoRepository = "clustersync/demo-app"
+	// LocalPathHelperRepository holds the helper of the local real node's
+	// storage provisioner (internal/images/localpathhelper).
+	LocalPathHelperRepository = "clustersync/local-path-helper"
 	// DefaultRegistry is where released images live.
 	DefaultRegistry = "ghcr.io"
 )
@@ -96,6 +99,20 @@ func Pause(binary, version string) (v1.Image, error) {
 		return nil, err
 	}
 	return Image([]v1.Layer{l}, Config{Entrypoint: []string{"/pause"}, User: fmt.Sprintf("%d:%d", NonRootUID, NonRootUID), Labels: labels("pause", version)})
+}
+
+// LocalPathHelper builds the image of the local real node's volume folder
+// helper from its static binary (internal/images/localpathhelper). It runs
+// as root: it makes folders in the node's volume folder, which root owns.
+func LocalPathHelper(binary, version string) (v1.Image, error) {
+	if err := requireStatic(binary); err != nil {
+		return nil, err
+	}
+	l, err := Layer([]File{{Path: "/local-path-helper", Mode: 0o755, Source: binary}})
+	if err != nil {
+		return nil, err
+	}
+	return Image([]v1.Layer{l}, Config{Entrypoint: []string{"/local-path-helper"}, User: "0:0", Labels: labels("local-path-helper", version)})
 }
 
 // Demo builds the demo web server's image from the static binary of

@@ -47,6 +47,9 @@ type Options struct {
 	Mirrors []string
 	// PauseImage is the sandbox image reference.
 	PauseImage string
+	// LocalPathHelperImage is the image of the storage provisioner's
+	// helper pods (internal/images/localpathhelper).
+	LocalPathHelperImage string
 	// CNIBinDir holds the bridge, host-local, loopback and portmap plugins.
 	CNIBinDir string
 	// Runc is the runc binary (Debian's, with seccomp).
@@ -79,8 +82,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("realnode: PodCIDR %s must be an IPv4 range of at least 4 addresses", o.PodCIDR)
 	case !o.ClusterCIDR.IsValid() || !o.ClusterCIDR.Contains(o.PodCIDR.Addr()) || o.ClusterCIDR.Bits() > o.PodCIDR.Bits():
 		return fmt.Errorf("realnode: ClusterCIDR %s must contain PodCIDR %s", o.ClusterCIDR, o.PodCIDR)
-	case o.Registry == "" || o.PauseImage == "" || o.CNIBinDir == "" || o.Runc == "":
-		return fmt.Errorf("realnode: Registry, PauseImage, CNIBinDir and Runc are required")
+	case o.Registry == "" || o.PauseImage == "" || o.LocalPathHelperImage == "" || o.CNIBinDir == "" || o.Runc == "":
+		return fmt.Errorf("realnode: Registry, PauseImage, LocalPathHelperImage, CNIBinDir and Runc are required")
 	}
 	return nil
 }

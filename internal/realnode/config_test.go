@@ -1,12 +1,14 @@
 package realnode
 
 import (
+	"encoding/json"
 	"net/netip"
 	"strings"
 	"testing"
 
 	"github.com/containernetworking/cni/libcni"
 	toml "github.com/pelletier/go-toml/v2"
+	corev1 "k8s.io/api/core/v1"
 	kubeproxyv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
@@ -17,7 +19,8 @@ func options() Options {
 		Dir: "/var/lib/cs/node", NodeName: "cs-node", Bridge: "cs0",
 		PodCIDR: netip.MustParsePrefix("10.244.0.0/24"), ClusterCIDR: netip.MustParsePrefix("10.244.0.0/16"),
 		Registry: "127.0.0.1:5001", Mirrors: []string{"ghcr.io"}, PauseImage: "ghcr.io/clustersync/pause:dev",
-		CNIBinDir: "/cache/node/cni", Runc: "/usr/sbin/runc",
+		LocalPathHelperImage: "ghcr.io/clustersync/local-path-helper:dev",
+		CNIBinDir:            "/cache/node/cni", Runc: "/usr/sbin/runc",
 		KubeletPort: 10250, KubeletHealthzPort: 10248, ProxyHealthzPort: 10256, ProxyMetricsPort: 10249,
 		ClientCAFile: "/pki/ca.crt", ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local",
 	}
@@ -152,5 +155,49 @@ func TestKubeProxyConfig(t *testing.T) {
 	if c.Mode != "iptables" || c.ClientConnection.Kubeconfig != "/var/lib/cs/node/kube-proxy/kubeconfig" || c.HostnameOverride != "cs-node" ||
 		c.ClusterCIDR != "10.244.0.0/16" || *c.Conntrack.MaxPerCore != 0 || c.HealthzBindAddress != "127.0.0.1:10256" {
 		t.Errorf("kube-proxy config:\n%s", data)
+	}
+}
+
+// The provisioner keeps volumes below the node's folder and runs the
+// helper program directly (no shell); its helper pods run only that image,
+// on the node's network, without a token.
+func TestLocalPathConfig(t *testing.T) {
+	o := options()
+	raw, err := LocalPathConfig(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		NodePathMap []struct {
+			Node  string   `json:"node"`
+			Paths []string `json:"paths"`
+		} `json:"nodePathMap"`
+		SetupCommand, TeardownCommand string
+	}
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.NodePathMap) != 1 || cfg.NodePathMap[0].Node != "DEFAULT_PATH_FOR_NON_LISTED_NODES" ||
+		len(cfg.NodePathMap[0].Paths) != 1 || cfg.NodePathMap[0].Paths[0] != "/var/lib/cs/node/volumes" {
+		t.Errorf("nodePathMap %+v, want every node's volumes in /var/lib/cs/node/volumes", cfg.NodePathMap)
+	}
+	if cfg.SetupCommand != "/local-path-helper" || cfg.TeardownCommand != "/local-path-helper" {
+		t.Errorf("setupCommand %q, teardownCommand %q", cfg.SetupCommand, cfg.TeardownCommand)
+	}
+	podYAML, err := LocalPathHelperPod(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pod corev1.Pod
+	if err := yaml.Unmarshal(podYAML, &pod); err != nil {
+		t.Fatal(err)
+	}
+	if len(pod.Spec.Containers) != 1 || pod.Spec.Containers[0].Image != o.LocalPathHelperImage || !pod.Spec.HostNetwork ||
+		pod.Spec.AutomountServiceAccountToken == nil || *pod.Spec.AutomountServiceAccountToken {
+		t.Errorf("helper pod %s", podYAML)
+	}
+	o.LocalPathHelperImage = ""
+	if _, err := LocalPathHelperPod(o); err == nil {
+		t.Error("a helper pod without an image")
 	}
 }

@@ -45,6 +45,7 @@ const (
 	Containerd = "containerd"
 	Kubelet    = "kubelet"
 	KubeProxy  = "kube-proxy"
+	// LocalPath (storage.go) is the fourth.
 )
 
 // startTimeout bounds each component's readiness wait, and the wait for
@@ -96,7 +97,8 @@ func LogFile(dir, component string) string { return filepath.Join(dir, "logs", c
 // it (one real node per machine: ClaimFile), creates the bridge with the
 // node IP, writes every configuration below o.Dir, and starts containerd,
 // the kubelet and kube-proxy as detached processes (they outlive the
-// caller; Stop ends them). Leftovers of an earlier node in o.Dir are torn
+// caller; Stop ends them), then the storage provisioner with its default
+// StorageClass (storage.go). Leftovers of an earlier node in o.Dir are torn
 // down first. On failure everything Start made is torn down again and the
 // error names the step, with the end of the failed component's log.
 // Progress lines go to log.
@@ -179,6 +181,20 @@ func Start(ctx context.Context, o Options, bins binaries.NodeSet, j Join, log io
 		return fmt.Errorf("realnode: node %s: %w; see %s", o.NodeName, err, LogFile(o.Dir, Kubelet))
 	}
 	fmt.Fprintf(log, "Real node %q Ready (%.1f s)\n", o.NodeName, time.Since(begin).Seconds())
+	if err := ensureStorageObjects(ctx, j.Admin); err != nil {
+		return err
+	}
+	t := time.Now()
+	pid, err := proc.Detached{Name: LocalPath, Exe: bins.LocalPathProvisioner, Args: localPathArgs(o), LogFile: LogFile(o.Dir, LocalPath),
+		Ready: func() bool { return localPathStarted(o) }, Timeout: startTimeout}.Start(ctx)
+	if err != nil {
+		return fmt.Errorf("realnode: %w", err)
+	}
+	st.PIDs[LocalPath] = pid
+	if err := st.save(); err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "  %s running (pid %d, %.1f s): default StorageClass %s, volumes in %s\n", LocalPath, pid, time.Since(t).Seconds(), StorageClassName, o.VolumesDir())
 	return nil
 }
 
@@ -208,6 +224,9 @@ func writeFiles(o Options, j Join) error {
 	}{
 		{kubeletKubeconfig(o), pki.Request{CommonName: "system:node:" + o.NodeName, Organization: []string{"system:nodes"}, Client: true}},
 		{proxyKubeconfig(o), pki.Request{CommonName: "system:kube-proxy", Client: true}},
+		// The provisioner binds volumes cluster-wide (PersistentVolumes,
+		// claims, nodes, its helper pods): a development host's admin.
+		{localPathKubeconfig(o), pki.Request{CommonName: "clustersync:local-path-provisioner", Organization: []string{"system:masters"}, Client: true}},
 	} {
 		cert, key, err := ca.Issue(k.req)
 		if err != nil {
@@ -233,6 +252,8 @@ func writeFiles(o Options, j Join) error {
 	render(filepath.Join(o.CNIConfDir(), "10-clustersync.conflist"), func() ([]byte, error) { return CNIConfig(o) })
 	render(o.KubeletConfigFile(), func() ([]byte, error) { return KubeletConfig(o) })
 	render(o.KubeProxyConfigFile(), func() ([]byte, error) { return KubeProxyConfig(o, proxyKubeconfig(o)) })
+	render(o.localPathFile("config.json"), func() ([]byte, error) { return LocalPathConfig(o) })
+	render(o.localPathFile("helperPod.yaml"), func() ([]byte, error) { return LocalPathHelperPod(o) })
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("realnode: %w", err)
 	}
@@ -363,7 +384,7 @@ func ReadStatus(dir string) (Status, error) {
 		return Status{}, err
 	}
 	s := Status{Options: st.Options, Components: map[string]bool{}}
-	for _, name := range []string{Containerd, Kubelet, KubeProxy} {
+	for _, name := range []string{Containerd, Kubelet, KubeProxy, LocalPath} {
 		s.Components[name] = ours(st.PIDs[name], st.Options.Dir)
 	}
 	return s, nil

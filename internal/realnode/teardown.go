@@ -56,7 +56,7 @@ func Stop(ctx context.Context, dir string, log io.Writer) error {
 		}
 	}
 	fmt.Fprintf(log, "Stopping real node %q…\n", o.NodeName)
-	for _, name := range []string{Kubelet, KubeProxy} {
+	for _, name := range []string{LocalPath, Kubelet, KubeProxy} {
 		if pid := st.PIDs[name]; ours(pid, o.Dir) {
 			note("stop "+name, proc.StopPID(ctx, name, pid, 15*time.Second))
 		}

@@ -29,8 +29,9 @@ import (
 
 // Faults inside the control plane pod on the real node: the syncer is
 // SIGKILLed five times within ten seconds, then kube-apiserver once, then
-// etcd once. The kubelet restarts each (no supervisor of ours), and after
-// each fault the virtual cluster answers again, every tenant object is
+// etcd once, then the pod is deleted. The kubelet restarts each process (no
+// supervisor of ours), the StatefulSet the pod, and after each fault the
+// virtual cluster answers again, every tenant object is
 // still there with its UID, and the host holds exactly the copies of the
 // virtual pods and Services, none missing and no orphan.
 func TestControlPlaneFaults(t *testing.T) {
@@ -66,7 +67,10 @@ func TestControlPlaneFaults(t *testing.T) {
 	}
 	waitReadyOnRealNode(t, host, hostNS, 2)
 	before := virtualUIDs(t, virtual)
-	checkFaultFree := func(fault string, container string, restartsBefore int32) {
+	// checkFaultFree waits until the control plane pod is back (came back
+	// tells that it is the one after the fault) and Ready, then until
+	// nothing is lost and the host matches.
+	checkFaultFree := func(fault string, cameBack func(*corev1.Pod) error) {
 		t.Helper()
 		start := time.Now()
 		testenv.Eventually(t, 3*time.Minute, func() error {
@@ -74,8 +78,8 @@ func TestControlPlaneFaults(t *testing.T) {
 			if err := host.Get(ctx, client.ObjectKey{Namespace: hostNS, Name: "faults-0"}, &pod); err != nil {
 				return err
 			}
-			if n := restarts(&pod, container); n <= restartsBefore {
-				return fmt.Errorf("%s: container %s restarted %d times, want more than %d", fault, container, n, restartsBefore)
+			if err := cameBack(&pod); err != nil {
+				return fmt.Errorf("%s: %w", fault, err)
 			}
 			for _, c := range pod.Status.Conditions {
 				if c.Type == corev1.PodReady && c.Status != corev1.ConditionTrue {
@@ -109,7 +113,7 @@ func TestControlPlaneFaults(t *testing.T) {
 	if killed < 5 {
 		t.Errorf("the syncer was killed %d times in 10 s, want 5 (is the kubelet's restart back-off longer than a second?)", killed)
 	}
-	checkFaultFree(fmt.Sprintf("syncer SIGKILLed %d times in 10 s", killed), "syncer", n0)
+	checkFaultFree(fmt.Sprintf("syncer SIGKILLed %d times in 10 s", killed), restarted("syncer", n0))
 
 	for _, c := range []string{"kube-apiserver", "etcd"} {
 		n := podRestarts(t, host, hostNS, c)
@@ -120,8 +124,24 @@ func TestControlPlaneFaults(t *testing.T) {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		checkFaultFree(c+" SIGKILLed", c, n)
+		checkFaultFree(c+" SIGKILLed", restarted(c, n))
 	}
+
+	// The whole pod: etcd's data is on its claim (the real node's
+	// default StorageClass), so the new pod has every object.
+	var old corev1.Pod
+	if err := host.Get(ctx, client.ObjectKey{Namespace: hostNS, Name: "faults-0"}, &old); err != nil {
+		t.Fatal(err)
+	}
+	if err := host.Delete(ctx, &old); err != nil {
+		t.Fatal(err)
+	}
+	checkFaultFree("control plane pod deleted", func(p *corev1.Pod) error {
+		if p.UID == old.UID {
+			return fmt.Errorf("pod %s not replaced yet", p.Name)
+		}
+		return nil
+	})
 	cli(t, "virtual", "delete", "faults")
 }
 
@@ -235,6 +255,16 @@ func hostMatchesVirtual(virtual, host client.Client, tr translate.Translator) er
 		}
 	}
 	return nil
+}
+
+// restarted tells that container has restarted more than before times.
+func restarted(container string, before int32) func(*corev1.Pod) error {
+	return func(p *corev1.Pod) error {
+		if n := restarts(p, container); n <= before {
+			return fmt.Errorf("container %s restarted %d times, want more than %d", container, n, before)
+		}
+		return nil
+	}
 }
 
 // restarts is the restart count of container name of pod (sidecars are

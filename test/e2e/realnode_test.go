@@ -43,7 +43,8 @@ import (
 // the virtual cluster resolve its Services through its DNS (full and short
 // names, a headless Service's pods), reach the web pods by name, and call
 // their own API server as their service account; a pod deleted on the host comes back and runs again;
-// pause refuses while etcd's data would be lost with the pod;
+// pause and resume keep every object (etcd's data is on a claim of the
+// real node's default StorageClass);
 // `virtual delete` leaves no container and no object of the tenant; `dev
 // down` leaves no process, bridge, iptables chain or mount behind.
 func TestRealNodeWorkload(t *testing.T) {
@@ -204,11 +205,38 @@ func TestRealNodeWorkload(t *testing.T) {
 	})
 	waitReadyOnRealNode(t, host, hostNS, 2)
 
-	// Pause refuses while etcd's data is in an emptyDir (the local host has
-	// no StorageClass yet): it would lose every object.
-	if out, err := cliErr("virtual", "pause", "rn"); err == nil || !strings.Contains(out, "emptyDir: pausing would delete every object") {
-		t.Errorf("pause with an emptyDir: err %v, output:\n%s", err, out)
+	// Pause and resume (etcd's data is on a claim of the host's default
+	// StorageClass, the real node's local-path provisioner): paused, no pod
+	// of the virtual cluster runs on the host; resumed, every object is
+	// there and the web pods run again.
+	if !strings.Contains(out, "etcd's data is on PersistentVolumeClaim vc-rn/data-rn-0") {
+		t.Errorf("create did not put etcd's data on a claim:\n%s", out)
 	}
+	var cm corev1.ConfigMap
+	if err := virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web-content"}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	cli(t, "virtual", "pause", "rn")
+	var left corev1.PodList
+	if err := host.List(ctx, &left, client.InNamespace(hostNS)); err != nil {
+		t.Fatal(err)
+	}
+	if len(left.Items) != 0 {
+		t.Errorf("%d pods left in %s while paused: %v", len(left.Items), hostNS, itemsOf(&left))
+	}
+	if list := cli(t, "virtual", "list", "-o", "json"); !strings.Contains(list, `"status": "Paused"`) {
+		t.Errorf("virtual list -o json while paused:\n%s", list)
+	}
+	cli(t, "virtual", "resume", "rn")
+	virtual = clientFor(t, kubeconfig)
+	var after corev1.ConfigMap
+	testenv.Eventually(t, 60*time.Second, func() error {
+		return virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web-content"}, &after)
+	})
+	if after.UID != cm.UID || after.Data["index.html"] != cm.Data["index.html"] {
+		t.Errorf("ConfigMap web-content after resume: uid %s (was %s), data %v", after.UID, cm.UID, after.Data)
+	}
+	waitReadyOnRealNode(t, host, hostNS, 2)
 
 	cli(t, "virtual", "delete", "rn")
 	testenv.Eventually(t, 90*time.Second, func() error {
