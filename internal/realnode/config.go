@@ -105,6 +105,13 @@ func (o Options) CertsDir() string { return o.path("containerd", "certs.d") }
 // CNIConfDir holds the CNI network configuration.
 func (o Options) CNIConfDir() string { return o.path("cni", "net.d") }
 
+// ResolvConfFile is the resolver configuration the kubelet gives pods that
+// use the node's DNS (dnsPolicy Default, and ClusterFirst while the
+// cluster has no DNS Service): a copy of the machine's /etc/resolv.conf,
+// made at each start, which the node owns (tests point it at a DNS server
+// of their own).
+func (o Options) ResolvConfFile() string { return o.path("resolv.conf") }
+
 // KubeletConfigFile is the kubelet's configuration file.
 func (o Options) KubeletConfigFile() string { return o.path("kubelet", "config.yaml") }
 
@@ -200,7 +207,8 @@ func CNIConfig(o Options) ([]byte, error) {
 // file systems are not the kubelet's to police); authentication by client
 // certificate (ClientCAFile) and webhook, never anonymous; authorization by
 // webhook; the read-only port closed; crashed containers restarted within
-// a second (crashLoopBackOff.maxContainerRestartPeriod).
+// a second (crashLoopBackOff.maxContainerRestartPeriod); pods' resolver
+// from ResolvConfFile.
 func KubeletConfig(o Options) ([]byte, error) {
 	c := kubeletv1beta1.KubeletConfiguration{
 		TypeMeta:                      metav1.TypeMeta{APIVersion: "kubelet.config.k8s.io/v1beta1", Kind: "KubeletConfiguration"},
@@ -215,6 +223,7 @@ func KubeletConfig(o Options) ([]byte, error) {
 		FailSwapOn:                    ptr.To(false),
 		LocalStorageCapacityIsolation: ptr.To(false),
 		ClusterDNS:                    o.ClusterDNS,
+		ResolverConfig:                ptr.To(o.ResolvConfFile()),
 		ClusterDomain:                 o.ClusterDomain,
 		Authentication: kubeletv1beta1.KubeletAuthentication{
 			X509:      kubeletv1beta1.KubeletX509Authentication{ClientCAFile: o.ClientCAFile},

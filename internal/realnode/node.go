@@ -253,6 +253,7 @@ func writeFiles(o Options, j Join) error {
 	render(o.KubeletConfigFile(), func() ([]byte, error) { return KubeletConfig(o) })
 	render(o.KubeProxyConfigFile(), func() ([]byte, error) { return KubeProxyConfig(o, proxyKubeconfig(o)) })
 	render(o.localPathFile("config.json"), func() ([]byte, error) { return LocalPathConfig(o) })
+	render(o.ResolvConfFile(), func() ([]byte, error) { return os.ReadFile("/etc/resolv.conf") })
 	render(o.localPathFile("helperPod.yaml"), func() ([]byte, error) { return LocalPathHelperPod(o) })
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("realnode: %w", err)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	mdns "github.com/miekg/dns"
 	"github.com/moby/sys/mountinfo"
 	"github.com/vishvananda/netlink"
 	"google.golang.org/grpc"
@@ -28,6 +30,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/clustersync/clustersync/internal/binaries"
 	"github.com/clustersync/clustersync/internal/hostcluster"
 	"github.com/clustersync/clustersync/internal/images"
 	"github.com/clustersync/clustersync/internal/realnode"
@@ -41,8 +44,11 @@ import (
 // pod runs on the node; the demo image runs as a Deployment of the virtual
 // cluster whose pods really start and pass their readiness probe; pods of
 // the virtual cluster resolve its Services through its DNS (full and short
-// names, a headless Service's pods), reach the web pods by name, and call
-// their own API server as their service account; a pod deleted on the host comes back and runs again;
+// names, a headless Service's pods) and other names through the node's
+// resolver, reach the web pods by name, and call their own API server as
+// their service account; kubectl logs, exec and port-forward work through
+// the virtual cluster, and no tenant pod can connect to the kubelet proxy;
+// a pod deleted on the host comes back and runs again;
 // pause and resume keep every object (etcd's data is on a claim of the
 // real node's default StorageClass);
 // `virtual delete` leaves no container and no object of the tenant; `dev
@@ -61,6 +67,11 @@ func TestRealNodeWorkload(t *testing.T) {
 	hostKubeconfig := filepath.Join(home, "host", "kubeconfig.yaml")
 	host := clientFor(t, hostKubeconfig)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	// The node's resolver, which the virtual cluster's DNS forwards to: a
+	// test server that knows one name. Set before the control plane pod
+	// starts (its resolv.conf is made then).
+	const extName, extIP = "ext.clustersync.test.", "192.0.2.10"
+	useTestResolver(t, extName, extIP)
 	start := time.Now()
 	out = cli(t, "virtual", "create", "rn", "--set", "controlPlane.statefulSet.image.tag=e2e", "--kubeconfig-out", kubeconfig)
 	t.Logf("virtual create: %.1f s\n%s", time.Since(start).Seconds(), out)
@@ -147,6 +158,11 @@ func TestRealNodeWorkload(t *testing.T) {
 		t.Errorf("headless Service web-pods resolved to %v, want the pods' IPs %v", got, podIPs)
 	}
 
+	// Names outside the cluster go to the node's resolver.
+	if got := strings.TrimSpace(run("lookup-external", "lookup", extName)); got != extIP {
+		t.Errorf("%s resolved to %q in a pod, want %s (from the node's resolver, through the virtual DNS)", extName, got, extIP)
+	}
+
 	// HTTP by name, from a pod of the virtual cluster.
 	if logs := run("client", "get", "http://web.default.svc.cluster.local/"); !strings.Contains(logs, "hello from the real node") || !strings.Contains(logs, "Served by pod web-") {
 		t.Errorf("GET http://web.default.svc.cluster.local/ from a pod returned:\n%s", logs)
@@ -178,6 +194,18 @@ func TestRealNodeWorkload(t *testing.T) {
 	local := kubectlPortForward(t, kubeconfig, webPod, 8080)
 	if page, err := httpGet("http://" + local + "/"); err != nil || !strings.Contains(page, "Served by pod "+webPod) {
 		t.Errorf("kubectl port-forward %s through the virtual cluster, GET /: %v\n%s", webPod, err, page)
+	}
+
+	// The kubelet proxy listens in the control plane pod only: a tenant's
+	// pod cannot even connect to it (it would need the API server's
+	// certificate besides).
+	var cp corev1.Pod
+	if err := host.Get(ctx, client.ObjectKey{Namespace: hostNS, Name: "rn-0"}, &cp); err != nil {
+		t.Fatal(err)
+	}
+	proxyURL := "https://" + net.JoinHostPort(cp.Status.PodIP, "10250") + "/containerLogs/default/" + webPod + "/web"
+	if logs := podFailure(t, virtual, virtualCS, "kubelet-probe", image, "get", proxyURL); !strings.Contains(logs, "connection refused") {
+		t.Errorf("a tenant pod's GET %s should be refused; it said:\n%s", proxyURL, logs)
 	}
 
 	// A web pod deleted on the host comes back and runs again.
@@ -288,6 +316,36 @@ func podOutput(t *testing.T, virtual client.Client, virtualCS kubernetes.Interfa
 	return string(logs)
 }
 
+// podFailure runs image with args as virtual pod name in namespace default,
+// once, expects it to fail, and returns its output (through the virtual
+// cluster).
+func podFailure(t *testing.T, virtual client.Client, virtualCS kubernetes.Interface, name, image string, args ...string) string {
+	t.Helper()
+	if err := virtual.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever, TerminationGracePeriodSeconds: ptr.To[int64](1),
+		Containers: []corev1.Container{{Name: "run", Image: image, Args: args}}}}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 90*time.Second, func() error {
+		var p corev1.Pod
+		if err := virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &p); err != nil {
+			return err
+		}
+		if p.Status.Phase == corev1.PodSucceeded {
+			t.Fatalf("pod %s (%v) succeeded, want a failure", name, args)
+		}
+		if p.Status.Phase != corev1.PodFailed {
+			return fmt.Errorf("pod %s phase %q", name, p.Status.Phase)
+		}
+		return nil
+	})
+	logs, err := virtualCS.CoreV1().Pods("default").GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("logs of pod %s through the virtual cluster: %v", name, err)
+	}
+	return string(logs)
+}
+
 // kubectlPortForward runs `kubectl port-forward POD :PORT` with kubeconfig
 // until t ends and returns the local address it forwards from.
 func kubectlPortForward(t *testing.T, kubeconfig, pod string, port int) string {
@@ -337,6 +395,40 @@ func httpGet(url string) (string, error) {
 		return string(b), fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	return string(b), err
+}
+
+// useTestResolver makes a DNS server on the real node's IP, answering name
+// with ip and NXDOMAIN for every other name, the resolver of the node's
+// pods (realnode's ResolvConfFile) until t ends.
+func useTestResolver(t *testing.T, name, ip string) {
+	t.Helper()
+	c := &hostcluster.Cluster{Dir: filepath.Join(home, "host")}
+	o := c.RealNodeOptions("", binaries.NodeSet{})
+	addr := net.JoinHostPort(o.NodeIP().String(), "53")
+	pc, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		t.Fatalf("test resolver on %s: %v", addr, err)
+	}
+	srv := &mdns.Server{PacketConn: pc, Handler: mdns.HandlerFunc(func(w mdns.ResponseWriter, r *mdns.Msg) {
+		m := new(mdns.Msg)
+		m.SetReply(r)
+		if q := r.Question[0]; q.Name == name && q.Qtype == mdns.TypeA {
+			m.Answer = append(m.Answer, &mdns.A{Hdr: mdns.RR_Header{Name: name, Rrtype: mdns.TypeA, Class: mdns.ClassINET, Ttl: 60}, A: net.ParseIP(ip)})
+		} else {
+			m.Rcode = mdns.RcodeNameError
+		}
+		_ = w.WriteMsg(m)
+	})}
+	go func() { _ = srv.ActivateAndServe() }()
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	before, err := os.ReadFile(o.ResolvConfFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(o.ResolvConfFile(), []byte("nameserver "+o.NodeIP().String()+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.WriteFile(o.ResolvConfFile(), before, 0o644) })
 }
 
 // devUpReal runs `dev up` with the real node (skipping t without root),

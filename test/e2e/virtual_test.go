@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clustersync/clustersync/internal/testenv"
+	"github.com/clustersync/clustersync/internal/virtual/instance"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
@@ -137,6 +139,47 @@ func TestVirtualClusterLifecycle(t *testing.T) {
 			t.Errorf("status lacks %q:\n%s", want, status)
 		}
 	}
+	// The supervisor keeps the syncer going: killed, and killed again as
+	// soon as its successor runs, it comes back, and the virtual cluster
+	// keeps running and syncing (an earlier supervisor gave up on the
+	// second death and stopped the whole control plane).
+	inst, err := instance.Load(home, "e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	killSyncer := func() int {
+		t.Helper()
+		st, ok := inst.Status()
+		if !ok || st.SyncerPID == 0 {
+			t.Fatalf("no running syncer in serve.json: %+v", st)
+		}
+		if err := syscall.Kill(st.SyncerPID, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		return st.SyncerPID
+	}
+	first := killSyncer()
+	testenv.Eventually(t, 30*time.Second, func() error {
+		if st, ok := inst.Status(); !ok || st.SyncerPID == first || st.SyncerPID == 0 {
+			return fmt.Errorf("syncer not restarted yet: %+v", st)
+		}
+		return nil
+	})
+	second := killSyncer()
+	testenv.Eventually(t, 2*time.Minute, func() error {
+		st, ok := inst.Status()
+		if !ok {
+			return fmt.Errorf("the supervisor stopped")
+		}
+		if st.SyncerPID == second || st.SyncerPID == first {
+			return fmt.Errorf("syncer not restarted yet: %+v", st)
+		}
+		return nil
+	})
+	createPod(t, virtual, "after-kills")
+	waitRunning(t, virtual, "after-kills")
+	hostExists(t, host, &corev1.Pod{}, tr.HostName("after-kills", "default"), hostNS)
+
 	cli(t, "virtual", "stop", "e2e")
 	if out := cli(t, "virtual", "list"); !strings.Contains(out, "Stopped") {
 		t.Fatalf("list after stop:\n%s", out)
