@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,6 +65,7 @@ func TestControlPlaneFaults(t *testing.T) {
 	}
 	waitReadyOnRealNode(t, host, hostNS, 2)
 	before := virtualUIDs(t, virtual)
+	cri := criClient(t)
 	// checkFaultFree waits until the control plane pod is back (came back
 	// tells that it is the one after the fault) and Ready, then until
 	// nothing is lost and the host matches.
@@ -103,7 +102,7 @@ func TestControlPlaneFaults(t *testing.T) {
 	n0 := podRestarts(t, host, hostNS, "syncer")
 	killed, last := 0, 0
 	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		if pid := containerPID(t, hostNS, "syncer"); pid > 0 && pid != last {
+		if pid := containerPID(t, cri, hostNS, "syncer"); pid > 0 && pid != last {
 			if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
 				killed, last = killed+1, pid
 			}
@@ -117,7 +116,7 @@ func TestControlPlaneFaults(t *testing.T) {
 
 	for _, c := range []string{"kube-apiserver", "etcd"} {
 		n := podRestarts(t, host, hostNS, c)
-		pid := containerPID(t, hostNS, c)
+		pid := containerPID(t, cri, hostNS, c)
 		if pid <= 0 {
 			t.Fatalf("no running %s container in %s", c, hostNS)
 		}
@@ -288,17 +287,10 @@ func podRestarts(t *testing.T, host client.Client, ns, container string) int32 {
 }
 
 // containerPID is the host process ID of the running container name of
-// the pods of namespace ns on the real node (asked over CRI), 0 when none
-// runs.
-func containerPID(t *testing.T, ns, name string) int {
+// the pods of namespace ns on the real node (asked over CRI rs), 0 when
+// none runs.
+func containerPID(t *testing.T, rs runtimeapi.RuntimeServiceClient, ns, name string) int {
 	t.Helper()
-	sock := filepath.Join(home, "host", "node", "containerd.sock")
-	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	rs := runtimeapi.NewRuntimeServiceClient(conn)
 	resp, err := rs.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{
 		State:         &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING},
 		LabelSelector: map[string]string{"io.kubernetes.pod.namespace": ns, "io.kubernetes.container.name": name}}})

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	mdns "github.com/miekg/dns"
 	"github.com/moby/sys/mountinfo"
 	"github.com/vishvananda/netlink"
 	"google.golang.org/grpc"
@@ -294,26 +293,7 @@ func TestRealNodeWorkload(t *testing.T) {
 // through the virtual cluster (virtualCS).
 func podOutput(t *testing.T, virtual client.Client, virtualCS kubernetes.Interface, name, image string, args ...string) string {
 	t.Helper()
-	if err := virtual.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: corev1.PodSpec{
-		RestartPolicy: corev1.RestartPolicyOnFailure, TerminationGracePeriodSeconds: ptr.To[int64](1),
-		Containers: []corev1.Container{{Name: "run", Image: image, Args: args}}}}); err != nil {
-		t.Fatal(err)
-	}
-	testenv.Eventually(t, 90*time.Second, func() error {
-		var p corev1.Pod
-		if err := virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &p); err != nil {
-			return err
-		}
-		if p.Status.Phase != corev1.PodSucceeded {
-			return fmt.Errorf("pod %s (%v) phase %q", name, args, p.Status.Phase)
-		}
-		return nil
-	})
-	logs, err := virtualCS.CoreV1().Pods("default").GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
-	if err != nil {
-		t.Fatalf("logs of pod %s through the virtual cluster: %v", name, err)
-	}
-	return string(logs)
+	return runPod(t, virtual, virtualCS, corev1.RestartPolicyOnFailure, corev1.PodSucceeded, name, image, args...)
 }
 
 // podFailure runs image with args as virtual pod name in namespace default,
@@ -321,8 +301,18 @@ func podOutput(t *testing.T, virtual client.Client, virtualCS kubernetes.Interfa
 // cluster).
 func podFailure(t *testing.T, virtual client.Client, virtualCS kubernetes.Interface, name, image string, args ...string) string {
 	t.Helper()
+	return runPod(t, virtual, virtualCS, corev1.RestartPolicyNever, corev1.PodFailed, name, image, args...)
+}
+
+// runPod runs image with args as virtual pod name of namespace default
+// with restart policy restart until it reaches phase want (it fails t on
+// the other final phase, or after 90 s), and returns its output through the
+// virtual cluster.
+func runPod(t *testing.T, virtual client.Client, virtualCS kubernetes.Interface, restart corev1.RestartPolicy, want corev1.PodPhase,
+	name, image string, args ...string) string {
+	t.Helper()
 	if err := virtual.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: corev1.PodSpec{
-		RestartPolicy: corev1.RestartPolicyNever, TerminationGracePeriodSeconds: ptr.To[int64](1),
+		RestartPolicy: restart, TerminationGracePeriodSeconds: ptr.To[int64](1),
 		Containers: []corev1.Container{{Name: "run", Image: image, Args: args}}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -331,11 +321,11 @@ func podFailure(t *testing.T, virtual client.Client, virtualCS kubernetes.Interf
 		if err := virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &p); err != nil {
 			return err
 		}
-		if p.Status.Phase == corev1.PodSucceeded {
-			t.Fatalf("pod %s (%v) succeeded, want a failure", name, args)
+		if final := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed; final && p.Status.Phase != want {
+			t.Fatalf("pod %s (%v) ended %s, want %s", name, args, p.Status.Phase, want)
 		}
-		if p.Status.Phase != corev1.PodFailed {
-			return fmt.Errorf("pod %s phase %q", name, p.Status.Phase)
+		if p.Status.Phase != want {
+			return fmt.Errorf("pod %s (%v) phase %q", name, args, p.Status.Phase)
 		}
 		return nil
 	})
@@ -409,18 +399,7 @@ func useTestResolver(t *testing.T, name, ip string) {
 	if err != nil {
 		t.Fatalf("test resolver on %s: %v", addr, err)
 	}
-	srv := &mdns.Server{PacketConn: pc, Handler: mdns.HandlerFunc(func(w mdns.ResponseWriter, r *mdns.Msg) {
-		m := new(mdns.Msg)
-		m.SetReply(r)
-		if q := r.Question[0]; q.Name == name && q.Qtype == mdns.TypeA {
-			m.Answer = append(m.Answer, &mdns.A{Hdr: mdns.RR_Header{Name: name, Rrtype: mdns.TypeA, Class: mdns.ClassINET, Ttl: 60}, A: net.ParseIP(ip)})
-		} else {
-			m.Rcode = mdns.RcodeNameError
-		}
-		_ = w.WriteMsg(m)
-	})}
-	go func() { _ = srv.ActivateAndServe() }()
-	t.Cleanup(func() { _ = srv.Shutdown() })
+	testenv.ServeDNS(t, pc, name, ip)
 	before, err := os.ReadFile(o.ResolvConfFile())
 	if err != nil {
 		t.Fatal(err)
@@ -512,18 +491,25 @@ func hostClientset(t *testing.T, kubeconfig string) *kubernetes.Clientset {
 // real node's containerd has, running or not (asked over CRI).
 func containersOf(t *testing.T, ns string) int {
 	t.Helper()
-	sock := filepath.Join(home, "host", "node", "containerd.sock")
-	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	resp, err := runtimeapi.NewRuntimeServiceClient(conn).ListContainers(ctx, &runtimeapi.ListContainersRequest{
+	rs := criClient(t)
+	resp, err := rs.ListContainers(ctx, &runtimeapi.ListContainersRequest{
 		Filter: &runtimeapi.ContainerFilter{LabelSelector: map[string]string{"io.kubernetes.pod.namespace": ns}}})
 	if err != nil {
 		t.Fatalf("CRI ListContainers: %v", err)
 	}
 	return len(resp.Containers)
+}
+
+// criClient talks CRI to the real node's containerd until t ends.
+func criClient(t *testing.T) runtimeapi.RuntimeServiceClient {
+	t.Helper()
+	sock := filepath.Join(home, "host", "node", "containerd.sock")
+	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return runtimeapi.NewRuntimeServiceClient(conn)
 }
 
 // checkNothingLeft fails t for anything of the tests' host still on the

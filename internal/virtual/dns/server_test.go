@@ -20,6 +20,7 @@ import (
 
 	"github.com/clustersync/clustersync/internal/binaries"
 	"github.com/clustersync/clustersync/internal/proc"
+	"github.com/clustersync/clustersync/internal/testenv"
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 )
 
@@ -153,32 +154,15 @@ func lookupA(t *testing.T, server, name string) (int, []string) {
 	return in.Rcode, ips
 }
 
-// startUpstream serves name → ip over UDP on a loopback port and counts
-// the A queries it gets (the loop plugin's probe is an HINFO query); every
-// other name is NXDOMAIN.
+// startUpstream serves name → ip over UDP on a loopback port
+// (testenv.ServeDNS) and returns its address and its count of A queries.
 func startUpstream(t *testing.T, name, ip string) (string, *atomic.Int32) {
 	t.Helper()
-	var asked atomic.Int32
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &mdns.Server{PacketConn: pc, Handler: mdns.HandlerFunc(func(w mdns.ResponseWriter, r *mdns.Msg) {
-		if r.Question[0].Qtype == mdns.TypeA {
-			asked.Add(1)
-		}
-		m := new(mdns.Msg)
-		m.SetReply(r)
-		if q := r.Question[0]; q.Name == name && q.Qtype == mdns.TypeA {
-			m.Answer = append(m.Answer, &mdns.A{Hdr: mdns.RR_Header{Name: name, Rrtype: mdns.TypeA, Class: mdns.ClassINET, Ttl: 60}, A: net.ParseIP(ip)})
-		} else {
-			m.Rcode = mdns.RcodeNameError
-		}
-		_ = w.WriteMsg(m)
-	})}
-	go func() { _ = srv.ActivateAndServe() }()
-	t.Cleanup(func() { _ = srv.Shutdown() })
-	return pc.LocalAddr().String(), &asked
+	return pc.LocalAddr().String(), testenv.ServeDNS(t, pc, name, ip)
 }
 
 func freePorts(t *testing.T, n int) []int {

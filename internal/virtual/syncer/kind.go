@@ -40,10 +40,20 @@ func (k Kind[T]) HostName(name, namespace string) string {
 
 // SyncToVirtual implements Resource for kinds synced to the host: the
 // virtual object is gone, so its host copy is deleted, unless the host copy
-// carries vcluster.loft.sh/skip-backsync=true (vCluster's opt-out).
+// carries vcluster.loft.sh/skip-backsync=true (vCluster's opt-out). The
+// annotation is checked again on the host copy as the host API server has
+// it: the cache may not have seen an annotation set just before the
+// virtual object was deleted, and a deletion cannot be undone.
 func (k Kind[T]) SyncToVirtual(ctx context.Context, s *Context, host T) (ctrl.Result, error) {
 	if host.GetAnnotations()[translate.AnnotationSkipBacksync] == "true" {
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, s.DeleteHost(ctx, host)
+	live := k.NewObject()
+	if err := s.HostReader.Get(ctx, client.ObjectKeyFromObject(host), live); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if live.GetUID() != host.GetUID() || live.GetAnnotations()[translate.AnnotationSkipBacksync] == "true" {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, s.DeleteHost(ctx, live)
 }
