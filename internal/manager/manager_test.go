@@ -3,6 +3,8 @@ package manager_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"slices"
 	"testing"
@@ -22,6 +24,7 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
 	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
 	"github.com/clustersync/clustersync/internal/manager"
+	"github.com/clustersync/clustersync/internal/proc"
 )
 
 var env *hostedtest.Env
@@ -158,22 +161,43 @@ func TestManagerCreatesUpdatesDeletes(t *testing.T) {
 	}
 }
 
-// Two replicas: only the one holding the Lease reconciles; when it stops,
-// the other takes over.
+// Two replicas: only the one holding the Lease reconciles and listens for
+// registered clusters (the other refuses connections, so a Service with a
+// readiness probe reaches the leader); when it stops, the other takes over.
 func TestLeaderElection(t *testing.T) {
 	hostedtest.Require(t, env)
 	srv := ekstest.New(ekstest.Options{})
 	t.Cleanup(srv.Close)
 	started := make(chan string, 2)
 	o := manager.Options{EKSEndpoint: srv.URL, LeaderElection: true, LeaderElectionID: "le-test", HealthAddr: ""}
-	stopA := run(t, o, started, "a")
+	addrs := map[string]string{}
+	for _, id := range []string{"a", "b"} {
+		port, err := proc.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		addrs[id] = fmt.Sprintf("127.0.0.1:%d", port)
+	}
+	listens := func(id string) bool {
+		c, err := net.DialTimeout("tcp", addrs[id], time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}
+	replica := func(id string) manager.Options {
+		r := o
+		r.Registered.ServeAddr = addrs[id]
+		return r
+	}
+	stopA := run(t, replica("a"), started, "a")
 	var first string
 	select {
 	case first = <-started:
 	case <-time.After(time.Minute):
 		t.Fatal("no replica became leader within a minute")
 	}
-	stopB := run(t, o, started, "b")
+	stopB := run(t, replica("b"), started, "b")
 	if first != "a" {
 		t.Fatalf("leader %q, want a (b was not running yet)", first)
 	}
@@ -181,6 +205,10 @@ func TestLeaderElection(t *testing.T) {
 	case id := <-started:
 		t.Fatalf("replica %s started while a held the Lease", id)
 	case <-time.After(3 * time.Second): // b must stay a follower; a bounded look, not a wait for success
+	}
+	waitFor(t, "the leader a listens for registered clusters", 30*time.Second, func(context.Context) (bool, error) { return listens("a"), nil })
+	if listens("b") {
+		t.Error("the follower b accepts connections for registered clusters")
 	}
 	if err := stopA(); err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatalf("replica a: %v", err)
@@ -190,6 +218,7 @@ func TestLeaderElection(t *testing.T) {
 		if id != "b" {
 			t.Fatalf("leader %q after a stopped, want b", id)
 		}
+		waitFor(t, "the new leader b listens", 30*time.Second, func(context.Context) (bool, error) { return listens("b"), nil })
 	case <-time.After(time.Minute):
 		t.Fatal("b did not take over within a minute of a releasing the Lease")
 	}

@@ -62,19 +62,32 @@ type RegisteredOptions struct {
 
 // setupRegistered adds the registered-cluster controller and the HTTPS
 // server to mgr. The server runs on the leader only, so that agents'
-// tunnels end where the controller runs.
+// tunnels end where the controller runs; only the leader listens on
+// ServeAddr, so a follower refuses connections and a Service in front of
+// several replicas (with a readiness probe on that port) reaches the leader.
 func setupRegistered(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	ro := o.Registered
-	l := ro.Listener
-	if l == nil {
-		var err error
-		if l, err = net.Listen("tcp", ro.ServeAddr); err != nil {
-			return fmt.Errorf("registered clusters: listen %s: %w", ro.ServeAddr, err)
+	listen := func() (net.Listener, error) { return ro.Listener, nil }
+	var addr net.Addr
+	if ro.Listener != nil {
+		addr = ro.Listener.Addr()
+	} else {
+		a, err := net.ResolveTCPAddr("tcp", ro.ServeAddr)
+		if err != nil {
+			return fmt.Errorf("registered clusters: serve address %q: %w", ro.ServeAddr, err)
+		}
+		addr = a
+		listen = func() (net.Listener, error) {
+			l, err := net.Listen("tcp", ro.ServeAddr)
+			if err != nil {
+				return nil, fmt.Errorf("registered clusters: listen %s: %w", ro.ServeAddr, err)
+			}
+			return l, nil
 		}
 	}
 	external := ro.ExternalURL
 	if external == "" {
-		external = defaultExternalURL(l.Addr())
+		external = defaultExternalURL(addr)
 	}
 	u, err := url.Parse(external)
 	if err != nil || u.Scheme != "https" || u.Host == "" {
@@ -127,8 +140,12 @@ func setupRegistered(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	}
 	hs := &http.Server{Handler: srv.Handler(), TLSConfig: &tls.Config{Certificates: []tls.Certificate{id.Certificate}, MinVersion: tls.VersionTLS12},
 		ReadHeaderTimeout: 30 * time.Second}
-	tracked := &connTracker{Listener: l, conns: map[net.Conn]struct{}{}}
 	return mgr.Add(leaderRunnable(func(ctx context.Context) error {
+		l, err := listen()
+		if err != nil {
+			return err
+		}
+		tracked := &connTracker{Listener: l, conns: map[net.Conn]struct{}{}}
 		go func() {
 			<-ctx.Done()
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
