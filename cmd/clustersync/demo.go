@@ -175,7 +175,7 @@ func runDemo(ctx context.Context, out io.Writer, o demoOptions) (err error) {
 		if err != nil {
 			return err
 		}
-		if err := buildAndPushImages(ctx, io.Discard, source, h.registry, true, []string{"latest"}, "/etc/ssl/certs/ca-certificates.crt"); err != nil {
+		if err := buildAndPushImages(ctx, io.Discard, source, h.registry, true, []string{"latest"}, defaultCABundle); err != nil {
 			return err
 		}
 		t.step("built and pushed %s and %s", images.Reference(images.DefaultRegistry, images.ClustersyncRepository, "latest"),

@@ -156,11 +156,15 @@ control-plane binaries come from ` + "`hack/build-binaries.sh static`" + `, whic
 	addDirFlag(cmd, &dir)
 	cmd.Flags().StringVar(&repo, "repo", "", "registry host (and optional path) to push to, e.g. ghcr.io/me (default the local registry of --dir)")
 	cmd.Flags().StringVar(&source, "source", "", "the clustersync source tree (default the one that holds the current folder)")
-	cmd.Flags().StringVar(&ca, "ca-certificates", "/etc/ssl/certs/ca-certificates.crt", "CA bundle for the clustersync image")
+	cmd.Flags().StringVar(&ca, "ca-certificates", defaultCABundle, "CA bundle for the clustersync image")
 	cmd.Flags().StringVar(&tag, "tag", "", "image tag (default this clustersync's version)")
 	cmd.Flags().BoolVar(&latest, "latest", true, "also tag the images latest (the reference --agent-image uses by default)")
 	return cmd
 }
+
+// defaultCABundle is the CA bundle the clustersync image holds unless
+// `dev image --ca-certificates` names another: Debian's.
+const defaultCABundle = "/etc/ssl/certs/ca-certificates.crt"
 
 // buildAndPushImages builds clustersync's images (images.BuildAll) from the
 // source tree source, the control-plane binaries taken from the static
