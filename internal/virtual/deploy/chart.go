@@ -7,11 +7,8 @@ package deploy
 
 import (
 	"fmt"
-	"io/fs"
-	"strings"
 
 	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/cli/values"
 	"helm.sh/helm/v3/pkg/getter"
 	"sigs.k8s.io/yaml"
@@ -22,31 +19,10 @@ import (
 
 // ChartName is the name in the chart's Chart.yaml; releases of other charts
 // are not virtual clusters.
-const ChartName = "virtual-cluster"
+const ChartName = charts.VirtualClusterName
 
 // Chart loads the embedded charts/virtual-cluster.
-func Chart() (*chart.Chart, error) {
-	var files []*loader.BufferedFile
-	err := fs.WalkDir(charts.VirtualCluster, ChartName, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := fs.ReadFile(charts.VirtualCluster, p)
-		if err != nil {
-			return err
-		}
-		files = append(files, &loader.BufferedFile{Name: strings.TrimPrefix(p, ChartName+"/"), Data: data})
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	c, err := loader.LoadFiles(files)
-	if err != nil {
-		return nil, fmt.Errorf("embedded chart %s: %w", ChartName, err)
-	}
-	return c, nil
-}
+func Chart() (*chart.Chart, error) { return charts.Load(ChartName) }
 
 // Values merges the values files (YAML, later files win) and the --set
 // expressions (Helm's syntax, e.g. sync.toHost.ingresses.enabled=true)
