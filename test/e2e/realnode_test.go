@@ -182,13 +182,18 @@ func TestRealNodeWorkload(t *testing.T) {
 	// kubectl exec and port-forward through the virtual cluster reach the
 	// web pods on the host (the syncer's kubelet proxy); logs did above.
 	webPod := webPods.Items[0].Name
-	execOut, err := exec.Command("kubectl", "--kubeconfig", kubeconfig, "exec", webPod, "--", "/demo-app", "lookup", "kubernetes.default").CombinedOutput()
+	// stdout only: kubectl may log a harmless "Unknown stream id 1,
+	// discarding message" on stderr when a websocket exec ends.
+	var execErr strings.Builder
+	execCmd := exec.Command("kubectl", "--kubeconfig", kubeconfig, "exec", webPod, "--", "/demo-app", "lookup", "kubernetes.default")
+	execCmd.Stderr = &execErr
+	execOut, err := execCmd.Output()
 	var apiSvc corev1.Service
 	if err := virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: "kubernetes"}, &apiSvc); err != nil {
 		t.Fatal(err)
 	}
 	if err != nil || strings.TrimSpace(string(execOut)) != apiSvc.Spec.ClusterIP {
-		t.Errorf("kubectl exec %s -- /demo-app lookup kubernetes.default through the virtual cluster: %v\n%s\nwant %s", webPod, err, execOut, apiSvc.Spec.ClusterIP)
+		t.Errorf("kubectl exec %s -- /demo-app lookup kubernetes.default through the virtual cluster: %v\n%s\n%s\nwant %s", webPod, err, execOut, execErr.String(), apiSvc.Spec.ClusterIP)
 	}
 	local := kubectlPortForward(t, kubeconfig, webPod, 8080)
 	if page, err := httpGet("http://" + local + "/"); err != nil || !strings.Contains(page, "Served by pod "+webPod) {
