@@ -11,8 +11,12 @@ import (
 	"io/fs"
 	"strings"
 
+	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/releaseutil"
+	"sigs.k8s.io/yaml"
 )
 
 // The chart folders of this package.
@@ -47,4 +51,36 @@ func Load(name string) (*chart.Chart, error) {
 		return nil, fmt.Errorf("embedded chart %s: %w", name, err)
 	}
 	return c, nil
+}
+
+// Render returns the manifests that `helm template RELEASE CHART -n
+// NAMESPACE` prints for embedded chart name with vals, keyed "Kind/name"
+// (Kubernetes v1.37 as the target; no cluster is asked, so lookups find
+// nothing). It returns the chart's rendering error, or one naming a
+// manifest that is not YAML.
+func Render(name, release, namespace string, vals map[string]any) (map[string]string, error) {
+	c, err := Load(name)
+	if err != nil {
+		return nil, err
+	}
+	in := action.NewInstall(&action.Configuration{})
+	in.DryRun, in.ClientOnly, in.Replace = true, true, true
+	in.ReleaseName, in.Namespace = release, namespace
+	in.KubeVersion = &chartutil.KubeVersion{Version: "v1.37.0", Major: "1", Minor: "37"}
+	rel, err := in.Run(c, vals)
+	if err != nil {
+		return nil, fmt.Errorf("helm template %s: %w", name, err)
+	}
+	out := map[string]string{}
+	for _, m := range releaseutil.SplitManifests(rel.Manifest) {
+		var meta struct {
+			Kind     string
+			Metadata struct{ Name string }
+		}
+		if err := yaml.Unmarshal([]byte(m), &meta); err != nil {
+			return nil, fmt.Errorf("helm template %s: manifest: %w\n%s", name, err, m)
+		}
+		out[meta.Kind+"/"+meta.Metadata.Name] = m
+	}
+	return out, nil
 }

@@ -5,12 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/cli/values"
 	"helm.sh/helm/v3/pkg/getter"
 	"helm.sh/helm/v3/pkg/lint"
-	"helm.sh/helm/v3/pkg/releaseutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -22,34 +19,15 @@ import (
 // the manifests by kind/name.
 func renderManager(t *testing.T, sets ...string) map[string]string {
 	t.Helper()
-	c, err := Load(ManagerName)
-	if err != nil {
-		t.Fatal(err)
-	}
 	vals, err := (&values.Options{Values: sets}).MergeValues(getter.Providers{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := action.NewInstall(&action.Configuration{})
-	in.DryRun, in.ClientOnly, in.Replace = true, true, true
-	in.ReleaseName, in.Namespace = "mgr", "ns1"
-	in.KubeVersion = &chartutil.KubeVersion{Version: "v1.37.0", Major: "1", Minor: "37"}
-	rel, err := in.Run(c, vals)
+	m, err := Render(ManagerName, "mgr", "ns1", vals)
 	if err != nil {
-		t.Fatalf("helm template: %v", err)
+		t.Fatal(err)
 	}
-	out := map[string]string{}
-	for _, m := range releaseutil.SplitManifests(rel.Manifest) {
-		var meta struct {
-			Kind     string
-			Metadata struct{ Name string }
-		}
-		if err := yaml.Unmarshal([]byte(m), &meta); err != nil {
-			t.Fatalf("manifest: %v\n%s", err, m)
-		}
-		out[meta.Kind+"/"+meta.Metadata.Name] = m
-	}
-	return out
+	return m
 }
 
 func decodeStrict[T any](t *testing.T, manifests map[string]string, key string) *T {

@@ -206,22 +206,19 @@ func buildAndPushImages(ctx context.Context, out io.Writer, source, reg string, 
 	return nil
 }
 
-// nodeImages are the images the local real node needs from the local
-// registry before it runs anything: its sandbox image, and its storage
-// provisioner's helper.
-var nodeImages = []struct {
-	pkg, repository, tag string
-	build                func(binary, version string) (v1.Image, error)
-}{
-	{"./internal/images/pause", images.PauseRepository, hostcluster.RealNodePauseTag, images.Pause},
-	{"./internal/images/localpathhelper", images.LocalPathHelperRepository, hostcluster.RealNodeLocalPathHelperTag, images.LocalPathHelper},
-}
-
-// ensureNodeImages pushes each of nodeImages to the local registry at reg
-// unless it is there: built from the clustersync source tree
+// ensureNodeImages pushes the images the local real node needs before it
+// runs anything — its sandbox image and its storage provisioner's helper —
+// to the local registry at reg unless they are there: built from the clustersync source tree
 // (sourceTree(source); a few seconds each). Without a source tree it says
 // which are missing and what fails without them.
 func ensureNodeImages(ctx context.Context, out io.Writer, source, reg string) error {
+	nodeImages := []struct {
+		pkg, repository, tag string
+		build                func(binary, version string) (v1.Image, error)
+	}{
+		{"./internal/images/pause", images.PauseRepository, hostcluster.RealNodePauseTag, images.Pause},
+		{"./internal/images/localpathhelper", images.LocalPathHelperRepository, hostcluster.RealNodeLocalPathHelperTag, images.LocalPathHelper},
+	}
 	for _, ni := range nodeImages {
 		if ok, err := images.Exists(ctx, reg, ni.repository, ni.tag, true); err != nil {
 			return fmt.Errorf("local registry %s: %w", reg, err)

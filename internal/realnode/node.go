@@ -163,6 +163,10 @@ func Start(ctx context.Context, o Options, bins binaries.NodeSet, j Join, log io
 			nil, func() bool { return healthy(fmt.Sprintf("http://127.0.0.1:%d/healthz", o.KubeletHealthzPort)) }},
 		{KubeProxy, bins.KubeProxy, []string{"--config", o.KubeProxyConfigFile(), "--v=1"},
 			nil, func() bool { return healthy(fmt.Sprintf("http://127.0.0.1:%d/livez", o.ProxyHealthzPort)) }},
+		{LocalPath, bins.LocalPathProvisioner, localPathArgs(o), nil, func() bool { return localPathStarted(o) }},
+	}
+	if err := ensureStorageObjects(ctx, j.Admin); err != nil {
+		return err
 	}
 	for _, s := range steps {
 		t := time.Now()
@@ -180,21 +184,8 @@ func Start(ctx context.Context, o Options, bins binaries.NodeSet, j Join, log io
 	if err := waitNodeReady(ctx, j.Admin, o.NodeName); err != nil {
 		return fmt.Errorf("realnode: node %s: %w; see %s", o.NodeName, err, LogFile(o.Dir, Kubelet))
 	}
-	fmt.Fprintf(log, "Real node %q Ready (%.1f s)\n", o.NodeName, time.Since(begin).Seconds())
-	if err := ensureStorageObjects(ctx, j.Admin); err != nil {
-		return err
-	}
-	t := time.Now()
-	pid, err := proc.Detached{Name: LocalPath, Exe: bins.LocalPathProvisioner, Args: localPathArgs(o), LogFile: LogFile(o.Dir, LocalPath),
-		Ready: func() bool { return localPathStarted(o) }, Timeout: startTimeout}.Start(ctx)
-	if err != nil {
-		return fmt.Errorf("realnode: %w", err)
-	}
-	st.PIDs[LocalPath] = pid
-	if err := st.save(); err != nil {
-		return err
-	}
-	fmt.Fprintf(log, "  %s running (pid %d, %.1f s): default StorageClass %s, volumes in %s\n", LocalPath, pid, time.Since(t).Seconds(), StorageClassName, o.VolumesDir())
+	fmt.Fprintf(log, "Real node %q Ready (%.1f s); default StorageClass %s, volumes in %s\n",
+		o.NodeName, time.Since(begin).Seconds(), StorageClassName, o.VolumesDir())
 	return nil
 }
 

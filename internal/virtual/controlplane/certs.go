@@ -62,8 +62,8 @@ func apiServerRequest(name string, sans SANs) pki.Request {
 }
 
 // KubeletClientCommonName is the common name of the API server's kubelet
-// client certificate, the only client the syncer's kubelet proxy serves
-// (kubeletproxy.ClientCommonName; a test keeps the two equal).
+// client certificate, the only client the syncer's kubelet proxy
+// (internal/virtual/kubeletproxy) serves.
 const KubeletClientCommonName = "kube-apiserver-kubelet-client"
 
 // kubeletRequests are the certificates between the API server and the

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/clustersync/clustersync/internal/pki"
-	"github.com/clustersync/clustersync/internal/virtual/kubeletproxy"
 )
 
 func TestPodSANs(t *testing.T) {
@@ -58,13 +57,5 @@ func TestCoversSANs(t *testing.T) {
 	}
 	if coversSANs([]byte("not PEM"), "vc1", old) {
 		t.Error("garbage covers SANs")
-	}
-}
-
-// The API server's kubelet client certificate is the one client the
-// kubelet proxy serves.
-func TestKubeletClientCommonName(t *testing.T) {
-	if KubeletClientCommonName != kubeletproxy.ClientCommonName {
-		t.Errorf("KubeletClientCommonName %q, kubeletproxy.ClientCommonName %q", KubeletClientCommonName, kubeletproxy.ClientCommonName)
 	}
 }

@@ -7,10 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/lint"
-	"helm.sh/helm/v3/pkg/releaseutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -18,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/yaml"
 
+	"github.com/clustersync/clustersync/charts"
 	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/dns"
 )
@@ -29,30 +27,11 @@ func render(t *testing.T, sets ...string) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Chart()
+	m, err := charts.Render(ChartName, "vc1", "ns1", vals)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := action.NewInstall(&action.Configuration{})
-	in.DryRun, in.ClientOnly, in.Replace = true, true, true
-	in.ReleaseName, in.Namespace = "vc1", "ns1"
-	in.KubeVersion = &chartutil.KubeVersion{Version: "v1.37.0", Major: "1", Minor: "37"}
-	rel, err := in.Run(c, vals)
-	if err != nil {
-		t.Fatalf("helm template: %v", err)
-	}
-	out := map[string]string{}
-	for _, m := range releaseutil.SplitManifests(rel.Manifest) {
-		var meta struct {
-			Kind     string
-			Metadata struct{ Name string }
-		}
-		if err := yaml.Unmarshal([]byte(m), &meta); err != nil {
-			t.Fatalf("manifest: %v\n%s", err, m)
-		}
-		out[meta.Kind+"/"+meta.Metadata.Name] = m
-	}
-	return out
+	return m
 }
 
 func decode[T any](t *testing.T, manifests map[string]string, key string) *T {

@@ -20,17 +20,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
-
-// ClientCommonName is the common name of the certificate the virtual API
-// server presents to kubelets (--kubelet-client-certificate); the proxy
-// serves no other client.
-const ClientCommonName = "kube-apiserver-kubelet-client"
-
-// Port is the kubelet port of the fake nodes in the control plane pod (the
-// kubelet's usual 10250).
-const Port = 10250
 
 // Proxy serves the kubelet API of one virtual cluster's fake nodes (see the
 // package comment). It is an http.Handler; Serve runs it over TLS.
@@ -80,11 +72,12 @@ func New(tr translate.Translator, host *rest.Config, log logr.Logger) (*Proxy, e
 }
 
 // ServeHTTP implements http.Handler. It answers 403 to a client other than
-// the virtual API server, 404 for a path it does not serve and for a pod
+// the virtual API server (certificate common name
+// controlplane.KubeletClientCommonName), 404 for a path it does not serve and for a pod
 // that is not this virtual cluster's (the same answer for one that does not
 // exist), and otherwise the host API's answer.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if cn := clientName(r); cn != ClientCommonName {
+	if cn := clientName(r); cn != controlplane.KubeletClientCommonName {
 		http.Error(w, fmt.Sprintf("client %q is not the virtual API server", cn), http.StatusForbidden)
 		return
 	}

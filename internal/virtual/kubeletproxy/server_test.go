@@ -102,7 +102,7 @@ func TestServesOnlyItsOwnPods(t *testing.T) {
 		t.Fatalf("the proxy does not listen on %s: %v", addr, err)
 	}
 
-	apiserver := clientWith(t, ca, ClientCommonName)
+	apiserver := clientWith(t, ca, controlplane.KubeletClientCommonName)
 	tenantAdmin := clientWith(t, ca, "clustersync-admin")
 	tests := []struct {
 		name     string

@@ -22,9 +22,9 @@ type DNSBackend struct {
 	Port int32
 }
 
-// IsDNSService tells whether v is the virtual cluster's kube-system/kube-dns
+// isDNSService tells whether v is the virtual cluster's kube-system/kube-dns
 // Service, which the syncer bootstraps.
-func IsDNSService(v *corev1.Service) bool {
+func isDNSService(v *corev1.Service) bool {
 	return v.Namespace == "kube-system" && v.Name == "kube-dns"
 }
 
@@ -39,7 +39,7 @@ func IsDNSService(v *corev1.Service) bool {
 func HostSpec(v *corev1.Service, tr translate.Translator, current *corev1.ServiceSpec, dns *DNSBackend) corev1.ServiceSpec {
 	spec := *v.Spec.DeepCopy()
 	spec.Selector = tr.HostSelector(v.Spec.Selector, v.Namespace)
-	if dns != nil && IsDNSService(v) {
+	if dns != nil && isDNSService(v) {
 		spec.Selector = maps.Clone(dns.Selector)
 		for i, p := range spec.Ports {
 			if p.Port == 53 {
