@@ -65,11 +65,14 @@ generate:
 	$(CONTROLLER_GEN) object paths=./api/...
 	@$(MAKE) --no-print-directory crds
 
-# The CRD half of generate.
+# The CRD half of generate: config/crd (embedded in the binary) and the
+# same files in charts/manager/crds (Helm installs them before the chart).
 crds:
 	@[ -n "$(CLUSTERSYNC_CONTROLLER_GEN_BIN)" ] || hack/build-binaries.sh controller-gen
 	rm -f config/crd/*.clustersync.io_*.yaml
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd
+	rm -f charts/manager/crds/*.yaml
+	cp config/crd/*.clustersync.io_*.yaml charts/manager/crds/
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -1,6 +1,9 @@
 package charts
 
 import (
+	"os"
+	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -112,5 +115,39 @@ func TestManagerChart(t *testing.T) {
 	}
 	if !tlsVolume || *d.Spec.Replicas != 3 {
 		t.Errorf("volumes %+v, replicas %d", d.Spec.Template.Spec.Volumes, *d.Spec.Replicas)
+	}
+}
+
+// The manager chart's crds/ (which Helm installs before the release) are
+// exactly the CRDs `make crds` generates into config/crd: the same files,
+// byte for byte.
+func TestManagerChartCRDsAreGenerated(t *testing.T) {
+	c, err := Load(ManagerName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inChart := map[string]string{}
+	for _, f := range c.CRDObjects() {
+		inChart[path.Base(f.Filename)] = string(f.File.Data)
+	}
+	generated, err := filepath.Glob(filepath.Join("..", "config", "crd", "*.clustersync.io_*.yaml"))
+	if err != nil || len(generated) == 0 {
+		t.Fatalf("no generated CRDs in config/crd (%v)", err)
+	}
+	for _, g := range generated {
+		want, err := os.ReadFile(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Base(g)
+		if got, ok := inChart[name]; !ok {
+			t.Errorf("charts/manager/crds lacks %s: run make crds", name)
+		} else if got != string(want) {
+			t.Errorf("charts/manager/crds/%s differs from %s: run make crds", name, g)
+		}
+		delete(inChart, name)
+	}
+	for name := range inChart {
+		t.Errorf("charts/manager/crds/%s is not generated from api/ (not in config/crd): run make crds", name)
 	}
 }

@@ -2,29 +2,51 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubectl/pkg/util/podutils"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/charts"
+	"github.com/clustersync/clustersync/internal/hostcluster"
 	"github.com/clustersync/clustersync/internal/manager"
+	"github.com/clustersync/clustersync/internal/registered/agent"
+	"github.com/clustersync/clustersync/internal/registered/registration"
 	"github.com/clustersync/clustersync/internal/testenv"
 )
 
-// charts/manager installed with Helm on the local host's real node: two
-// manager replicas run, exactly one — the Lease holder — is Ready (only the
-// leader listens for registered clusters), and the Service's endpoints are
-// that pod; when it is deleted, the other replica takes the Lease and
-// becomes the one Ready. Uninstalling removes the Deployment's pods.
+// charts/manager installed with Helm on the local host's real node, and a
+// cluster imported through it as a user imports one:
+//   - two manager replicas run, exactly one — the Lease holder — is Ready
+//     (only the leader listens for registered clusters), and the Service's
+//     endpoints are that pod;
+//   - the external URL is set to the Service (by its cluster IP: the local
+//     host has no cluster DNS), `cluster import` prints the curl | kubectl
+//     apply command, the agent and its cleanup Job run as real pods of the
+//     clustersync image, the agent dials the manager through the Service and
+//     the Cluster turns Active;
+//   - when the leader pod is deleted, the other replica takes the Lease,
+//     becomes the Service's one endpoint, and the agent's tunnel comes back
+//     to it (a ping through the tunnel after the failover);
+//   - `kubectl delete cluster` runs the cleanup Job to completion and the
+//     agent is gone; uninstalling removes the manager's pods.
 func TestManagerChart(t *testing.T) {
 	devUpReal(t)
 	pushImages(t)
@@ -41,61 +63,103 @@ func TestManagerChart(t *testing.T) {
 	cfg := helmConfig(t, kubeconfig, ns)
 	in := action.NewInstall(cfg)
 	in.ReleaseName, in.Namespace = "mgr", ns
-	if _, err := in.RunWithContext(ctx, c, map[string]any{"image": map[string]any{"tag": "e2e"}}); err != nil {
+	values := map[string]any{"image": map[string]any{"tag": "e2e"}}
+	if _, err := in.RunWithContext(ctx, c, values); err != nil {
 		t.Fatalf("helm install charts/manager: %v", err)
 	}
-
 	leader := func() string {
 		t.Helper()
 		var ready string
 		testenv.Eventually(t, 3*time.Minute, func() error {
-			var pods corev1.PodList
-			if err := host.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"app.kubernetes.io/instance": "mgr"}); err != nil {
-				return err
-			}
-			var running, readyPods []string
-			for _, p := range pods.Items {
-				if p.DeletionTimestamp != nil {
-					continue
-				}
-				if p.Status.Phase == corev1.PodRunning {
-					running = append(running, p.Name)
-				}
-				if podutils.IsPodReady(&p) {
-					readyPods = append(readyPods, p.Name)
-				}
-			}
-			if len(running) != 2 || len(readyPods) != 1 {
-				return fmt.Errorf("manager pods running %v, ready %v; want 2 running, 1 ready", running, readyPods)
-			}
-			var lease coordinationv1.Lease
-			if err := host.Get(ctx, client.ObjectKey{Namespace: ns, Name: manager.DefaultLeaderElectionID}, &lease); err != nil {
-				return err
-			}
-			if id := ptrValue(lease.Spec.HolderIdentity); !strings.HasPrefix(id, readyPods[0]) {
-				return fmt.Errorf("Lease held by %q, the ready pod is %s", id, readyPods[0])
-			}
-			var eps corev1.Endpoints
-			if err := host.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mgr"}, &eps); err != nil {
-				return err
-			}
-			var targets []string
-			for _, s := range eps.Subsets {
-				for _, a := range s.Addresses {
-					if a.TargetRef != nil {
-						targets = append(targets, a.TargetRef.Name)
-					}
-				}
-			}
-			if len(targets) != 1 || targets[0] != readyPods[0] {
-				return fmt.Errorf("Service mgr leads to %v, want only the leader %s", targets, readyPods[0])
-			}
-			ready = readyPods[0]
-			return nil
+			var err error
+			ready, err = managerLeader(host, ns, "mgr")
+			return err
 		})
 		return ready
 	}
+	leader()
+
+	// The Service's address as the external URL (helm upgrade: the
+	// manager restarts with it and issues its serving certificate for it).
+	var svc corev1.Service
+	if err := host.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mgr"}, &svc); err != nil {
+		t.Fatal(err)
+	}
+	values["externalURL"] = "https://" + svc.Spec.ClusterIP
+	up := action.NewUpgrade(cfg)
+	up.Namespace = ns
+	if _, err := up.RunWithContext(ctx, "mgr", c, values); err != nil {
+		t.Fatalf("helm upgrade --set externalURL: %v", err)
+	}
+	testenv.Eventually(t, 3*time.Minute, func() error {
+		var d appsv1.Deployment
+		if err := host.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mgr"}, &d); err != nil {
+			return err
+		}
+		if d.Status.ObservedGeneration < d.Generation || d.Status.UpdatedReplicas != 2 || d.Status.Replicas != 2 {
+			return fmt.Errorf("rollout: %d updated of %d replicas", d.Status.UpdatedReplicas, d.Status.Replicas)
+		}
+		return nil
+	})
 	first := leader()
+
+	scheme, err := manager.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc, err := client.New(restConfig(t, kubeconfig), client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := hostClientset(t, kubeconfig)
+	var importOut string
+	testenv.Eventually(t, time.Minute, func() error {
+		// The ClusterRegistrationToken's URL is the new leader's.
+		out, err := cliErr("cluster", "import", "edge", "--kubeconfig", kubeconfig)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(out, values["externalURL"].(string)+"/") {
+			return fmt.Errorf("cluster import does not name %s:\n%s", values["externalURL"], out)
+		}
+		importOut = out
+		return nil
+	})
+	m := regexp.MustCompile(`(?m)^\s*(curl --insecure -sfL \S+ \| kubectl apply -f -)$`).FindStringSubmatch(importOut)
+	if m == nil {
+		t.Fatalf("cluster import prints no curl | kubectl command:\n%s", importOut)
+	}
+	apply := exec.Command("bash", "-o", "pipefail", "-c", m[1])
+	apply.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	if out, err := apply.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", m[1], err, out)
+	}
+	pingedAfter := func(since time.Time) {
+		t.Helper()
+		testenv.Eventually(t, 2*time.Minute, func() error {
+			var cl mgmtv1.Cluster
+			if err := mc.Get(ctx, client.ObjectKey{Name: "edge"}, &cl); err != nil {
+				return err
+			}
+			if cl.Status.Phase != mgmtv1.PhaseActive {
+				return fmt.Errorf("cluster edge phase %q (agent: %s; %s)", cl.Status.Phase, podStates(host, registration.AgentNamespace),
+					podLogs(cs, registration.AgentNamespace, ""))
+			}
+			if a := cl.Status.Agent; a == nil || a.LastPing == nil || a.LastPing.Time.Before(since) {
+				return fmt.Errorf("cluster edge: no ping through the tunnel since %s", since.Format(time.RFC3339))
+			}
+			return nil
+		})
+	}
+	pingedAfter(time.Time{})
+	var pods corev1.PodList
+	if err := host.List(ctx, &pods, client.InNamespace(registration.AgentNamespace)); err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 1 || pods.Items[0].Spec.NodeName != hostcluster.RealNodeName || pods.Items[0].Status.Phase != corev1.PodRunning {
+		t.Errorf("want the agent pod Running on %s: %s", hostcluster.RealNodeName, podStates(host, registration.AgentNamespace))
+	}
+
 	if err := host.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: first, Namespace: ns}}); err != nil {
 		t.Fatal(err)
 	}
@@ -105,6 +169,46 @@ func TestManagerChart(t *testing.T) {
 		t.Fatalf("pod %s still leads after its deletion", first)
 	}
 	t.Logf("leader %s deleted; %s leads and is the Service's endpoint after %.1f s", first, second, time.Since(start).Seconds())
+	// LastPing has a resolution of one second.
+	pingedAfter(start.Truncate(time.Second).Add(time.Second))
+	t.Logf("the agent's tunnel answers a ping through the new leader %.1f s after the failover", time.Since(start).Seconds())
+
+	del := exec.Command("kubectl", "delete", "clusters.management.clustersync.io", "edge", "--wait=false")
+	del.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	if out, err := del.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl delete cluster edge: %v\n%s", err, out)
+	}
+	testenv.Eventually(t, 2*time.Minute, func() error {
+		var job batchv1.Job
+		if err := host.Get(ctx, client.ObjectKey{Namespace: agent.CleanupNamespace, Name: agent.CleanupName}, &job); err != nil {
+			return err
+		}
+		if job.Status.Succeeded < 1 {
+			return fmt.Errorf("cleanup Job: %d succeeded, %d failed (pods: %s; log: %s)", job.Status.Succeeded, job.Status.Failed,
+				podStates(host, agent.CleanupNamespace), podLogs(cs, agent.CleanupNamespace, "job-name="+agent.CleanupName))
+		}
+		return nil
+	})
+	var jobPods corev1.PodList
+	if err := host.List(ctx, &jobPods, client.InNamespace(agent.CleanupNamespace), client.MatchingLabels{"job-name": agent.CleanupName}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range jobPods.Items {
+		if p.Spec.NodeName != hostcluster.RealNodeName || p.Status.Phase != corev1.PodSucceeded {
+			t.Errorf("cleanup pod %s: node %q phase %s, want Succeeded on %s", p.Name, p.Spec.NodeName, p.Status.Phase, hostcluster.RealNodeName)
+		}
+	}
+	testenv.Eventually(t, 2*time.Minute, func() error {
+		err := host.Get(ctx, client.ObjectKey{Name: registration.AgentNamespace}, &corev1.Namespace{})
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("namespace %s still there (%v)", registration.AgentNamespace, err)
+		}
+		var cl mgmtv1.Cluster
+		if err := mc.Get(ctx, client.ObjectKey{Name: "edge"}, &cl); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("cluster edge still there (phase %q, %v)", cl.Status.Phase, err)
+		}
+		return nil
+	})
 
 	if _, err := action.NewUninstall(cfg).Run("mgr"); err != nil {
 		t.Fatalf("helm uninstall: %v", err)
@@ -115,6 +219,55 @@ func TestManagerChart(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// managerLeader returns the one Ready pod of manager release rel in ns, or
+// an error unless two replicas run, exactly one is Ready, it holds the
+// leader-election Lease and it is the only endpoint of the release's
+// Service.
+func managerLeader(host client.Client, ns, rel string) (string, error) {
+	var pods corev1.PodList
+	if err := host.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"app.kubernetes.io/instance": rel}); err != nil {
+		return "", err
+	}
+	var running, readyPods []string
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		if p.Status.Phase == corev1.PodRunning {
+			running = append(running, p.Name)
+		}
+		if podutils.IsPodReady(&p) {
+			readyPods = append(readyPods, p.Name)
+		}
+	}
+	if len(running) != 2 || len(readyPods) != 1 {
+		return "", fmt.Errorf("manager pods running %v, ready %v; want 2 running, 1 ready", running, readyPods)
+	}
+	var lease coordinationv1.Lease
+	if err := host.Get(ctx, client.ObjectKey{Namespace: ns, Name: manager.DefaultLeaderElectionID}, &lease); err != nil {
+		return "", err
+	}
+	if id := ptrValue(lease.Spec.HolderIdentity); !strings.HasPrefix(id, readyPods[0]) {
+		return "", fmt.Errorf("Lease held by %q, the ready pod is %s", id, readyPods[0])
+	}
+	var eps corev1.Endpoints
+	if err := host.Get(ctx, client.ObjectKey{Namespace: ns, Name: rel}, &eps); err != nil {
+		return "", err
+	}
+	var targets []string
+	for _, s := range eps.Subsets {
+		for _, a := range s.Addresses {
+			if a.TargetRef != nil {
+				targets = append(targets, a.TargetRef.Name)
+			}
+		}
+	}
+	if len(targets) != 1 || targets[0] != readyPods[0] {
+		return "", fmt.Errorf("Service %s leads to %v, want only the leader %s", rel, targets, readyPods[0])
+	}
+	return readyPods[0], nil
 }
 
 // helmConfig is Helm's action configuration for namespace ns of the cluster
@@ -135,4 +288,42 @@ func ptrValue(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// podStates describes the pods of namespace ns: name, node, phase and the
+// first waiting reason.
+func podStates(c client.Client, ns string) string {
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+		return err.Error()
+	}
+	var s []string
+	for _, p := range pods.Items {
+		d := fmt.Sprintf("%s on %q %s", p.Name, p.Spec.NodeName, p.Status.Phase)
+		for _, cs := range p.Status.ContainerStatuses {
+			if w := cs.State.Waiting; w != nil {
+				d += " (" + w.Reason + ": " + w.Message + ")"
+			}
+		}
+		s = append(s, d)
+	}
+	return "[" + strings.Join(s, "; ") + "]"
+}
+
+// podLogs returns the last lines of the logs of the pods of ns that match
+// selector.
+func podLogs(cs kubernetes.Interface, ns, selector string) string {
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return err.Error()
+	}
+	var s []string
+	for _, p := range pods.Items {
+		data, err := cs.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: ptr.To[int64](10)}).DoRaw(ctx)
+		if err != nil {
+			data = []byte(err.Error())
+		}
+		s = append(s, p.Name+": "+strings.TrimSpace(string(data)))
+	}
+	return strings.Join(s, "\n")
 }
