@@ -11,7 +11,9 @@
 #   $CLUSTERSYNC_CACHE/node-containerd-v2.4.2-cni-v1.9.1/{containerd,containerd-shim-runc-v2,cni/*}
 #   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0-node/{kubelet,kube-proxy}
 #   $CLUSTERSYNC_CACHE/local-path-provisioner-v0.0.30/local-path-provisioner
-#       the local real node's runtime, CNI plugins, kubelet, kube-proxy and storage provisioner;
+#   $CLUSTERSYNC_CACHE/metrics-server-v0.9.0/metrics-server
+#       the local real node's runtime, CNI plugins, kubelet, kube-proxy, storage provisioner
+#       and resource metrics API (kubectl top);
 #       the default and `node` build them and install Debian's runc and iptables when missing.
 #
 # CLUSTERSYNC_CACHE defaults to ${XDG_CACHE_HOME:-$HOME/.cache}/clustersync.
@@ -20,8 +22,8 @@
 #   --print-env     print only the CLUSTERSYNC_*_BIN variables, as shell exports.
 #   controller-gen  build only controller-gen (what `make generate` needs).
 #   static          build only kube-apiserver, kube-controller-manager, kube-scheduler (make image).
-#   node            build only the real node's containerd, CNI plugins, kubelet, kube-proxy and
-#                   local-path-provisioner (and install runc, iptables).
+#   node            build only the real node's containerd, CNI plugins, kubelet, kube-proxy,
+#                   local-path-provisioner and metrics-server (and install runc, iptables).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -34,6 +36,7 @@ CONTROLLER_GEN_VERSION=v0.23.0 # keep in step with hack/tools/controller-gen/go.
 CONTAINERD_VERSION=v2.4.2 # keep in step with hack/tools/node/go.mod
 CNI_PLUGINS_VERSION=v1.9.1 # keep in step with hack/tools/node/go.mod
 LOCAL_PATH_VERSION=v0.0.30 # keep in step with hack/tools/localpath/go.mod and internal/binaries
+METRICS_SERVER_VERSION=v0.9.0 # keep in step with hack/tools/metricsserver/go.mod and internal/binaries
 
 etcd_dir=$cache/etcd-$ETCD_VERSION
 kube_dir=$cache/kubernetes-$KUBE_VERSION-static
@@ -42,6 +45,7 @@ controller_gen_dir=$cache/controller-gen-$CONTROLLER_GEN_VERSION
 node_dir=$cache/node-containerd-$CONTAINERD_VERSION-cni-$CNI_PLUGINS_VERSION
 kube_node_dir=$cache/kubernetes-$KUBE_VERSION-node
 local_path_dir=$cache/local-path-provisioner-$LOCAL_PATH_VERSION
+metrics_server_dir=$cache/metrics-server-$METRICS_SERVER_VERSION
 
 print_env() {
 	cat <<ENV
@@ -153,6 +157,13 @@ node_build() {
 		log "local-path-provisioner $LOCAL_PATH_VERSION: building (about a minute, once per machine)"
 		build_into "$local_path_dir" "$here/tools/localpath" "-s -w" \
 			"github.com/rancher/local-path-provisioner:local-path-provisioner"
+	fi
+	if complete "$metrics_server_dir" metrics-server; then
+		log "metrics-server $METRICS_SERVER_VERSION: cached in $metrics_server_dir"
+	else
+		log "metrics-server $METRICS_SERVER_VERSION: building (a few minutes, once per machine)"
+		build_into "$metrics_server_dir" "$here/tools/metricsserver" "-s -w" \
+			"sigs.k8s.io/metrics-server/cmd/metrics-server:metrics-server"
 	fi
 }
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/dns"
-	"github.com/clustersync/clustersync/internal/virtual/kubeletproxy"
+	"github.com/clustersync/clustersync/internal/virtual/mtls"
 	"github.com/clustersync/clustersync/internal/virtual/resources/services"
 	"github.com/clustersync/clustersync/internal/virtual/runner"
 )
@@ -64,7 +64,7 @@ func newSyncerCommand() *cobra.Command {
 				if o.kubeletCert == "" || o.kubeletKey == "" || o.kubeletClientCA == "" {
 					return fmt.Errorf("--kubelet-addr needs --kubelet-cert, --kubelet-key and --kubelet-client-ca")
 				}
-				kubelet = &runner.KubeletOptions{Addr: o.kubeletAddr, TLS: kubeletproxy.TLSFiles{
+				kubelet = &runner.KubeletOptions{Addr: o.kubeletAddr, TLS: mtls.Files{
 					CertFile: o.kubeletCert, KeyFile: o.kubeletKey, ClientCAFile: o.kubeletClientCA}}
 			}
 			log := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(o.verbosity)))

@@ -101,6 +101,9 @@ const (
 	// LocalPathProvisionerVersion is rancher/local-path-provisioner's
 	// (hack/tools/localpath/go.mod).
 	LocalPathProvisionerVersion = "v0.0.30"
+	// MetricsServerVersion is kubernetes-sigs/metrics-server's
+	// (hack/tools/metricsserver/go.mod).
+	MetricsServerVersion = "v0.9.0"
 )
 
 // NodeSet is the absolute paths of the programs of a real node. Containerd,
@@ -112,7 +115,10 @@ type NodeSet struct {
 	// LocalPathProvisioner is rancher/local-path-provisioner, the node's
 	// storage (LocalPathProvisionerVersion), built from hack/tools/localpath.
 	LocalPathProvisioner string
-	Runc, Iptables       string
+	// MetricsServer is kubernetes-sigs/metrics-server, the host's resource
+	// metrics API (MetricsServerVersion), built from hack/tools/metricsserver.
+	MetricsServer  string
+	Runc, Iptables string
 }
 
 // Node is the NodeSet in CacheDir, the folders overridable by
@@ -141,6 +147,7 @@ func Node() NodeSet {
 		Kubelet:              filepath.Join(kubeNodeDir, "kubelet"),
 		KubeProxy:            filepath.Join(kubeNodeDir, "kube-proxy"),
 		LocalPathProvisioner: filepath.Join(CacheDir(), "local-path-provisioner-"+LocalPathProvisionerVersion, "local-path-provisioner"),
+		MetricsServer:        filepath.Join(CacheDir(), "metrics-server-"+MetricsServerVersion, "metrics-server"),
 		Runc:                 look("runc"),
 		Iptables:             look("iptables"),
 	}
@@ -151,7 +158,7 @@ func Node() NodeSet {
 func (s NodeSet) Check() error {
 	var missing []string
 	for _, p := range []string{s.Containerd, s.Shim, filepath.Join(s.CNIBinDir, "bridge"), filepath.Join(s.CNIBinDir, "host-local"),
-		filepath.Join(s.CNIBinDir, "loopback"), filepath.Join(s.CNIBinDir, "portmap"), s.Kubelet, s.KubeProxy, s.LocalPathProvisioner} {
+		filepath.Join(s.CNIBinDir, "loopback"), filepath.Join(s.CNIBinDir, "portmap"), s.Kubelet, s.KubeProxy, s.LocalPathProvisioner, s.MetricsServer} {
 		if st, err := os.Stat(p); err != nil || st.Mode()&0o111 == 0 {
 			missing = append(missing, p)
 		}

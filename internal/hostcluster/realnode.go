@@ -48,6 +48,16 @@ func (c *Cluster) realNodeExtraArgs() []string {
 		"kube-apiserver=bind-address=0.0.0.0",
 		"kube-apiserver=kubelet-client-certificate=" + filepath.Join(pkiDir, "admin.crt"),
 		"kube-apiserver=kubelet-client-key=" + filepath.Join(pkiDir, "admin.key"),
+		// The aggregation layer, for the node's metrics-server: kwokctl
+		// already sends admin.crt as the front-proxy client certificate;
+		// these publish its CA and name (extension-apiserver-
+		// authentication) so aggregated API servers trust the user it
+		// forwards.
+		"kube-apiserver=requestheader-client-ca-file=" + filepath.Join(pkiDir, "ca.crt"),
+		"kube-apiserver=requestheader-allowed-names=kwok-admin",
+		"kube-apiserver=requestheader-username-headers=X-Remote-User",
+		"kube-apiserver=requestheader-group-headers=X-Remote-Group",
+		"kube-apiserver=requestheader-extra-headers-prefix=X-Remote-Extra-",
 	}
 }
 

@@ -115,6 +115,14 @@ func (o Options) ResolvConfFile() string { return o.path("resolv.conf") }
 // KubeletConfigFile is the kubelet's configuration file.
 func (o Options) KubeletConfigFile() string { return o.path("kubelet", "config.yaml") }
 
+// KubeletServingCertFile and KubeletServingKeyFile are the kubelet's
+// serving certificate, issued by the cluster CA for the node's name and IP
+// (not self-signed: metrics-server and the API server can verify it).
+func (o Options) KubeletServingCertFile() string { return o.path("kubelet", "serving.crt") }
+
+// KubeletServingKeyFile is the key of KubeletServingCertFile.
+func (o Options) KubeletServingKeyFile() string { return o.path("kubelet", "serving.key") }
+
 // KubeProxyConfigFile is kube-proxy's configuration file.
 func (o Options) KubeProxyConfigFile() string { return o.path("kube-proxy", "config.yaml") }
 
@@ -206,7 +214,8 @@ func CNIConfig(o Options) ([]byte, error) {
 // storage capacity isolation and no eviction thresholds (the sandbox's
 // file systems are not the kubelet's to police); authentication by client
 // certificate (ClientCAFile) and webhook, never anonymous; authorization by
-// webhook; the read-only port closed; crashed containers restarted within
+// webhook; its serving certificate from KubeletServingCertFile; the
+// read-only port closed; crashed containers restarted within
 // a second (crashLoopBackOff.maxContainerRestartPeriod); pods' resolver
 // from ResolvConfFile.
 func KubeletConfig(o Options) ([]byte, error) {
@@ -225,6 +234,8 @@ func KubeletConfig(o Options) ([]byte, error) {
 		ClusterDNS:                    o.ClusterDNS,
 		ResolverConfig:                ptr.To(o.ResolvConfFile()),
 		ClusterDomain:                 o.ClusterDomain,
+		TLSCertFile:                   o.KubeletServingCertFile(),
+		TLSPrivateKeyFile:             o.KubeletServingKeyFile(),
 		Authentication: kubeletv1beta1.KubeletAuthentication{
 			X509:      kubeletv1beta1.KubeletX509Authentication{ClientCAFile: o.ClientCAFile},
 			Webhook:   kubeletv1beta1.KubeletWebhookAuthentication{Enabled: ptr.To(true)},

@@ -45,8 +45,14 @@ const (
 	Containerd = "containerd"
 	Kubelet    = "kubelet"
 	KubeProxy  = "kube-proxy"
-	// LocalPath (storage.go) is the fourth.
+	// LocalPath (storage.go) and MetricsServer (metrics.go) are the
+	// others.
 )
+
+// components are the node's components in start order.
+func components() []string {
+	return []string{Containerd, Kubelet, KubeProxy, LocalPath, MetricsServer}
+}
 
 // startTimeout bounds each component's readiness wait, and the wait for
 // the Node to become Ready.
@@ -98,7 +104,8 @@ func LogFile(dir, component string) string { return filepath.Join(dir, "logs", c
 // node IP, writes every configuration below o.Dir, and starts containerd,
 // the kubelet and kube-proxy as detached processes (they outlive the
 // caller; Stop ends them), then the storage provisioner with its default
-// StorageClass (storage.go). Leftovers of an earlier node in o.Dir are torn
+// StorageClass (storage.go) and metrics-server with its APIService
+// (metrics.go). Leftovers of an earlier node in o.Dir are torn
 // down first. On failure everything Start made is torn down again and the
 // error names the step, with the end of the failed component's log.
 // Progress lines go to log.
@@ -164,8 +171,16 @@ func Start(ctx context.Context, o Options, bins binaries.NodeSet, j Join, log io
 		{KubeProxy, bins.KubeProxy, []string{"--config", o.KubeProxyConfigFile(), "--v=1"},
 			nil, func() bool { return healthy(fmt.Sprintf("http://127.0.0.1:%d/livez", o.ProxyHealthzPort)) }},
 		{LocalPath, bins.LocalPathProvisioner, localPathArgs(o), nil, func() bool { return localPathStarted(o) }},
+		{MetricsServer, bins.MetricsServer, metricsServerArgs(o, j.CACertFile), nil, func() bool { return metricsServerReady(o, j.CACertFile) }},
 	}
 	if err := ensureStorageObjects(ctx, j.Admin); err != nil {
+		return err
+	}
+	caPEM, err := os.ReadFile(j.CACertFile)
+	if err != nil {
+		return fmt.Errorf("realnode: %w", err)
+	}
+	if err := ensureMetricsObjects(ctx, j.Admin, o, caPEM); err != nil {
 		return err
 	}
 	for _, s := range steps {
@@ -218,6 +233,10 @@ func writeFiles(o Options, j Join) error {
 		// The provisioner binds volumes cluster-wide (PersistentVolumes,
 		// claims, nodes, its helper pods): a development host's admin.
 		{localPathKubeconfig(o), pki.Request{CommonName: "clustersync:local-path-provisioner", Organization: []string{"system:masters"}, Client: true}},
+		// metrics-server reads pods and nodes, the kubelets' metrics
+		// (nodes/metrics) and delegates authentication and authorization
+		// (token and access reviews): a development host's admin too.
+		{metricsServerKubeconfig(o), pki.Request{CommonName: "clustersync:metrics-server", Organization: []string{"system:masters"}, Client: true}},
 	} {
 		cert, key, err := ca.Issue(k.req)
 		if err != nil {
@@ -226,6 +245,24 @@ func writeFiles(o Options, j Join) error {
 		if err := pki.WriteKubeconfig(pki.Kubeconfig("local", j.Server, ca.CertPEM(), cert, key), k.path); err != nil {
 			return fmt.Errorf("realnode: %s: %w", k.path, err)
 		}
+	}
+	// Serving certificates of the cluster CA, which metrics-server (for
+	// the kubelet's) and the API server (for metrics-server's, through the
+	// APIService's CA bundle) verify.
+	for _, s := range []struct {
+		cert, key string
+		req       pki.Request
+	}{
+		{o.KubeletServingCertFile(), o.KubeletServingKeyFile(), pki.Request{CommonName: o.NodeName, DNSNames: []string{o.NodeName},
+			IPs: []net.IP{net.IP(o.NodeIP().AsSlice())}, Server: true}},
+		{o.metricsFile("serving.crt"), o.metricsFile("serving.key"), pki.Request{CommonName: MetricsServerService + "." + MetricsServerNamespace + ".svc",
+			DNSNames: []string{MetricsServerService + "." + MetricsServerNamespace + ".svc"}, IPs: []net.IP{net.IP(o.NodeIP().AsSlice())}, Server: true}},
+	} {
+		cert, key, err := ca.Issue(s.req)
+		if err != nil {
+			return fmt.Errorf("realnode: %w", err)
+		}
+		files[s.cert], files[s.key] = cert, key
 	}
 	var errs []error
 	render := func(path string, f func() ([]byte, error)) {
@@ -376,7 +413,7 @@ func ReadStatus(dir string) (Status, error) {
 		return Status{}, err
 	}
 	s := Status{Options: st.Options, Components: map[string]bool{}}
-	for _, name := range []string{Containerd, Kubelet, KubeProxy, LocalPath} {
+	for _, name := range components() {
 		s.Components[name] = ours(st.PIDs[name], st.Options.Dir)
 	}
 	return s, nil

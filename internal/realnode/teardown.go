@@ -56,8 +56,8 @@ func Stop(ctx context.Context, dir string, log io.Writer) error {
 		}
 	}
 	fmt.Fprintf(log, "Stopping real node %q…\n", o.NodeName)
-	for _, name := range []string{LocalPath, Kubelet, KubeProxy} {
-		if pid := st.PIDs[name]; ours(pid, o.Dir) {
+	for _, name := range slices.Backward(components()) {
+		if pid := st.PIDs[name]; name != Containerd && ours(pid, o.Dir) {
 			note("stop "+name, proc.StopPID(ctx, name, pid, 15*time.Second))
 		}
 	}
@@ -215,9 +215,14 @@ func removeKubeletChains() error {
 		if err != nil {
 			continue
 		}
-		for _, builtin := range []string{"INPUT", "OUTPUT"} {
-			if err := ipt.DeleteIfExists("filter", builtin, "-j", "KUBE-FIREWALL"); err != nil {
-				errs = append(errs, err)
+		// A jump to a chain that does not exist cannot be checked
+		// (iptables -C exits 2, which is not "no such rule"): a kubelet
+		// that never started made neither.
+		if ok, err := ipt.ChainExists("filter", "KUBE-FIREWALL"); err == nil && ok {
+			for _, builtin := range []string{"INPUT", "OUTPUT"} {
+				if err := ipt.DeleteIfExists("filter", builtin, "-j", "KUBE-FIREWALL"); err != nil {
+					errs = append(errs, err)
+				}
 			}
 		}
 		for table, chains := range kubeletChains() {

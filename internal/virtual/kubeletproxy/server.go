@@ -2,14 +2,10 @@ package kubeletproxy
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -21,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
+	"github.com/clustersync/clustersync/internal/virtual/mtls"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
@@ -77,7 +74,7 @@ func New(tr translate.Translator, host *rest.Config, log logr.Logger) (*Proxy, e
 // that is not this virtual cluster's (the same answer for one that does not
 // exist), and otherwise the host API's answer.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if cn := clientName(r); cn != controlplane.KubeletClientCommonName {
+	if cn := mtls.ClientName(r); cn != controlplane.KubeletClientCommonName {
 		http.Error(w, fmt.Sprintf("client %q is not the virtual API server", cn), http.StatusForbidden)
 		return
 	}
@@ -125,64 +122,9 @@ func (p *Proxy) checkOwn(ctx context.Context, route Route, hostName string) erro
 	return nil
 }
 
-// clientName is the common name of the request's verified client
-// certificate, "" without one.
-func clientName(r *http.Request) string {
-	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
-		return ""
-	}
-	return r.TLS.VerifiedChains[0][0].Subject.CommonName
-}
-
 type responder struct{ log logr.Logger }
 
 func (r responder) Error(w http.ResponseWriter, _ *http.Request, err error) {
 	r.log.Error(err, "kubelet proxy: host API")
 	http.Error(w, err.Error(), http.StatusBadGateway)
-}
-
-// TLSFiles are the PEM files the proxy serves with: its serving certificate
-// and key (issued by the virtual cluster's CA for the address the fake
-// nodes name) and the CA that signs the virtual API server's kubelet client
-// certificate.
-type TLSFiles struct {
-	CertFile, KeyFile, ClientCAFile string
-}
-
-// Serve serves h over TLS on addr (e.g. "127.0.0.1:10250") until ctx ends,
-// requiring a client certificate signed by files.ClientCAFile. It returns
-// an error when a file cannot be read or addr cannot be bound.
-func Serve(ctx context.Context, addr string, files TLSFiles, h http.Handler) error {
-	cert, err := tls.LoadX509KeyPair(files.CertFile, files.KeyFile)
-	if err != nil {
-		return fmt.Errorf("kubelet proxy: serving certificate: %w", err)
-	}
-	caPEM, err := os.ReadFile(files.ClientCAFile)
-	if err != nil {
-		return fmt.Errorf("kubelet proxy: client CA: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(caPEM) {
-		return fmt.Errorf("kubelet proxy: client CA %s holds no PEM certificate", files.ClientCAFile)
-	}
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("kubelet proxy: %w", err)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, TLSConfig: &tls.Config{
-		Certificates: []tls.Certificate{cert}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12,
-	}}
-	errs := make(chan error, 1)
-	go func() { errs <- srv.ServeTLS(l, "", "") }()
-	select {
-	case err := <-errs:
-		return fmt.Errorf("kubelet proxy: %w", err)
-	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			return err
-		}
-		return nil
-	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/clustersync/clustersync/internal/pki"
 	"github.com/clustersync/clustersync/internal/proc"
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
+	"github.com/clustersync/clustersync/internal/virtual/mtls"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
@@ -72,7 +73,7 @@ func TestServesOnlyItsOwnPods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := TLSFiles{CertFile: filepath.Join(dir, "kubelet.crt"), KeyFile: filepath.Join(dir, "kubelet.key"), ClientCAFile: filepath.Join(dir, "ca.crt")}
+	files := mtls.Files{CertFile: filepath.Join(dir, "kubelet.crt"), KeyFile: filepath.Join(dir, "kubelet.key"), ClientCAFile: filepath.Join(dir, "ca.crt")}
 	issue(t, ca, pki.Request{CommonName: "kubelet", Server: true, IPs: []net.IP{net.ParseIP("127.0.0.1")}}, files.CertFile, files.KeyFile)
 	if err := os.WriteFile(files.ClientCAFile, ca.CertPEM(), 0o600); err != nil {
 		t.Fatal(err)
@@ -84,7 +85,7 @@ func TestServesOnlyItsOwnPods(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	serveCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- Serve(serveCtx, addr, files, p) }()
+	go func() { done <- mtls.Serve(serveCtx, "kubelet proxy", addr, files, p) }()
 	defer func() {
 		stop()
 		if err := <-done; err != nil {

@@ -36,6 +36,7 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/kubeletproxy"
 	"github.com/clustersync/clustersync/internal/virtual/mapping"
+	"github.com/clustersync/clustersync/internal/virtual/mtls"
 	"github.com/clustersync/clustersync/internal/virtual/resources/configmaps"
 	"github.com/clustersync/clustersync/internal/virtual/resources/endpoints"
 	"github.com/clustersync/clustersync/internal/virtual/resources/events"
@@ -96,7 +97,7 @@ type KubeletOptions struct {
 	Addr string
 	// TLS are its serving certificate and the CA of the API server's
 	// kubelet client certificate.
-	TLS kubeletproxy.TLSFiles
+	TLS mtls.Files
 }
 
 // endpoint is where the fake nodes say the kubelet is.
@@ -214,7 +215,7 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-			return kubeletproxy.Serve(ctx, o.Kubelet.Addr, o.Kubelet.TLS, kp)
+			return mtls.Serve(ctx, "kubelet proxy", o.Kubelet.Addr, o.Kubelet.TLS, kp)
 		})); err != nil {
 			return err
 		}
