@@ -23,6 +23,7 @@ func newSyncerCommand() *cobra.Command {
 	var o struct {
 		name, hostNamespace, virtualKubeconfig, hostKubeconfig, configFile, stateDir, healthAddr, metricsAddr string
 		dnsSelector, kubeletAddr, kubeletCert, kubeletKey, kubeletClientCA                                    string
+		metricsAPIAddr, metricsAPIIP, metricsAPICert, metricsAPIKey, metricsAPIClientCA                       string
 		verbosity, dnsPort                                                                                    int
 	}
 	cmd := &cobra.Command{
@@ -67,12 +68,20 @@ func newSyncerCommand() *cobra.Command {
 				kubelet = &runner.KubeletOptions{Addr: o.kubeletAddr, TLS: mtls.Files{
 					CertFile: o.kubeletCert, KeyFile: o.kubeletKey, ClientCAFile: o.kubeletClientCA}}
 			}
+			var metricsAPI *runner.MetricsAPIOptions
+			if o.metricsAPIAddr != "" {
+				if o.metricsAPIIP == "" || o.metricsAPICert == "" || o.metricsAPIKey == "" || o.metricsAPIClientCA == "" {
+					return fmt.Errorf("--metrics-api-addr needs --metrics-api-ip, --metrics-api-cert, --metrics-api-key and --metrics-api-client-ca")
+				}
+				metricsAPI = &runner.MetricsAPIOptions{Addr: o.metricsAPIAddr, IP: o.metricsAPIIP, TLS: mtls.Files{
+					CertFile: o.metricsAPICert, KeyFile: o.metricsAPIKey, ClientCAFile: o.metricsAPIClientCA}}
+			}
 			log := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(o.verbosity)))
 			ctrl.SetLogger(log)
 			return runner.Run(ctrl.SetupSignalHandler(), runner.Options{
 				Name: o.name, HostNamespace: o.hostNamespace, Virtual: vcfg, Host: hcfg, Config: cfg,
 				StateDir: o.stateDir, HealthAddr: o.healthAddr, MetricsAddr: o.metricsAddr, Log: log,
-				HostNamespaceExists: inHost, DNS: dnsBackend, Kubelet: kubelet,
+				HostNamespaceExists: inHost, DNS: dnsBackend, Kubelet: kubelet, MetricsAPI: metricsAPI,
 			})
 		},
 	}
@@ -91,6 +100,11 @@ func newSyncerCommand() *cobra.Command {
 	f.StringVar(&o.kubeletCert, "kubelet-cert", "", "serving certificate of --kubelet-addr (PEM)")
 	f.StringVar(&o.kubeletKey, "kubelet-key", "", "its key (PEM)")
 	f.StringVar(&o.kubeletClientCA, "kubelet-client-ca", "", "CA of the virtual API server's kubelet client certificate (PEM)")
+	f.StringVar(&o.metricsAPIAddr, "metrics-api-addr", "", "serve the virtual cluster's metrics.k8s.io API (kubectl top) here, from the host's metrics API, e.g. :9444; registered as APIService v1beta1.metrics.k8s.io (default: none)")
+	f.StringVar(&o.metricsAPIIP, "metrics-api-ip", "", "the IP the virtual API server reaches --metrics-api-addr at (the control plane pod's IP; not loopback)")
+	f.StringVar(&o.metricsAPICert, "metrics-api-cert", "", "serving certificate of --metrics-api-addr, for metrics-server.kube-system.svc (PEM)")
+	f.StringVar(&o.metricsAPIKey, "metrics-api-key", "", "its key (PEM)")
+	f.StringVar(&o.metricsAPIClientCA, "metrics-api-client-ca", "", "CA of the virtual API server's front-proxy client certificate, which also signed --metrics-api-cert (PEM)")
 	f.IntVarP(&o.verbosity, "v", "v", 1, "log verbosity")
 	for _, n := range []string{"name", "host-namespace", "virtual-kubeconfig"} {
 		_ = cmd.MarkFlagRequired(n)

@@ -45,8 +45,9 @@ import (
 // the virtual cluster resolve its Services through its DNS (full and short
 // names, a headless Service's pods) and other names through the node's
 // resolver, reach the web pods by name, and call their own API server as
-// their service account; kubectl logs, exec and port-forward work through
-// the virtual cluster, and no tenant pod can connect to the kubelet proxy;
+// their service account; kubectl logs, exec, port-forward and top work
+// through the virtual cluster, and no tenant pod can connect to the kubelet
+// proxy;
 // a pod deleted on the host comes back and runs again;
 // pause and resume keep every object (etcd's data is on a claim of the
 // real node's default StorageClass);
@@ -198,6 +199,38 @@ func TestRealNodeWorkload(t *testing.T) {
 	local := kubectlPortForward(t, kubeconfig, webPod, 8080)
 	if page, err := httpGet("http://" + local + "/"); err != nil || !strings.Contains(page, "Served by pod "+webPod) {
 		t.Errorf("kubectl port-forward %s through the virtual cluster, GET /: %v\n%s", webPod, err, page)
+	}
+
+	// kubectl top through the virtual cluster: the host's metrics-server
+	// scrapes the web pods; the syncer's metrics API shows their figures
+	// under the virtual names, and the fake node's.
+	var webNames []string
+	for _, p := range webPods.Items {
+		webNames = append(webNames, p.Name)
+	}
+	slices.Sort(webNames)
+	topStart := time.Now()
+	testenv.Eventually(t, 2*time.Minute, func() error {
+		out, err := exec.Command("kubectl", "--kubeconfig", kubeconfig, "top", "pod", "-n", "default", "-l", "app=web", "--no-headers").CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("kubectl top pod: %v\n%s", err, out)
+		}
+		var names []string
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if f := strings.Fields(line); len(f) == 3 && strings.HasSuffix(f[1], "m") && strings.HasSuffix(f[2], "Mi") {
+				names = append(names, f[0])
+			}
+		}
+		slices.Sort(names)
+		if !slices.Equal(names, webNames) {
+			return fmt.Errorf("kubectl top pod -l app=web through the virtual cluster lists %v, want the web pods %v:\n%s", names, webNames, out)
+		}
+		return nil
+	})
+	t.Logf("kubectl top pod through the virtual cluster: listed both web pods after %.1f s of waiting", time.Since(topStart).Seconds())
+	if out, err := exec.Command("kubectl", "--kubeconfig", kubeconfig, "top", "node", "--no-headers").CombinedOutput(); err != nil ||
+		!strings.HasPrefix(strings.TrimSpace(string(out)), hostcluster.RealNodeName+" ") {
+		t.Errorf("kubectl top node through the virtual cluster: %v\n%s", err, out)
 	}
 
 	// The kubelet proxy listens in the control plane pod only: a tenant's

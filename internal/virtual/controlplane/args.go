@@ -39,6 +39,18 @@ func apiServerArgs(l Layout, o Options, p Ports, etcdServers string, etcdTLS Etc
 		"--kubelet-client-key=" + l.PKI("apiserver-kubelet-client.key"),
 		"--kubelet-certificate-authority=" + l.PKI("ca.crt"),
 		"--kubelet-preferred-address-types=InternalIP",
+		// The aggregation layer, for the syncer's metrics API: requests go
+		// on with the front-proxy client certificate, the caller in the
+		// headers; aggregated APIs are dialled at their endpoints, not
+		// through the Service's cluster IP.
+		"--requestheader-client-ca-file=" + l.PKI("ca.crt"),
+		"--requestheader-allowed-names=" + FrontProxyClientCommonName,
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file=" + l.PKI("front-proxy-client.crt"),
+		"--proxy-client-key-file=" + l.PKI("front-proxy-client.key"),
+		"--enable-aggregator-routing=true",
 	}
 }
 

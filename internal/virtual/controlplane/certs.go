@@ -23,7 +23,7 @@ func ensureCerts(l Layout, name, server string) error {
 		return err
 	}
 	// Certificates added after a virtual cluster was first made.
-	for file, r := range kubeletRequests() {
+	for file, r := range syncerRequests() {
 		if _, err := os.Stat(l.PKI(file + ".crt")); os.IsNotExist(err) {
 			c, k, err := ca.Issue(r)
 			if err != nil {
@@ -66,15 +66,36 @@ func apiServerRequest(name string, sans SANs) pki.Request {
 // (internal/virtual/kubeletproxy) serves.
 const KubeletClientCommonName = "kube-apiserver-kubelet-client"
 
-// kubeletRequests are the certificates between the API server and the
-// syncer's kubelet proxy (internal/virtual/kubeletproxy): the API server's
-// kubelet client certificate, and the proxy's serving certificate for
-// loopback, where the fake nodes say their kubelet is.
-func kubeletRequests() map[string]pki.Request {
+// FrontProxyClientCommonName is the common name of the API server's
+// front-proxy client certificate (--proxy-client-cert-file), with which it
+// passes requests of aggregated APIs on, naming the caller in
+// X-Remote-User/-Group/-Extra-; the syncer's metrics API
+// (internal/virtual/metricsapi) serves only it.
+const FrontProxyClientCommonName = "front-proxy-client"
+
+// The virtual Service in front of the syncer's metrics API
+// (metrics-server's names), and the name its serving certificate is for:
+// the aggregation layer checks the certificate of Service NAME in
+// NAMESPACE for NAME.NAMESPACE.svc.
+const (
+	MetricsAPIServiceNamespace = "kube-system"
+	MetricsAPIServiceName      = "metrics-server"
+	MetricsAPIServerName       = MetricsAPIServiceName + "." + MetricsAPIServiceNamespace + ".svc"
+)
+
+// syncerRequests are the certificates between the API server and the
+// syncer's endpoints: the API server's kubelet client certificate and the
+// kubelet proxy's serving certificate for loopback, where the fake nodes
+// say their kubelet is (internal/virtual/kubeletproxy); the API server's
+// front-proxy client certificate and the metrics API's serving certificate
+// (internal/virtual/metricsapi).
+func syncerRequests() map[string]pki.Request {
 	return map[string]pki.Request{
 		"apiserver-kubelet-client": {CommonName: KubeletClientCommonName, Client: true},
 		"kubelet-server": {CommonName: "clustersync-kubelet-proxy", Server: true,
 			IPs: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"}},
+		"front-proxy-client": {CommonName: FrontProxyClientCommonName, Client: true},
+		"metrics-api":        {CommonName: MetricsAPIServerName, Server: true, DNSNames: []string{MetricsAPIServerName}},
 	}
 }
 
@@ -104,7 +125,7 @@ func generateCerts(l Layout, name string, sans SANs) error {
 		"admin":                 {CommonName: "clustersync-admin", Organization: []string{"system:masters"}, Client: true},
 		"controller-manager":    {CommonName: "system:kube-controller-manager", Client: true},
 	}
-	maps.Copy(requests, kubeletRequests())
+	maps.Copy(requests, syncerRequests())
 	for file, r := range requests {
 		if err := issue(file, r); err != nil {
 			return err

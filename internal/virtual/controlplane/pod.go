@@ -86,6 +86,7 @@ var pkiFiles = []string{
 	"apiserver-etcd-client.crt", "apiserver-etcd-client.key", "admin.crt", "admin.key",
 	"controller-manager.crt", "controller-manager.key", "sa.key", "sa.pub",
 	"apiserver-kubelet-client.crt", "apiserver-kubelet-client.key", "kubelet-server.crt", "kubelet-server.key",
+	"front-proxy-client.crt", "front-proxy-client.key", "metrics-api.crt", "metrics-api.key",
 }
 
 // PodSANs are the names and addresses the API server's certificate covers
@@ -209,7 +210,7 @@ func InitPod(ctx context.Context, host kubernetes.Interface, o PodOptions) error
 		// Reissue what is missing: certificates added after the Secret was
 		// made, and the API server's when a SAN is missing.
 		reissue := map[string]pki.Request{}
-		for file, r := range kubeletRequests() {
+		for file, r := range syncerRequests() {
 			if len(certs.Data[file+".crt"]) == 0 || len(certs.Data[file+".key"]) == 0 {
 				reissue[file] = r
 			}

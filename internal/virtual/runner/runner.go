@@ -36,6 +36,7 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/kubeletproxy"
 	"github.com/clustersync/clustersync/internal/virtual/mapping"
+	"github.com/clustersync/clustersync/internal/virtual/metricsapi"
 	"github.com/clustersync/clustersync/internal/virtual/mtls"
 	"github.com/clustersync/clustersync/internal/virtual/resources/configmaps"
 	"github.com/clustersync/clustersync/internal/virtual/resources/endpoints"
@@ -82,6 +83,11 @@ type Options struct {
 	// attach, port-forward of the tenant's pods through the host API), and
 	// fake nodes name it. Unset, fake nodes name no kubelet.
 	Kubelet *KubeletOptions
+	// MetricsAPI, when set, serves the virtual cluster's metrics.k8s.io
+	// API (kubectl top) from the host's, and registers it with the
+	// virtual API server's aggregation layer. Unset, the virtual cluster
+	// has no metrics API.
+	MetricsAPI *MetricsAPIOptions
 	// Ready, when set, is called once every cache has synced and the
 	// controllers are running.
 	Ready func()
@@ -97,6 +103,21 @@ type KubeletOptions struct {
 	Addr string
 	// TLS are its serving certificate and the CA of the API server's
 	// kubelet client certificate.
+	TLS mtls.Files
+}
+
+// MetricsAPIOptions place the syncer's metrics API
+// (internal/virtual/metricsapi).
+type MetricsAPIOptions struct {
+	// Addr is where it listens, e.g. ":9444".
+	Addr string
+	// IP is the address the virtual API server reaches it at (the
+	// control plane pod's IP; the Endpoints of a Service cannot name
+	// loopback).
+	IP string
+	// TLS are its serving certificate (for
+	// controlplane.MetricsAPIServerName) and the CA of the API server's
+	// front-proxy client certificate, which also signs the serving one.
 	TLS mtls.Files
 }
 
@@ -217,6 +238,11 @@ func Run(ctx context.Context, o Options) error {
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 			return mtls.Serve(ctx, "kubelet proxy", o.Kubelet.Addr, o.Kubelet.TLS, kp)
 		})); err != nil {
+			return err
+		}
+	}
+	if o.MetricsAPI != nil {
+		if err := serveMetricsAPI(ctx, mgr, vc, tr, vcfg, hcfg, *o.MetricsAPI, o.Log.WithName("metrics-api")); err != nil {
 			return err
 		}
 	}
@@ -347,3 +373,33 @@ func healthAddr(a string) string {
 
 func ptrTrue() *bool                             { b := true; return &b }
 func ptrDuration(d time.Duration) *time.Duration { return &d }
+
+// serveMetricsAPI registers the metrics API in the virtual cluster (vc)
+// and adds its server to mgr.
+func serveMetricsAPI(ctx context.Context, mgr manager.Manager, vc client.Client, tr translate.Translator, vcfg, hcfg *rest.Config, o MetricsAPIOptions, log logr.Logger) error {
+	_, port, err := net.SplitHostPort(o.Addr)
+	if err != nil {
+		return fmt.Errorf("metrics API address %q: %w", o.Addr, err)
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || p == 0 {
+		return fmt.Errorf("metrics API address %q: port must be 1 to 65535", o.Addr)
+	}
+	if ip := net.ParseIP(o.IP); ip == nil || ip.IsLoopback() || ip.IsUnspecified() {
+		return fmt.Errorf("metrics API IP %q: want the IP the virtual API server reaches the syncer at, not loopback or unspecified", o.IP)
+	}
+	caPEM, err := os.ReadFile(o.TLS.ClientCAFile)
+	if err != nil {
+		return fmt.Errorf("metrics API: %w", err)
+	}
+	api, err := metricsapi.New(tr, mgr.GetClient(), vcfg, hcfg, log)
+	if err != nil {
+		return err
+	}
+	if err := metricsapi.Register(ctx, vc, o.IP, int32(p), caPEM); err != nil {
+		return err
+	}
+	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		return mtls.Serve(ctx, "metrics API", o.Addr, o.TLS, api)
+	}))
+}
