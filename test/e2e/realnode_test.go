@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,7 @@ import (
 	"github.com/clustersync/clustersync/internal/binaries"
 	"github.com/clustersync/clustersync/internal/hostcluster"
 	"github.com/clustersync/clustersync/internal/images"
+	"github.com/clustersync/clustersync/internal/proc"
 	"github.com/clustersync/clustersync/internal/realnode"
 	"github.com/clustersync/clustersync/internal/testenv"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
@@ -79,6 +81,16 @@ func TestRealNodeWorkload(t *testing.T) {
 		t.Errorf("create did not connect:\n%s", out)
 	}
 	virtual := clientFor(t, kubeconfig)
+	// connect through a port-forward (a local port forces one), running a
+	// command against the virtual cluster.
+	fwdPort, err := proc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ns := cli(t, "virtual", "connect", "rn", "--local-port", strconv.Itoa(fwdPort), "--", "kubectl", "get", "ns"); !strings.Contains(ns, "kube-system") ||
+		!strings.Contains(ns, "default") || strings.Contains(ns, "vc-rn") {
+		t.Errorf("virtual connect rn --local-port %d -- kubectl get ns: want the virtual cluster's namespaces:\n%s", fwdPort, ns)
+	}
 	if list := cli(t, "virtual", "list", "-o", "json"); !strings.Contains(list, `"name": "rn"`) || !strings.Contains(list, `"status": "Running"`) {
 		t.Errorf("virtual list -o json:\n%s", list)
 	}

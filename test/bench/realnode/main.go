@@ -4,6 +4,9 @@
 //   - dev up: the seconds from `clustersync dev up` (a fresh host, real node)
 //     until its command returns, and until a first pod (the sandbox image)
 //     is Running on the real node; then `dev down`.
+//   - a virtual cluster on that host (controlplane.go): `virtual create`
+//     to ready, and its control plane pod's memory (RSS of its processes)
+//     idle and after a load of objects and running pods.
 //   - make run: `clustersync demo --exit` end to end, with its own
 //     breakdown ("Where the time went").
 //   - images: the size of each image `make image` builds (compressed bytes
@@ -85,6 +88,9 @@ func run(ctx context.Context, exe string) error {
 	}
 	fmt.Printf("  dev up (control plane, registry, sandbox image, real node Ready): %.1f s\n", up.Seconds())
 	fmt.Printf("  dev up -> first pod Running on %s:                   %.1f s\n", hostcluster.RealNodeName, (up + first).Seconds())
+	if err := controlPlaneMemory(ctx, cli, home); err != nil {
+		return err
+	}
 	start = time.Now()
 	if _, err := cli("dev", "down"); err != nil {
 		return err
