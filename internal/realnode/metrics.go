@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -14,7 +13,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -102,12 +100,7 @@ func ensureMetricsObjects(ctx context.Context, cfg *rest.Config, o Options, caPE
 	if err != nil {
 		return err
 	}
-	create := func(what string, err error) error {
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("realnode: metrics: create %s: %w", what, err)
-		}
-		return nil
-	}
+	create := func(what string, err error) error { return created("metrics", what, err) }
 	meta := metav1.ObjectMeta{Name: MetricsServerService, Namespace: MetricsServerNamespace, Labels: map[string]string{"k8s-app": "metrics-server"}}
 	if err := create("service "+MetricsServerService, func() error {
 		_, err := cs.CoreV1().Services(MetricsServerNamespace).Create(ctx, &corev1.Service{ObjectMeta: meta, Spec: corev1.ServiceSpec{

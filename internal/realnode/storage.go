@@ -85,12 +85,7 @@ func ensureStorageObjects(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	create := func(what string, err error) error {
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("realnode: storage: create %s: %w", what, err)
-		}
-		return nil
-	}
+	create := func(what string, err error) error { return created("storage", what, err) }
 	if err := create("namespace "+LocalPathNamespace, func() error {
 		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: LocalPathNamespace}}, metav1.CreateOptions{})
 		return err
@@ -114,6 +109,15 @@ func ensureStorageObjects(ctx context.Context, cfg *rest.Config) error {
 		}, metav1.CreateOptions{})
 		return err
 	}())
+}
+
+// created is the error of creating what for part (storage, metrics) of
+// the node: nil when it was created or already existed.
+func created(part, what string, err error) error {
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("realnode: %s: create %s: %w", part, what, err)
+	}
+	return nil
 }
 
 // localPathArgs are the provisioner's arguments: out of cluster with its

@@ -129,11 +129,17 @@ func TestManagerChart(t *testing.T) {
 	if m == nil {
 		t.Fatalf("cluster import prints no curl | kubectl command:\n%s", importOut)
 	}
-	apply := exec.Command("bash", "-o", "pipefail", "-c", m[1])
-	apply.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	if out, err := apply.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", m[1], err, out)
-	}
+	// Retried, as a user would: kube-proxy programs the Service's new
+	// endpoint (the pods were recreated) a moment after the Endpoints
+	// object names it.
+	testenv.Eventually(t, 30*time.Second, func() error {
+		apply := exec.Command("bash", "-o", "pipefail", "-c", m[1])
+		apply.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+		if out, err := apply.CombinedOutput(); err != nil {
+			return fmt.Errorf("%s: %v\n%s", m[1], err, out)
+		}
+		return nil
+	})
 	pingedAfter := func(since time.Time) {
 		t.Helper()
 		testenv.Eventually(t, 2*time.Minute, func() error {
