@@ -3,6 +3,7 @@ package deploy
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -194,5 +195,36 @@ func TestValuesErrorsNamePaths(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %s", err, want)
 		}
+	}
+}
+
+// The Role follows the kinds' switches (the generated rules of
+// internal/virtual/resources): a kind that is on gets every verb it uses,
+// a kind switched off only list and delete (to clean up its host copies).
+func TestChartRoleFollowsKinds(t *testing.T) {
+	verbs := func(role *rbacv1.Role, resource string) sets.Set[string] {
+		out := sets.New[string]()
+		for _, r := range role.Rules {
+			if slices.Contains(r.Resources, resource) && slices.Contains(r.APIGroups, "") {
+				out.Insert(r.Verbs...)
+			}
+		}
+		return out
+	}
+	on := decode[rbacv1.Role](t, render(t), "Role/vc-vc1")
+	for _, res := range []string{"pods", "services", "endpoints", "persistentvolumeclaims", "configmaps", "secrets"} {
+		if got := verbs(on, res); !got.HasAll("get", "list", "watch", "create", "update", "patch", "delete") {
+			t.Errorf("defaults: %s verbs %v, want all the syncer uses", res, sets.List(got))
+		}
+	}
+	off := decode[rbacv1.Role](t, render(t, "sync.toHost.endpoints.enabled=false", "sync.fromHost.events.enabled=false"), "Role/vc-vc1")
+	if got := verbs(off, "endpoints"); !got.Equal(sets.New("list", "delete")) {
+		t.Errorf("endpoints switched off: verbs %v, want list and delete only", sets.List(got))
+	}
+	if got := verbs(off, "events"); got.Len() != 0 {
+		t.Errorf("events switched off: verbs %v, want none (no host copies to clean)", sets.List(got))
+	}
+	if got := verbs(off, "pods"); !got.Has("create") {
+		t.Errorf("pods are still on: verbs %v", sets.List(got))
 	}
 }

@@ -10,18 +10,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/clustersync/clustersync/internal/virtual/resources"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
-// hostKinds are the namespaced host resources a virtual cluster creates.
-var hostKinds = []schema.GroupVersionResource{
-	{Version: "v1", Resource: "pods"},
-	{Version: "v1", Resource: "services"},
-	{Version: "v1", Resource: "endpoints"},
-	{Version: "v1", Resource: "configmaps"},
-	{Version: "v1", Resource: "secrets"},
-	{Version: "v1", Resource: "persistentvolumeclaims"},
-	{Version: "v1", Resource: "serviceaccounts"},
+// hostKinds are the namespaced host resources a virtual cluster creates:
+// its kinds' copies (resources.HostResources) and the ServiceAccount its
+// host pods run as.
+func hostKinds() []schema.GroupVersionResource {
+	return append(resources.HostResources(), schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"})
 }
 
 // DeleteHostObjects deletes every object in namespace labelled
@@ -30,7 +27,7 @@ var hostKinds = []schema.GroupVersionResource{
 func DeleteHostObjects(ctx context.Context, host dynamic.Interface, namespace, vcluster string, timeout time.Duration) error {
 	selector := translate.LabelManagedBy + "=" + vcluster
 	grace := int64(0)
-	for _, gvr := range hostKinds {
+	for _, gvr := range hostKinds() {
 		err := host.Resource(gvr).Namespace(namespace).DeleteCollection(ctx,
 			metav1.DeleteOptions{GracePeriodSeconds: &grace}, metav1.ListOptions{LabelSelector: selector})
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsMethodNotSupported(err) {
@@ -40,7 +37,7 @@ func DeleteHostObjects(ctx context.Context, host dynamic.Interface, namespace, v
 	deadline := time.Now().Add(timeout)
 	for {
 		left := 0
-		for _, gvr := range hostKinds {
+		for _, gvr := range hostKinds() {
 			list, err := host.Resource(gvr).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
 			if err != nil {
 				return err

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clustersync/clustersync/internal/testenv"
+	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
@@ -74,4 +75,57 @@ func TestSyncerRestart(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A kind switched off (sync.toHost.services.enabled: false) at a restart:
+// the host copies of the virtual Services go, and nothing else does — a
+// user's Service in the host namespace, the Service backing the virtual
+// API server (labelled as the virtual cluster's, but no copy) and the
+// copies of other kinds stay. Switched on again, the copies come back.
+func TestKindSwitchedOffIsCleanedUp(t *testing.T) {
+	ns := env.NewNamespace(t)
+	forced := map[string]string{translate.AnnotationForceSync: "true"}
+	create(t, env.VirtualClient, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}})
+	create(t, env.VirtualClient, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kept", Namespace: ns, Annotations: forced}})
+	users := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "users-own-" + ns, Namespace: env.HostNamespace},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	create(t, env.HostClient, users)
+	t.Cleanup(func() { _ = env.HostClient.Delete(ctx, users) })
+	hostObject(t, &corev1.Service{}, "web", ns)
+	hostObject(t, &corev1.ConfigMap{}, "kept", ns)
+
+	off := config.Default()
+	off.Sync.ToHost.Services.Enabled = false
+	if err := env.StopSyncer(); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.StartSyncer(off); err != nil {
+		t.Fatalf("start with services off: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = env.StopSyncer()
+		if err := env.StartSyncer(nil); err != nil {
+			t.Errorf("restart with the defaults: %v", err)
+		}
+	})
+	hostGone(t, &corev1.Service{}, "web", ns)
+	for _, name := range []string{users.Name, env.Name} {
+		if err := env.HostClient.Get(ctx, client.ObjectKey{Namespace: env.HostNamespace, Name: name}, &corev1.Service{}); err != nil {
+			t.Errorf("host Service %s/%s, not a copy, is gone: %v", env.HostNamespace, name, err)
+		}
+	}
+	hostObject(t, &corev1.ConfigMap{}, "kept", ns)
+	var virtualWeb corev1.Service
+	if err := env.VirtualClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &virtualWeb); err != nil {
+		t.Errorf("the virtual Service must stay: %v", err)
+	}
+
+	if err := env.StopSyncer(); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.StartSyncer(nil); err != nil {
+		t.Fatal(err)
+	}
+	hostObject(t, &corev1.Service{}, "web", ns)
 }

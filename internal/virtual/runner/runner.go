@@ -20,7 +20,6 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -38,13 +37,8 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/mapping"
 	"github.com/clustersync/clustersync/internal/virtual/metricsapi"
 	"github.com/clustersync/clustersync/internal/virtual/mtls"
-	"github.com/clustersync/clustersync/internal/virtual/resources/configmaps"
-	"github.com/clustersync/clustersync/internal/virtual/resources/endpoints"
-	"github.com/clustersync/clustersync/internal/virtual/resources/events"
-	"github.com/clustersync/clustersync/internal/virtual/resources/nodes"
+	"github.com/clustersync/clustersync/internal/virtual/resources"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
-	"github.com/clustersync/clustersync/internal/virtual/resources/pvcs"
-	"github.com/clustersync/clustersync/internal/virtual/resources/secrets"
 	"github.com/clustersync/clustersync/internal/virtual/resources/services"
 	"github.com/clustersync/clustersync/internal/virtual/syncer"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
@@ -246,7 +240,13 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 	}
-	if err := register(ctx, mgr, host, s, o.Config, o.DNS); err != nil {
+	if deleted, err := resources.Cleanup(ctx, hc, tr, o.Config); err != nil {
+		return err
+	} else if len(deleted) > 0 {
+		o.Log.Info("deleted the host copies of kinds switched off", "deleted", deleted)
+	}
+	if err := register(ctx, resources.Env{Manager: mgr, Host: host, Syncer: s, Config: o.Config, DNS: o.DNS,
+		HostServiceAccount: HostServiceAccount(tr.VCluster), ClusterDomain: "cluster.local"}); err != nil {
 		return err
 	}
 
@@ -278,57 +278,19 @@ func Run(ctx context.Context, o Options) error {
 	return mgr.Start(ctx)
 }
 
-// register adds a controller for every resource the configuration enables;
-// dns is where the kube-dns Service leads (Options.DNS).
-func register(ctx context.Context, mgr ctrl.Manager, host cluster.Cluster, s *syncer.Context, cfg *config.Config, dns *services.DNSBackend) error {
-	tr, th, fh, w := s.Translator, cfg.Sync.ToHost, cfg.Sync.FromHost, cfg.Syncer.Workers
+// register adds the controllers of every kind the configuration switches
+// on (resources.Kinds).
+func register(ctx context.Context, env resources.Env) error {
 	var errs []error
-	if th.Pods.Enabled {
-		tolerations, err := pods.ParseTolerations(th.Pods.EnforceTolerations)
-		if err != nil {
-			return fmt.Errorf("sync.toHost.pods.enforceTolerations: %w", err)
+	for _, k := range resources.Kinds() {
+		if !k.Enabled(env.Config) {
+			continue
 		}
-		env := pods.Environment{
-			Translator: tr, HostServiceAccount: HostServiceAccount(tr.VCluster), ClusterDomain: "cluster.local",
-			TranslateImage: th.Pods.TranslateImage, EnforceTolerations: tolerations,
+		if err := k.Register(ctx, env); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", k.Name, err))
 		}
-		if rh := th.Pods.RewriteHosts; rh.Enabled {
-			env.RewriteHosts = &pods.RewriteHosts{Image: rh.InitContainer.Image, Resources: corev1.ResourceRequirements{
-				Limits: resourceList(rh.InitContainer.Resources.Limits), Requests: resourceList(rh.InitContainer.Resources.Requests),
-			}}
-		}
-		errs = append(errs, syncer.Register(mgr, host, s, pods.New(env), w))
-		if !fh.Nodes.Enabled {
-			errs = append(errs, nodes.Register(ctx, mgr, host, s))
-		}
-	}
-	if th.Services.Enabled {
-		errs = append(errs, syncer.Register(mgr, host, s, services.New(tr, dns), w))
-	}
-	if th.Endpoints.Enabled {
-		errs = append(errs, syncer.Register(mgr, host, s, endpoints.New(tr), w))
-	}
-	if th.PersistentVolumeClaims.Enabled {
-		errs = append(errs, syncer.Register(mgr, host, s, pvcs.New(tr), w))
-	}
-	if th.ConfigMaps.Enabled {
-		errs = append(errs, syncer.Register(mgr, host, s, configmaps.New(tr, th.ConfigMaps), w))
-	}
-	if th.Secrets.Enabled {
-		errs = append(errs, syncer.Register(mgr, host, s, secrets.New(tr, th.Secrets), w))
-	}
-	if fh.Events.Enabled {
-		errs = append(errs, events.Register(mgr, host, s))
 	}
 	return errors.Join(errs...)
-}
-
-func resourceList(m map[string]resource.Quantity) corev1.ResourceList {
-	out := make(corev1.ResourceList, len(m))
-	for k, v := range m {
-		out[corev1.ResourceName(k)] = v
-	}
-	return out
 }
 
 // rebuildReferences recomputes from the virtual pods which objects are

@@ -1,0 +1,185 @@
+// Package resources is the table of the kinds the syncer handles: one row
+// per kind, read by the runner (which controllers run), by Cleanup (the
+// host copies of a kind switched off) and by the chart's generated RBAC
+// (charts/virtual-cluster/templates/_kinds_rbac.tpl, `go generate`). Each
+// kind lives in its own folder below this one, as vCluster's
+// pkg/controllers/resources/<kind>/: syncer.go (the controller),
+// translate.go (pure, table-tested) and their tests. Adding a kind touches
+// its folder and one row of Kinds.
+package resources
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/resources/configmaps"
+	"github.com/clustersync/clustersync/internal/virtual/resources/endpoints"
+	"github.com/clustersync/clustersync/internal/virtual/resources/events"
+	"github.com/clustersync/clustersync/internal/virtual/resources/nodes"
+	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
+	"github.com/clustersync/clustersync/internal/virtual/resources/pvcs"
+	"github.com/clustersync/clustersync/internal/virtual/resources/secrets"
+	"github.com/clustersync/clustersync/internal/virtual/resources/services"
+	"github.com/clustersync/clustersync/internal/virtual/syncer"
+)
+
+//go:generate go run ./gen -chart ../../../charts/virtual-cluster/templates/_kinds_rbac.tpl
+
+// Env is what a kind's controllers are built from.
+type Env struct {
+	// Manager runs the controllers (the virtual cluster's manager); Host
+	// is the host cluster's cache and client.
+	Manager ctrl.Manager
+	Host    cluster.Cluster
+	// Syncer is the shared syncer context; Config the virtual cluster's
+	// configuration.
+	Syncer *syncer.Context
+	Config *config.Config
+	// DNS, when set, is the pod serving the virtual cluster's DNS
+	// (services.HostSpec).
+	DNS *services.DNSBackend
+	// HostServiceAccount is the host ServiceAccount the host pods run as.
+	HostServiceAccount string
+	// ClusterDomain is the virtual cluster's DNS domain, e.g. cluster.local.
+	ClusterDomain string
+}
+
+// Kind is one row of the table.
+type Kind struct {
+	// Name names the kind in messages, e.g. "pods".
+	Name string
+	// Switch is the configuration key (vcluster.yaml and chart values,
+	// dotted) that turns it on; Enabled must follow it. "" for a kind
+	// without one.
+	Switch string
+	// Enabled reports whether cfg runs the kind.
+	Enabled func(cfg *config.Config) bool
+	// HostKinds are the kinds of the host objects it creates in the host
+	// namespace (copies labelled vcluster.loft.sh/managed-by): while on it
+	// needs every verb on them, off it keeps list and delete, with which
+	// Cleanup deletes the copies; `virtual delete` deletes them too.
+	HostKinds []schema.GroupVersionKind
+	// ReadRules are further rights it needs in the host namespace while on
+	// (what it only reads).
+	ReadRules []rbacv1.PolicyRule
+	// ClusterRules are the cluster-scoped rights it needs while on.
+	ClusterRules []rbacv1.PolicyRule
+	// Register adds its controllers to env.Manager.
+	Register func(ctx context.Context, env Env) error
+}
+
+func coreRule(verbs []string, resources ...string) rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{APIGroups: []string{""}, Resources: resources, Verbs: verbs}
+}
+
+func core(kind string) []schema.GroupVersionKind {
+	return []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind(kind)}
+}
+
+// Kinds returns the table, in the order the runner registers the kinds.
+func Kinds() []Kind {
+	toHost := func(cfg *config.Config) config.ToHost { return cfg.Sync.ToHost }
+	return []Kind{
+		{
+			Name: "pods", Switch: "sync.toHost.pods.enabled",
+			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).Pods.Enabled },
+			HostKinds: core("Pod"),
+			Register:  registerPods,
+		},
+		{
+			// The fake nodes that stand for the host nodes of the tenant's
+			// pods (vCluster's default: sync.fromHost.nodes.enabled false).
+			Name: "fake nodes",
+			Enabled: func(cfg *config.Config) bool {
+				return toHost(cfg).Pods.Enabled && !cfg.Sync.FromHost.Nodes.Enabled
+			},
+			ClusterRules: []rbacv1.PolicyRule{coreRule([]string{"get", "list", "watch"}, "nodes")},
+			Register: func(ctx context.Context, env Env) error {
+				return nodes.Register(ctx, env.Manager, env.Host, env.Syncer)
+			},
+		},
+		{
+			Name: "services", Switch: "sync.toHost.services.enabled",
+			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).Services.Enabled },
+			HostKinds: core("Service"),
+			Register: func(_ context.Context, env Env) error {
+				return syncer.Register(env.Manager, env.Host, env.Syncer, services.New(env.Syncer.Translator, env.DNS), env.Config.Syncer.Workers)
+			},
+		},
+		{
+			Name: "endpoints", Switch: "sync.toHost.endpoints.enabled",
+			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).Endpoints.Enabled },
+			HostKinds: core("Endpoints"),
+			Register: func(_ context.Context, env Env) error {
+				return syncer.Register(env.Manager, env.Host, env.Syncer, endpoints.New(env.Syncer.Translator), env.Config.Syncer.Workers)
+			},
+		},
+		{
+			Name: "persistentVolumeClaims", Switch: "sync.toHost.persistentVolumeClaims.enabled",
+			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).PersistentVolumeClaims.Enabled },
+			HostKinds: core("PersistentVolumeClaim"),
+			Register: func(_ context.Context, env Env) error {
+				return syncer.Register(env.Manager, env.Host, env.Syncer, pvcs.New(env.Syncer.Translator), env.Config.Syncer.Workers)
+			},
+		},
+		{
+			Name: "configMaps", Switch: "sync.toHost.configMaps.enabled",
+			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).ConfigMaps.Enabled },
+			HostKinds: core("ConfigMap"),
+			Register: func(_ context.Context, env Env) error {
+				return syncer.Register(env.Manager, env.Host, env.Syncer, configmaps.New(env.Syncer.Translator, toHost(env.Config).ConfigMaps), env.Config.Syncer.Workers)
+			},
+		},
+		{
+			Name: "secrets", Switch: "sync.toHost.secrets.enabled",
+			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).Secrets.Enabled },
+			HostKinds: core("Secret"),
+			Register: func(_ context.Context, env Env) error {
+				return syncer.Register(env.Manager, env.Host, env.Syncer, secrets.New(env.Syncer.Translator, toHost(env.Config).Secrets), env.Config.Syncer.Workers)
+			},
+		},
+		{
+			Name: "events", Switch: "sync.fromHost.events.enabled",
+			Enabled:   func(cfg *config.Config) bool { return cfg.Sync.FromHost.Events.Enabled },
+			ReadRules: []rbacv1.PolicyRule{coreRule([]string{"get", "list", "watch"}, "events")},
+			Register: func(_ context.Context, env Env) error {
+				return events.Register(env.Manager, env.Host, env.Syncer)
+			},
+		},
+	}
+}
+
+// registerPods builds the pod syncer from sync.toHost.pods.
+func registerPods(_ context.Context, env Env) error {
+	p := env.Config.Sync.ToHost.Pods
+	tolerations, err := pods.ParseTolerations(p.EnforceTolerations)
+	if err != nil {
+		return fmt.Errorf("sync.toHost.pods.enforceTolerations: %w", err)
+	}
+	pe := pods.Environment{
+		Translator: env.Syncer.Translator, HostServiceAccount: env.HostServiceAccount, ClusterDomain: env.ClusterDomain,
+		TranslateImage: p.TranslateImage, EnforceTolerations: tolerations,
+	}
+	if rh := p.RewriteHosts; rh.Enabled {
+		pe.RewriteHosts = &pods.RewriteHosts{Image: rh.InitContainer.Image, Resources: corev1.ResourceRequirements{
+			Limits: resourceList(rh.InitContainer.Resources.Limits), Requests: resourceList(rh.InitContainer.Resources.Requests),
+		}}
+	}
+	return syncer.Register(env.Manager, env.Host, env.Syncer, pods.New(pe), env.Config.Syncer.Workers)
+}
+
+func resourceList(m map[string]resource.Quantity) corev1.ResourceList {
+	out := make(corev1.ResourceList, len(m))
+	for k, v := range m {
+		out[corev1.ResourceName(k)] = v
+	}
+	return out
+}
