@@ -137,9 +137,12 @@ The host is --host-kubeconfig, else $KUBECONFIG, else the local host of
 				return err
 			}
 			// Checked before any host is asked, so bad input fails fast.
-			vals, _, err := deploy.Values(o.files, o.sets)
+			vals, cfg, err := deploy.Values(o.files, o.sets)
 			if err != nil {
 				return err
+			}
+			if msg := cfg.NoEffectMessage(); msg != "" {
+				fmt.Fprintln(out, "Note: "+msg)
 			}
 			start := time.Now()
 			if o.local {

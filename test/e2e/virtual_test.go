@@ -227,6 +227,37 @@ func TestVirtualCreateRejectsBadInput(t *testing.T) {
 	if err == nil || !strings.Contains(out, "sync.toHost.secrets.all") {
 		t.Errorf("bad config: err %v, output:\n%s", err, out)
 	}
+	// A vcluster.yaml written for vCluster 0.3x passes the configuration
+	// checks, and the keys without effect are named once, before anything
+	// is made (here the host is missing, which fails next).
+	vcfile := filepath.Join(t.TempDir(), "vcluster.yaml")
+	if err := os.WriteFile(vcfile, []byte(`sync:
+  toHost:
+    pods:
+      patches: []
+      rewriteHosts:
+        initContainer:
+          image: {registry: docker.io, repository: library/alpine, tag: "3.20"}
+controlPlane:
+  backingStore:
+    database: {embedded: {enabled: true}}
+    etcd: {embedded: {enabled: false}}
+networking:
+  advanced: {clusterDomain: cluster.local}
+policies:
+  resourceQuota: {enabled: true}
+exportKubeConfig:
+  context: my-vcluster
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "no-such-kubeconfig")
+	out, err = cliErr("virtual", "create", "fromvcluster", "-f", vcfile, "--host-kubeconfig", missing, "--connect=false")
+	if err == nil || !strings.Contains(out, "Note: accepted, no effect in clustersync: controlPlane.backingStore.database.embedded.enabled, "+
+		"controlPlane.backingStore.etcd (neither embedded nor external enabled: clustersync runs its embedded etcd), "+
+		"exportKubeConfig.context, networking.advanced.clusterDomain, policies.resourceQuota.enabled\n") || !strings.Contains(out, missing) {
+		t.Errorf("a vCluster 0.3x file: want the no-effect note, then the missing host: err %v, output:\n%s", err, out)
+	}
 	if out, err := cliErr("virtual", "connect", "missing", "--print"); err == nil || !strings.Contains(out, `virtual cluster "missing" not found`) {
 		t.Errorf("unknown cluster: err %v, output:\n%s", err, out)
 	}

@@ -26,7 +26,7 @@ func TestDefault(t *testing.T) {
 		{"toHost.pods.enforceTolerations", c.Sync.ToHost.Pods.EnforceTolerations, []string{}},
 		{"toHost.pods.useSecretsForSATokens", c.Sync.ToHost.Pods.UseSecretsForSATokens, false},
 		{"toHost.pods.rewriteHosts.enabled", c.Sync.ToHost.Pods.RewriteHosts.Enabled, true},
-		{"toHost.pods.rewriteHosts.initContainer.image", c.Sync.ToHost.Pods.RewriteHosts.InitContainer.Image, "library/alpine:3.20"},
+		{"toHost.pods.rewriteHosts.initContainer.image", c.Sync.ToHost.Pods.RewriteHosts.InitContainer.Image, ImageRef("library/alpine:3.20")},
 		{"toHost.pods.rewriteHosts.initContainer.resources.limits.cpu", quantity(c.Sync.ToHost.Pods.RewriteHosts.InitContainer.Resources.Limits, "cpu"), "30m"},
 		{"toHost.pods.rewriteHosts.initContainer.resources.limits.memory", quantity(c.Sync.ToHost.Pods.RewriteHosts.InitContainer.Resources.Limits, "memory"), "64Mi"},
 		{"toHost.pods.rewriteHosts.initContainer.resources.requests.cpu", quantity(c.Sync.ToHost.Pods.RewriteHosts.InitContainer.Resources.Requests, "cpu"), "30m"},
@@ -277,7 +277,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			yaml: "sinc: {}\n",
-			want: []string{"sinc: unknown key (known: controlPlane, sync, syncer)"},
+			want: []string{"sinc: unknown key (known: controlPlane, deploy, experimental, exportKubeConfig, external, integrations, logging, networking, plugin, plugins, policies, privateNodes, pro, rbac, serviceCIDR, sleepMode, sync, syncer, telemetry)"},
 		},
 		{
 			name: "unknown nested key",
@@ -292,7 +292,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown key inside a map entry",
 			yaml: "sync:\n  toHost:\n    customResources:\n      widgets.example.com:\n        enabeld: true\n",
-			want: []string{"sync.toHost.customResources[widgets.example.com].enabeld: unknown key (known: enabled, translate)"},
+			want: []string{"sync.toHost.customResources[widgets.example.com].enabeld: unknown key (known: enabled, patches, translate)"},
 		},
 		{
 			name: "unknown key inside a list item",
@@ -432,11 +432,6 @@ sync:
 			name: "both etcd modes",
 			yaml: "controlPlane:\n  backingStore:\n    etcd:\n      external:\n        enabled: true\n        endpoint: https://127.0.0.1:2379\n",
 			want: []string{"controlPlane.backingStore.etcd: embedded.enabled and external.enabled are both true; enable exactly one"},
-		},
-		{
-			name: "no etcd mode",
-			yaml: "controlPlane:\n  backingStore:\n    etcd:\n      embedded:\n        enabled: false\n",
-			want: []string{"controlPlane.backingStore.etcd: embedded.enabled and external.enabled are both false; enable exactly one"},
 		},
 		{
 			name: "external etcd without endpoint",
@@ -638,4 +633,135 @@ func quantity(list map[string]resource.Quantity, name string) string {
 		return ""
 	}
 	return q.String()
+}
+
+// A vcluster.yaml written for vCluster 0.2x/0.3x parses unchanged: the
+// current spelling `patches`, an image object, the backing store of
+// vCluster's default (its database; no etcd switch on), top-level and
+// controlPlane sections clustersync does not act on, which NoEffect lists.
+func TestVClusterFileIsAccepted(t *testing.T) {
+	const file = `
+sync:
+  toHost:
+    pods:
+      patches: []
+      rewriteHosts:
+        initContainer:
+          image:
+            registry: registry.example.com
+            repository: library/alpine
+            tag: "3.20"
+    secrets:
+      patches: []
+controlPlane:
+  distro:
+    k8s:
+      enabled: true
+  backingStore:
+    database:
+      embedded:
+        enabled: true
+    etcd:
+      embedded:
+        enabled: false
+      deploy:
+        enabled: false
+  statefulSet:
+    highAvailability:
+      replicas: 1
+networking:
+  advanced:
+    clusterDomain: cluster.local
+policies:
+  resourceQuota:
+    enabled: true
+exportKubeConfig:
+  context: my-vcluster
+  server: https://vc.example.com
+telemetry:
+  enabled: false
+`
+	cfg, err := Parse([]byte(file))
+	if err != nil {
+		t.Fatalf("a vCluster file: %v", err)
+	}
+	if got := string(cfg.Sync.ToHost.Pods.RewriteHosts.InitContainer.Image); got != "registry.example.com/library/alpine:3.20" {
+		t.Errorf("the image object decodes to %q", got)
+	}
+	want := []string{
+		"controlPlane.backingStore.database.embedded.enabled",
+		"controlPlane.backingStore.etcd (neither embedded nor external enabled: clustersync runs its embedded etcd)",
+		"controlPlane.backingStore.etcd.deploy.enabled",
+		"controlPlane.distro.k8s.enabled",
+		"controlPlane.statefulSet.highAvailability.replicas",
+		"exportKubeConfig.context",
+		"exportKubeConfig.server",
+		"networking.advanced.clusterDomain",
+		"policies.resourceQuota.enabled",
+		"telemetry.enabled",
+	}
+	if got := cfg.NoEffect(); !slices.Equal(got, want) {
+		t.Errorf("NoEffect:\n got %q\nwant %q", got, want)
+	}
+	if msg := cfg.NoEffectMessage(); !strings.HasPrefix(msg, "accepted, no effect in clustersync: controlPlane.backingStore.database.embedded.enabled, ") {
+		t.Errorf("NoEffectMessage: %q", msg)
+	}
+	if got := Default().NoEffect(); len(got) != 0 {
+		t.Errorf("the defaults have no-effect keys: %q", got)
+	}
+}
+
+func TestVClusterSpellingErrors(t *testing.T) {
+	tests := []struct {
+		name, file string
+		want       []string
+	}{
+		{
+			name: "patches and translate both",
+			file: "sync:\n  toHost:\n    services:\n      translate: []\n      patches: []\n",
+			want: []string{"sync.toHost.services.translate: the same setting as sync.toHost.services.patches (one is vCluster's older spelling); give only one"},
+		},
+		{
+			name: "an image object with an unknown key and no repository",
+			file: "sync:\n  toHost:\n    pods:\n      rewriteHosts:\n        initContainer:\n          image:\n            repo: alpine\n",
+			want: []string{"sync.toHost.pods.rewriteHosts.initContainer.image.repo: unknown key (known: registry, repository, tag)"},
+		},
+		{
+			name: "an image object without a repository",
+			file: "sync:\n  toHost:\n    pods:\n      rewriteHosts:\n        initContainer:\n          image:\n            tag: \"1\"\n",
+			want: []string{"sync.toHost.pods.rewriteHosts.initContainer.image.repository: required when the image is an object"},
+		},
+		{
+			name: "an image of the wrong type",
+			file: "sync:\n  toHost:\n    pods:\n      rewriteHosts:\n        initContainer:\n          image: 3\n",
+			want: []string{"sync.toHost.pods.rewriteHosts.initContainer.image: expected an image: a string, or an object {registry, repository, tag}, got number 3"},
+		},
+		{
+			name: "a key in neither schema",
+			file: "netwroking: {}\n",
+			want: []string{"netwroking: unknown key (known: "},
+		},
+		{
+			name: "both etcds",
+			file: "controlPlane:\n  backingStore:\n    etcd:\n      external:\n        enabled: true\n        endpoint: https://etcd:2379\n",
+			want: []string{"controlPlane.backingStore.etcd: embedded.enabled and external.enabled are both true; enable exactly one"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.file))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			lines := strings.Split(err.Error(), "\n")
+			if len(lines) != len(tt.want) {
+				t.Fatalf("errors:\n%s\nwant %d", err, len(tt.want))
+			}
+			for i, w := range tt.want {
+				if !strings.HasPrefix(lines[i], w) {
+					t.Errorf("error %d:\n got %s\nwant %s…", i, lines[i], w)
+				}
+			}
+		})
+	}
 }

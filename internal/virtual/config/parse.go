@@ -168,6 +168,11 @@ func (d *decoder) decode(path string, v any, dst reflect.Value) {
 		}
 		dst.Set(reflect.ValueOf(q))
 		return
+	case reflect.TypeFor[ImageRef]():
+		if ref, ok := d.imageRef(path, v); ok {
+			dst.Set(reflect.ValueOf(ref))
+		}
+		return
 	}
 
 	switch t.Kind() {
@@ -186,8 +191,16 @@ func (d *decoder) decode(path string, v any, dst reflect.Value) {
 			return
 		}
 		fields := jsonFields(t)
+		setBy := map[int]string{}
 		for _, key := range slices.Sorted(maps.Keys(obj)) {
 			index, known := fields[key]
+			if other, twice := setBy[index]; known && twice {
+				d.fail(keyPath(path, key), "the same setting as %s (one is vCluster's older spelling); give only one", keyPath(path, other))
+				continue
+			}
+			if known {
+				setBy[index] = key
+			}
 			switch {
 			case !known && len(fields) == 0:
 				d.fail(keyPath(path, key), "unknown key (no keys are allowed here)")
@@ -230,6 +243,10 @@ func (d *decoder) decode(path string, v any, dst reflect.Value) {
 			d.decode(indexPath(path, i), item, items.Index(i))
 		}
 		dst.Set(items)
+
+	case reflect.Interface:
+		// A section clustersync accepts as written (Config.NoEffect).
+		dst.Set(reflect.ValueOf(v))
 
 	case reflect.Bool:
 		b, ok := v.(bool)
@@ -314,8 +331,55 @@ func jsonFields(t reflect.Type) map[string]int {
 			name = f.Name
 		}
 		fields[name] = i
+		if alias, ok := strings.CutPrefix(f.Tag.Get("config"), "alias="); ok {
+			fields[alias] = i
+		}
 	}
 	return fields
+}
+
+// imageRef decodes an ImageRef at path: a string, or an object with
+// string keys registry, repository (required) and tag.
+func (d *decoder) imageRef(path string, v any) (ImageRef, bool) {
+	switch v := v.(type) {
+	case string:
+		return ImageRef(v), true
+	case map[string]any:
+		parts := map[string]string{}
+		ok := true
+		for _, key := range slices.Sorted(maps.Keys(v)) {
+			switch key {
+			case "registry", "repository", "tag":
+				s, isString := v[key].(string)
+				if !isString && v[key] != nil {
+					d.fail(keyPath(path, key), "expected a string, got %s", describeValue(v[key]))
+					ok = false
+				}
+				parts[key] = s
+			default:
+				d.fail(keyPath(path, key), "unknown key (known: registry, repository, tag)")
+				ok = false
+			}
+		}
+		if !ok {
+			return "", false
+		}
+		if parts["repository"] == "" {
+			d.fail(keyPath(path, "repository"), "required when the image is an object")
+			return "", false
+		}
+		ref := parts["repository"]
+		if parts["registry"] != "" {
+			ref = strings.TrimSuffix(parts["registry"], "/") + "/" + ref
+		}
+		if parts["tag"] != "" {
+			ref += ":" + parts["tag"]
+		}
+		return ImageRef(ref), true
+	default:
+		d.mismatch(path, reflect.TypeFor[ImageRef](), v)
+		return "", false
+	}
 }
 
 // describeType names what a value of type t is written as, for messages.
@@ -325,6 +389,8 @@ func describeType(t reflect.Type) string {
 		return autoSwitchWant
 	case reflect.TypeFor[resource.Quantity]():
 		return "a quantity (e.g. 30m, 64Mi, 1)"
+	case reflect.TypeFor[ImageRef]():
+		return "an image: a string, or an object {registry, repository, tag}"
 	}
 	switch t.Kind() {
 	case reflect.Pointer:

@@ -17,6 +17,27 @@ type Config struct {
 	ControlPlane ControlPlane `json:"controlPlane"`
 	// Syncer tunes clustersync's syncer; it has no vCluster counterpart.
 	Syncer Syncer `json:"syncer"`
+
+	// The other top-level sections of vCluster's vcluster.yaml (0.2x,
+	// 0.3x): accepted as written, so that a vCluster file is usable
+	// unchanged, and listed by NoEffect, since clustersync does not act on
+	// them. Their content is not checked.
+	ExportKubeConfig any `json:"exportKubeConfig,omitempty" config:"vcluster"`
+	Networking       any `json:"networking,omitempty" config:"vcluster"`
+	Policies         any `json:"policies,omitempty" config:"vcluster"`
+	RBAC             any `json:"rbac,omitempty" config:"vcluster"`
+	Plugins          any `json:"plugins,omitempty" config:"vcluster"`
+	Plugin           any `json:"plugin,omitempty" config:"vcluster"`
+	Experimental     any `json:"experimental,omitempty" config:"vcluster"`
+	External         any `json:"external,omitempty" config:"vcluster"`
+	Integrations     any `json:"integrations,omitempty" config:"vcluster"`
+	Telemetry        any `json:"telemetry,omitempty" config:"vcluster"`
+	Logging          any `json:"logging,omitempty" config:"vcluster"`
+	Deploy           any `json:"deploy,omitempty" config:"vcluster"`
+	PrivateNodes     any `json:"privateNodes,omitempty" config:"vcluster"`
+	SleepMode        any `json:"sleepMode,omitempty" config:"vcluster"`
+	ServiceCIDR      any `json:"serviceCIDR,omitempty" config:"vcluster"`
+	Pro              any `json:"pro,omitempty" config:"vcluster"`
 }
 
 // Sync describes how to sync resources from the virtual cluster to the host
@@ -130,8 +151,9 @@ type EnableSwitch struct {
 type EnableSwitchWithTranslate struct {
 	// Enabled defines if this option is enabled.
 	Enabled bool `json:"enabled"`
-	// Translate lists the patches applied to synced objects.
-	Translate []Patch `json:"translate"`
+	// Translate lists the patches applied to synced objects; `patches`
+	// is the same key as current vCluster spells it.
+	Translate []Patch `json:"translate" config:"alias=patches"`
 }
 
 // SelectiveSync configures the sync of a kind that, by default, is synced
@@ -142,8 +164,9 @@ type SelectiveSync struct {
 	// All syncs every object of the kind instead of only the ones that are
 	// referenced by other synced objects.
 	All bool `json:"all"`
-	// Translate lists the patches applied to synced objects.
-	Translate []Patch `json:"translate"`
+	// Translate lists the patches applied to synced objects; `patches`
+	// is the same key as current vCluster spells it.
+	Translate []Patch `json:"translate" config:"alias=patches"`
 }
 
 // EnableAutoSwitch turns the sync of one resource kind on, off, or leaves
@@ -169,8 +192,9 @@ type SyncPods struct {
 	// RewriteHosts configures the init container that rewrites /etc/hosts of
 	// stateful set pods to the FQDN expected inside the virtual cluster.
 	RewriteHosts RewriteHosts `json:"rewriteHosts"`
-	// Translate lists the patches applied to synced pods.
-	Translate []Patch `json:"translate"`
+	// Translate lists the patches applied to synced pods; `patches` is
+	// the same key as current vCluster spells it.
+	Translate []Patch `json:"translate" config:"alias=patches"`
 }
 
 // RewriteHosts configures the rewrite of /etc/hosts in stateful set pods.
@@ -184,8 +208,9 @@ type RewriteHosts struct {
 // RewriteHostsInitContainer configures the init container added to stateful
 // set pods to rewrite /etc/hosts.
 type RewriteHostsInitContainer struct {
-	// Image is the image of the init container.
-	Image string `json:"image"`
+	// Image is the image of the init container: a string, or an object
+	// {registry, repository, tag} as current vCluster writes it.
+	Image ImageRef `json:"image"`
 	// Resources are the compute resources of the init container.
 	Resources Resources `json:"resources"`
 }
@@ -266,6 +291,16 @@ type PatchLabels struct{}
 
 // ControlPlane configures the virtual cluster's control plane.
 type ControlPlane struct {
+	// The other keys of vCluster's controlPlane: accepted, not acted on
+	// (NoEffect lists them).
+	Distro         any `json:"distro,omitempty" config:"vcluster"`
+	CoreDNS        any `json:"coredns,omitempty" config:"vcluster"`
+	Service        any `json:"service,omitempty" config:"vcluster"`
+	Ingress        any `json:"ingress,omitempty" config:"vcluster"`
+	HostPathMapper any `json:"hostPathMapper,omitempty" config:"vcluster"`
+	Advanced       any `json:"advanced,omitempty" config:"vcluster"`
+	ServiceMonitor any `json:"serviceMonitor,omitempty" config:"vcluster"`
+
 	// BackingStore configures where the virtual cluster stores its objects.
 	BackingStore BackingStore `json:"backingStore"`
 	// StatefulSet configures the host StatefulSet that runs the control
@@ -295,6 +330,23 @@ type ControlPlaneStatefulSet struct {
 	Persistence Persistence `json:"persistence"`
 	// Resources are the syncer container's requests and limits.
 	Resources Resources `json:"resources"`
+
+	// The other keys of vCluster's controlPlane.statefulSet: accepted, not
+	// acted on (NoEffect lists them).
+	HighAvailability   any `json:"highAvailability,omitempty" config:"vcluster"`
+	Scheduling         any `json:"scheduling,omitempty" config:"vcluster"`
+	Security           any `json:"security,omitempty" config:"vcluster"`
+	Probes             any `json:"probes,omitempty" config:"vcluster"`
+	Labels             any `json:"labels,omitempty" config:"vcluster"`
+	Annotations        any `json:"annotations,omitempty" config:"vcluster"`
+	Pods               any `json:"pods,omitempty" config:"vcluster"`
+	Env                any `json:"env,omitempty" config:"vcluster"`
+	Args               any `json:"args,omitempty" config:"vcluster"`
+	Command            any `json:"command,omitempty" config:"vcluster"`
+	WorkingDir         any `json:"workingDir,omitempty" config:"vcluster"`
+	EnableServiceLinks any `json:"enableServiceLinks,omitempty" config:"vcluster"`
+	DNSConfig          any `json:"dnsConfig,omitempty" config:"vcluster"`
+	DNSPolicy          any `json:"dnsPolicy,omitempty" config:"vcluster"`
 }
 
 // Image names a container image as registry/repository:tag.
@@ -331,6 +383,9 @@ type VolumeClaim struct {
 
 // BackingStore configures the storage of the virtual cluster's objects.
 type BackingStore struct {
+	// Database is vCluster's SQL backing store (embedded SQLite, external
+	// via kine): accepted, not acted on; clustersync stores in etcd.
+	Database any `json:"database,omitempty" config:"vcluster"`
 	// Etcd configures etcd as the backing store.
 	Etcd Etcd `json:"etcd"`
 }
@@ -338,6 +393,9 @@ type BackingStore struct {
 // Etcd chooses between an embedded and an external etcd; exactly one of
 // them is enabled.
 type Etcd struct {
+	// Deploy is vCluster's etcd StatefulSet of its own: accepted, not
+	// acted on.
+	Deploy any `json:"deploy,omitempty" config:"vcluster"`
 	// Embedded runs etcd inside the clustersync process.
 	Embedded EnableSwitch `json:"embedded"`
 	// External connects to an etcd that runs elsewhere.
@@ -469,3 +527,9 @@ func parseAutoSwitch(v any) (AutoSwitch, bool) {
 	}
 	return AutoSwitchAuto, false
 }
+
+// ImageRef is an image reference, written as a string
+// ("registry/repository:tag") or, as current vCluster writes it, as an
+// object {registry, repository, tag}, which decodes to the same string
+// (registry and tag optional).
+type ImageRef string

@@ -9,7 +9,9 @@ import (
 
 // Validate checks the semantic rules that the types alone cannot express:
 // syncer.workers is at least 1, every QPS is greater than 0 and every burst
-// at least 1; exactly one of the embedded and the external etcd is enabled;
+// at least 1; the embedded and the external etcd are not both enabled
+// (neither means the embedded one, as a vCluster file whose backing store
+// is vCluster's default database has it);
 // an enabled external etcd has an http or https endpoint URL and, if it
 // uses a client certificate, both certFile and keyFile; an enabled
 // /etc/hosts rewrite has an init container image; the control plane's
@@ -53,8 +55,6 @@ func (c *Config) validate() []*FieldError {
 	switch {
 	case etcd.Embedded.Enabled && etcd.External.Enabled:
 		fail(etcdPath, "embedded.enabled and external.enabled are both true; enable exactly one")
-	case !etcd.Embedded.Enabled && !etcd.External.Enabled:
-		fail(etcdPath, "embedded.enabled and external.enabled are both false; enable exactly one")
 	}
 	if ext := etcd.External; ext.Enabled {
 		const endpointPath = etcdPath + ".external.endpoint"

@@ -28,12 +28,12 @@ func CheckConfig(cfg *config.Config) error {
 	if _, err := pods.ParseTolerations(th.Pods.EnforceTolerations); err != nil {
 		errs = append(errs, fmt.Errorf("sync.toHost.pods.enforceTolerations%w", err))
 	}
-	bad("sync.toHost.pods.translate", len(th.Pods.Translate) > 0)
+	bad("sync.toHost.pods.patches (translate)", len(th.Pods.Translate) > 0)
 	bad("sync.toHost.pods.useSecretsForSATokens", th.Pods.UseSecretsForSATokens)
-	bad("sync.toHost.secrets.translate", len(th.Secrets.Translate) > 0)
-	bad("sync.toHost.configMaps.translate", len(th.ConfigMaps.Translate) > 0)
-	bad("sync.toHost.services.translate", len(th.Services.Translate) > 0)
-	bad("sync.toHost.persistentVolumeClaims.translate", len(th.PersistentVolumeClaims.Translate) > 0)
+	bad("sync.toHost.secrets.patches (translate)", len(th.Secrets.Translate) > 0)
+	bad("sync.toHost.configMaps.patches (translate)", len(th.ConfigMaps.Translate) > 0)
+	bad("sync.toHost.services.patches (translate)", len(th.Services.Translate) > 0)
+	bad("sync.toHost.persistentVolumeClaims.patches (translate)", len(th.PersistentVolumeClaims.Translate) > 0)
 	bad("sync.toHost.ingresses.enabled", th.Ingresses.Enabled)
 	bad("sync.toHost.networkPolicies.enabled", th.NetworkPolicies.Enabled)
 	bad("sync.toHost.persistentVolumes.enabled", th.PersistentVolumes.Enabled)
