@@ -32,6 +32,16 @@
   resources: ["endpoints"]
   verbs: ["list", "delete"]
 {{- end }}
+# ingresses
+{{- if .Values.sync.toHost.ingresses.enabled }}
+- apiGroups: ["networking.k8s.io"]
+  resources: ["ingresses"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+{{- else }}
+- apiGroups: ["networking.k8s.io"]
+  resources: ["ingresses"]
+  verbs: ["list", "delete"]
+{{- end }}
 # persistentVolumeClaims
 {{- if .Values.sync.toHost.persistentVolumeClaims.enabled }}
 - apiGroups: [""]

@@ -13,16 +13,20 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/mapping"
 	"github.com/clustersync/clustersync/internal/virtual/resources/configmaps"
 	"github.com/clustersync/clustersync/internal/virtual/resources/endpoints"
 	"github.com/clustersync/clustersync/internal/virtual/resources/events"
+	"github.com/clustersync/clustersync/internal/virtual/resources/ingresses"
 	"github.com/clustersync/clustersync/internal/virtual/resources/nodes"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pvcs"
@@ -74,6 +78,11 @@ type Kind struct {
 	ClusterRules []rbacv1.PolicyRule
 	// Register adds its controllers to env.Manager.
 	Register func(ctx context.Context, env Env) error
+	// Referrers, when set, lists what the kind's virtual objects use among
+	// the objects synced only when used (referrer → used objects); the
+	// runner records it before the controllers start, so that no Secret
+	// or ConfigMap looks unused after a restart.
+	Referrers func(ctx context.Context, virtual client.Reader) (map[mapping.Ref][]mapping.Ref, error)
 }
 
 func coreRule(verbs []string, resources ...string) rbacv1.PolicyRule {
@@ -92,7 +101,19 @@ func Kinds() []Kind {
 			Name: "pods", Switch: "sync.toHost.pods.enabled",
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).Pods.Enabled },
 			HostKinds: core("Pod"),
-			Register:  registerPods,
+			Referrers: func(ctx context.Context, virtual client.Reader) (map[mapping.Ref][]mapping.Ref, error) {
+				var list corev1.PodList
+				if err := virtual.List(ctx, &list); err != nil {
+					return nil, err
+				}
+				out := map[mapping.Ref][]mapping.Ref{}
+				for i := range list.Items {
+					p := &list.Items[i]
+					out[mapping.Ref{Kind: "Pod", Namespace: p.Namespace, Name: p.Name}] = pods.References(p)
+				}
+				return out, nil
+			},
+			Register: registerPods,
 		},
 		{
 			// The fake nodes that stand for the host nodes of the tenant's
@@ -120,6 +141,25 @@ func Kinds() []Kind {
 			HostKinds: core("Endpoints"),
 			Register: func(_ context.Context, env Env) error {
 				return syncer.Register(env.Manager, env.Host, env.Syncer, endpoints.New(env.Syncer.Translator), env.Config.Syncer.Workers)
+			},
+		},
+		{
+			Name: "ingresses", Switch: "sync.toHost.ingresses.enabled",
+			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).Ingresses.Enabled },
+			HostKinds: []schema.GroupVersionKind{networkingv1.SchemeGroupVersion.WithKind("Ingress")},
+			Register: func(_ context.Context, env Env) error {
+				return syncer.Register(env.Manager, env.Host, env.Syncer, ingresses.New(env.Syncer.Translator), env.Config.Syncer.Workers)
+			},
+			Referrers: func(ctx context.Context, virtual client.Reader) (map[mapping.Ref][]mapping.Ref, error) {
+				var list networkingv1.IngressList
+				if err := virtual.List(ctx, &list); err != nil {
+					return nil, err
+				}
+				out := map[mapping.Ref][]mapping.Ref{}
+				for i := range list.Items {
+					out[ingresses.Ref(&list.Items[i])] = ingresses.References(&list.Items[i])
+				}
+				return out, nil
 			},
 		},
 		{

@@ -34,7 +34,7 @@ func CheckConfig(cfg *config.Config) error {
 	bad("sync.toHost.configMaps.patches (translate)", len(th.ConfigMaps.Translate) > 0)
 	bad("sync.toHost.services.patches (translate)", len(th.Services.Translate) > 0)
 	bad("sync.toHost.persistentVolumeClaims.patches (translate)", len(th.PersistentVolumeClaims.Translate) > 0)
-	bad("sync.toHost.ingresses.enabled", th.Ingresses.Enabled)
+	bad("sync.toHost.ingresses.patches (translate)", len(th.Ingresses.Translate) > 0)
 	bad("sync.toHost.networkPolicies.enabled", th.NetworkPolicies.Enabled)
 	bad("sync.toHost.persistentVolumes.enabled", th.PersistentVolumes.Enabled)
 	bad("sync.toHost.volumeSnapshots.enabled", th.VolumeSnapshots.Enabled)

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -38,7 +37,6 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/metricsapi"
 	"github.com/clustersync/clustersync/internal/virtual/mtls"
 	"github.com/clustersync/clustersync/internal/virtual/resources"
-	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
 	"github.com/clustersync/clustersync/internal/virtual/resources/services"
 	"github.com/clustersync/clustersync/internal/virtual/syncer"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
@@ -215,7 +213,7 @@ func Run(ctx context.Context, o Options) error {
 	if err := bootstrap(ctx, tr, vc, hc, !o.HostNamespaceExists); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
-	if err := rebuildReferences(ctx, vc, store); err != nil {
+	if err := rebuildReferences(ctx, vc, store, o.Config); err != nil {
 		return fmt.Errorf("rebuild mapping store: %w", err)
 	}
 
@@ -293,23 +291,28 @@ func register(ctx context.Context, env resources.Env) error {
 	return errors.Join(errs...)
 }
 
-// rebuildReferences recomputes from the virtual pods which objects are
-// referenced, so that no Secret or ConfigMap looks unused to its controller
-// while the pod controller has not caught up after a restart.
-func rebuildReferences(ctx context.Context, vc client.Client, store *mapping.Store) error {
-	var list corev1.PodList
-	if err := vc.List(ctx, &list); err != nil {
-		return err
-	}
+// rebuildReferences recomputes from the virtual objects of every kind that
+// is on which objects are referenced (resources.Kind.Referrers), so that no
+// Secret or ConfigMap looks unused to its controller while the referring
+// kind's controller has not caught up after a restart; referrers that are
+// gone, or whose kind is off, are forgotten.
+func rebuildReferences(ctx context.Context, vc client.Client, store *mapping.Store, cfg *config.Config) error {
 	live := map[mapping.Ref]bool{}
-	for i := range list.Items {
-		p := &list.Items[i]
-		ref := mapping.Ref{Kind: "Pod", Namespace: p.Namespace, Name: p.Name}
-		live[ref] = true
-		store.SetReferences(ref, pods.References(p))
+	for _, k := range resources.Kinds() {
+		if k.Referrers == nil || !k.Enabled(cfg) {
+			continue
+		}
+		refs, err := k.Referrers(ctx, vc)
+		if err != nil {
+			return fmt.Errorf("%s: %w", k.Name, err)
+		}
+		for from, to := range refs {
+			live[from] = true
+			store.SetReferences(from, to)
+		}
 	}
 	for _, r := range store.Referrers() {
-		if r.Kind == "Pod" && !live[r] {
+		if !live[r] {
 			store.Forget(r)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -32,6 +33,7 @@ var kinds = map[string]func() client.Object{
 	"Secret":                func() client.Object { return &corev1.Secret{} },
 	"ConfigMap":             func() client.Object { return &corev1.ConfigMap{} },
 	"PersistentVolumeClaim": func() client.Object { return &corev1.PersistentVolumeClaim{} },
+	"Ingress":               func() client.Object { return &networkingv1.Ingress{} },
 }
 
 // Controller copies host events to the virtual cluster.

@@ -1,0 +1,54 @@
+package ingresses
+
+import (
+	"context"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/clustersync/clustersync/internal/virtual/syncer"
+	"github.com/clustersync/clustersync/internal/virtual/translate"
+)
+
+// Syncer is the Ingress resource syncer.
+type Syncer struct {
+	syncer.Kind[*networkingv1.Ingress]
+}
+
+// New returns the Ingress syncer.
+func New(tr translate.Translator) *Syncer {
+	return &Syncer{Kind: syncer.Kind[*networkingv1.Ingress]{Plural: "ingresses", Kind: networkingv1.SchemeGroupVersion.WithKind("Ingress"),
+		NewObject: func() *networkingv1.Ingress { return &networkingv1.Ingress{} }, Translator: tr}}
+}
+
+// updateReferences records the Secrets ing uses and wakes the Secret
+// syncer for those it started or stopped using.
+func updateReferences(ctx context.Context, s *syncer.Context, ing *networkingv1.Ingress) {
+	added, dropped := s.Mappings.SetReferences(Ref(ing), References(ing))
+	s.EnqueueRefs(ctx, added)
+	s.EnqueueRefs(ctx, dropped)
+}
+
+// SyncToHost implements syncer.Resource.
+func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Create[*networkingv1.Ingress]) (ctrl.Result, error) {
+	updateReferences(ctx, s, c.Virtual)
+	host := &networkingv1.Ingress{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(c.Virtual, r.Translator)}
+	return s.CreateHost(ctx, host)
+}
+
+// Sync implements syncer.Resource: the spec flows to the host, the status
+// back.
+func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*networkingv1.Ingress]) (ctrl.Result, error) {
+	updateReferences(ctx, s, p.Virtual)
+	v, h := syncer.ApplyMeta(p)
+	h.Spec = HostSpec(p.Virtual, r.Translator)
+	if err := s.PatchHost(ctx, p.Host, h); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := s.PatchVirtual(ctx, p.Virtual, v); err != nil {
+		return ctrl.Result{}, err
+	}
+	vs := syncer.DeepCopy(p.Virtual)
+	vs.Status = *p.Host.Status.DeepCopy()
+	return ctrl.Result{}, s.PatchVirtualStatus(ctx, p.Virtual, vs)
+}
