@@ -42,6 +42,16 @@
   resources: ["ingresses"]
   verbs: ["list", "delete"]
 {{- end }}
+# podDisruptionBudgets
+{{- if .Values.sync.toHost.podDisruptionBudgets.enabled }}
+- apiGroups: ["policy"]
+  resources: ["poddisruptionbudgets"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+{{- else }}
+- apiGroups: ["policy"]
+  resources: ["poddisruptionbudgets"]
+  verbs: ["list", "delete"]
+{{- end }}
 # persistentVolumeClaims
 {{- if .Values.sync.toHost.persistentVolumeClaims.enabled }}
 - apiGroups: [""]

@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -28,6 +29,7 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/resources/events"
 	"github.com/clustersync/clustersync/internal/virtual/resources/ingresses"
 	"github.com/clustersync/clustersync/internal/virtual/resources/nodes"
+	"github.com/clustersync/clustersync/internal/virtual/resources/pdbs"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pvcs"
 	"github.com/clustersync/clustersync/internal/virtual/resources/secrets"
@@ -160,6 +162,14 @@ func Kinds() []Kind {
 					out[ingresses.Ref(&list.Items[i])] = ingresses.References(&list.Items[i])
 				}
 				return out, nil
+			},
+		},
+		{
+			Name: "podDisruptionBudgets", Switch: "sync.toHost.podDisruptionBudgets.enabled",
+			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).PodDisruptionBudgets.Enabled },
+			HostKinds: []schema.GroupVersionKind{policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget")},
+			Register: func(_ context.Context, env Env) error {
+				return syncer.Register(env.Manager, env.Host, env.Syncer, pdbs.New(env.Syncer.Translator), env.Config.Syncer.Workers)
 			},
 		},
 		{

@@ -40,7 +40,6 @@ func CheckConfig(cfg *config.Config) error {
 	bad("sync.toHost.volumeSnapshots.enabled", th.VolumeSnapshots.Enabled)
 	bad("sync.toHost.storageClasses.enabled", th.StorageClasses.Enabled)
 	bad("sync.toHost.serviceAccounts.enabled", th.ServiceAccounts.Enabled)
-	bad("sync.toHost.podDisruptionBudgets.enabled", th.PodDisruptionBudgets.Enabled)
 	bad("sync.toHost.priorityClasses.enabled", th.PriorityClasses.Enabled)
 	bad("sync.fromHost.nodes.enabled", fh.Nodes.Enabled)
 	bad("sync.fromHost.ingressClasses.enabled", fh.IngressClasses.Enabled)

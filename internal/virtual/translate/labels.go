@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // HostLabelKey is the host key for the virtual label key. Reserved keys
@@ -82,6 +84,26 @@ func (t Translator) HostSelector(virtual map[string]string, virtualNamespace str
 		return nil
 	}
 	return t.HostLabels(virtual, virtualNamespace)
+}
+
+// HostLabelSelector translates a virtual metav1.LabelSelector (a
+// PodDisruptionBudget's, a NetworkPolicy's podSelector) so that it matches
+// only this virtual cluster's pods of virtualNamespace on the host: the keys
+// of matchLabels and matchExpressions as HostLabelKey maps them, plus
+// managed-by and namespace labels. An empty selector (every pod of the
+// namespace) matches every pod of the virtual namespace; nil stays nil
+// (no pod).
+func (t Translator) HostLabelSelector(virtual *metav1.LabelSelector, virtualNamespace string) *metav1.LabelSelector {
+	if virtual == nil {
+		return nil
+	}
+	out := &metav1.LabelSelector{MatchLabels: t.HostLabels(virtual.MatchLabels, virtualNamespace)}
+	for _, e := range virtual.MatchExpressions {
+		e := *e.DeepCopy()
+		e.Key = t.HostLabelKey(e.Key)
+		out.MatchExpressions = append(out.MatchExpressions, e)
+	}
+	return out
 }
 
 // LabelsAnnotation renders labels as vCluster's pod annotation

@@ -2,7 +2,10 @@ package translate
 
 import (
 	"maps"
+	"reflect"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestHostLabelKey(t *testing.T) {
@@ -63,5 +66,47 @@ func TestLabelsAnnotation(t *testing.T) {
 	}
 	if LabelsAnnotation(nil) != "" {
 		t.Fatal("LabelsAnnotation(nil) is not empty")
+	}
+}
+
+func TestHostLabelSelector(t *testing.T) {
+	tr := Translator{VCluster: "vc", HostNamespace: "vc-host"}
+	own := map[string]string{LabelManagedBy: "vc", LabelNamespace: "team"}
+	with := func(extra map[string]string) map[string]string {
+		out := maps.Clone(own)
+		maps.Copy(out, extra)
+		return out
+	}
+	tests := []struct {
+		name string
+		in   *metav1.LabelSelector
+		want *metav1.LabelSelector
+	}{
+		{name: "nil selects no pod", in: nil, want: nil},
+		{name: "empty: every pod of the virtual namespace", in: &metav1.LabelSelector{}, want: &metav1.LabelSelector{MatchLabels: own}},
+		{
+			name: "labels and expressions, a reserved key rewritten",
+			in: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web", "release": "r1"},
+				MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"a", "b"}},
+					{Key: LabelManagedBy, Operator: metav1.LabelSelectorOpExists}}},
+			want: &metav1.LabelSelector{MatchLabels: with(map[string]string{"app": "web", tr.HostLabelKey("release"): "r1"}),
+				MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"a", "b"}},
+					{Key: tr.HostLabelKey(LabelManagedBy), Operator: metav1.LabelSelectorOpExists}}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var before *metav1.LabelSelector
+			if tt.in != nil {
+				before = tt.in.DeepCopy()
+			}
+			got := tr.HostLabelSelector(tt.in, "team")
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("HostLabelSelector:\n got %+v\nwant %+v", got, tt.want)
+			}
+			if !reflect.DeepEqual(tt.in, before) {
+				t.Error("the virtual selector was changed")
+			}
+		})
 	}
 }
