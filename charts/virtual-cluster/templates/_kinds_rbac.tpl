@@ -96,4 +96,22 @@
 - apiGroups: [""]
   resources: ["nodes"]
   verbs: ["get", "list", "watch"]
+# fromHost ingressClasses
+{{- if .Values.sync.fromHost.ingressClasses.enabled }}
+- apiGroups: ["networking.k8s.io"]
+  resources: ["ingressclasses"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
+# fromHost runtimeClasses
+{{- if .Values.sync.fromHost.runtimeClasses.enabled }}
+- apiGroups: ["node.k8s.io"]
+  resources: ["runtimeclasses"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
+# fromHost priorityClasses
+{{- if .Values.sync.fromHost.priorityClasses.enabled }}
+- apiGroups: ["scheduling.k8s.io"]
+  resources: ["priorityclasses"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
 {{- end -}}

@@ -16,6 +16,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -27,6 +28,7 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/resources/configmaps"
 	"github.com/clustersync/clustersync/internal/virtual/resources/endpoints"
 	"github.com/clustersync/clustersync/internal/virtual/resources/events"
+	"github.com/clustersync/clustersync/internal/virtual/resources/fromhost"
 	"github.com/clustersync/clustersync/internal/virtual/resources/ingresses"
 	"github.com/clustersync/clustersync/internal/virtual/resources/nodes"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pdbs"
@@ -196,6 +198,12 @@ func Kinds() []Kind {
 				return syncer.Register(env.Manager, env.Host, env.Syncer, secrets.New(env.Syncer.Translator, toHost(env.Config).Secrets), env.Config.Syncer.Workers)
 			},
 		},
+		fromHostKind("ingressClasses", func(f config.FromHost) bool { return f.IngressClasses.Enabled },
+			schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "IngressClass"}),
+		fromHostKind("runtimeClasses", func(f config.FromHost) bool { return f.RuntimeClasses.Enabled },
+			schema.GroupVersionKind{Group: "node.k8s.io", Version: "v1", Kind: "RuntimeClass"}),
+		fromHostKind("priorityClasses", func(f config.FromHost) bool { return f.PriorityClasses.Enabled },
+			schema.GroupVersionKind{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass"}),
 		{
 			Name: "events", Switch: "sync.fromHost.events.enabled",
 			Enabled:   func(cfg *config.Config) bool { return cfg.Sync.FromHost.Events.Enabled },
@@ -203,6 +211,20 @@ func Kinds() []Kind {
 			Register: func(_ context.Context, env Env) error {
 				return events.Register(env.Manager, env.Host, env.Syncer)
 			},
+		},
+	}
+}
+
+// fromHostKind is the row of a cluster-scoped kind copied read-only from
+// the host (sync.fromHost.<key>.enabled; internal/virtual/resources/fromhost).
+func fromHostKind(key string, on func(config.FromHost) bool, gvk schema.GroupVersionKind) Kind {
+	gvr, _ := meta.UnsafeGuessKindToResource(gvk)
+	return Kind{
+		Name: "fromHost " + key, Switch: "sync.fromHost." + key + ".enabled",
+		Enabled:      func(cfg *config.Config) bool { return on(cfg.Sync.FromHost) },
+		ClusterRules: []rbacv1.PolicyRule{{APIGroups: []string{gvk.Group}, Resources: []string{gvr.Resource}, Verbs: []string{"get", "list", "watch"}}},
+		Register: func(_ context.Context, env Env) error {
+			return fromhost.Register(env.Manager, env.Host, env.Syncer, key, gvk)
 		},
 	}
 }

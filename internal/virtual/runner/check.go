@@ -42,9 +42,6 @@ func CheckConfig(cfg *config.Config) error {
 	bad("sync.toHost.serviceAccounts.enabled", th.ServiceAccounts.Enabled)
 	bad("sync.toHost.priorityClasses.enabled", th.PriorityClasses.Enabled)
 	bad("sync.fromHost.nodes.enabled", fh.Nodes.Enabled)
-	bad("sync.fromHost.ingressClasses.enabled", fh.IngressClasses.Enabled)
-	bad("sync.fromHost.runtimeClasses.enabled", fh.RuntimeClasses.Enabled)
-	bad("sync.fromHost.priorityClasses.enabled", fh.PriorityClasses.Enabled)
 	// "auto" means: with a virtual scheduler, which clustersync does not run.
 	bad("sync.fromHost.storageClasses.enabled", fh.StorageClasses.Enabled.Resolve(false))
 	bad("sync.fromHost.csiNodes.enabled", fh.CSINodes.Enabled.Resolve(false))
