@@ -33,7 +33,7 @@ func (c *Controller) newObject() *unstructured.Unstructured {
 // API servers) to mgr, named fromhost-<name>.
 func Register(mgr ctrl.Manager, host cluster.Cluster, s *syncer.Context, name string, gvk schema.GroupVersionKind) error {
 	c := &Controller{gvk: gvk, s: s}
-	return ctrl.NewControllerManagedBy(mgr).Named("fromhost-"+name).
+	return ctrl.NewControllerManagedBy(mgr).Named("fromhost-" + name).
 		For(c.newObject()).
 		WatchesRawSource(source.Kind(host.GetCache(), c.newObject(), &handler.TypedEnqueueRequestForObject[*unstructured.Unstructured]{})).
 		Complete(c)
