@@ -765,3 +765,19 @@ func TestVClusterSpellingErrors(t *testing.T) {
 		})
 	}
 }
+
+// The chart's values.schema.json is the Go types' schema (go generate ran).
+func TestSchemaIsGenerated(t *testing.T) {
+	want, err := Schema(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("..", "..", "..", "charts", "virtual-cluster", "values.schema.json")
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s is not the configuration types' schema: run go generate ./internal/virtual/config", path)
+	}
+}

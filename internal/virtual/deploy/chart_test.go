@@ -228,3 +228,25 @@ func TestChartRoleFollowsKinds(t *testing.T) {
 		t.Errorf("pods are still on: verbs %v", sets.List(got))
 	}
 }
+
+// `helm install` of the chart checks values.schema.json (generated from the
+// configuration types): a key in neither clustersync's nor vCluster's
+// sections is refused, a vCluster section and an image object pass.
+func TestChartSchema(t *testing.T) {
+	_, err := charts.Render(ChartName, "vc1", "ns1", map[string]any{"sync": map[string]any{"toHost": map[string]any{"podz": map[string]any{}}}})
+	if err == nil || !strings.Contains(err.Error(), "podz") {
+		t.Errorf("an unknown key: %v, want an error naming it", err)
+	}
+	_, err = charts.Render(ChartName, "vc1", "ns1", map[string]any{"syncer": map[string]any{"workers": "many"}})
+	if err == nil || !strings.Contains(err.Error(), "workers") {
+		t.Errorf("a string for an integer: %v, want an error naming the key", err)
+	}
+	_, err = charts.Render(ChartName, "vc1", "ns1", map[string]any{
+		"networking": map[string]any{"advanced": map[string]any{"clusterDomain": "cluster.local"}},
+		"sync": map[string]any{"toHost": map[string]any{"pods": map[string]any{"patches": []any{},
+			"rewriteHosts": map[string]any{"initContainer": map[string]any{"image": map[string]any{"repository": "library/alpine", "tag": "3.20"}}}}}},
+	})
+	if err != nil {
+		t.Errorf("a vCluster file's keys: %v", err)
+	}
+}
