@@ -42,6 +42,26 @@
   resources: ["ingresses"]
   verbs: ["list", "delete"]
 {{- end }}
+# serviceAccounts
+{{- if .Values.sync.toHost.serviceAccounts.enabled }}
+- apiGroups: [""]
+  resources: ["serviceaccounts"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+{{- else }}
+- apiGroups: [""]
+  resources: ["serviceaccounts"]
+  verbs: ["list", "delete"]
+{{- end }}
+# networkPolicies
+{{- if .Values.sync.toHost.networkPolicies.enabled }}
+- apiGroups: ["networking.k8s.io"]
+  resources: ["networkpolicies"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+{{- else }}
+- apiGroups: ["networking.k8s.io"]
+  resources: ["networkpolicies"]
+  verbs: ["list", "delete"]
+{{- end }}
 # podDisruptionBudgets
 {{- if .Values.sync.toHost.podDisruptionBudgets.enabled }}
 - apiGroups: ["policy"]

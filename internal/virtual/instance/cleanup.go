@@ -3,6 +3,7 @@ package instance
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,7 +19,11 @@ import (
 // its kinds' copies (resources.HostResources) and the ServiceAccount its
 // host pods run as.
 func hostKinds() []schema.GroupVersionResource {
-	return append(resources.HostResources(), schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"})
+	out := resources.HostResources()
+	if sa := (schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}); !slices.Contains(out, sa) {
+		out = append(out, sa)
+	}
+	return out
 }
 
 // DeleteHostObjects deletes every object in namespace labelled

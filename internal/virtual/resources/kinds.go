@@ -30,11 +30,13 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/resources/events"
 	"github.com/clustersync/clustersync/internal/virtual/resources/fromhost"
 	"github.com/clustersync/clustersync/internal/virtual/resources/ingresses"
+	"github.com/clustersync/clustersync/internal/virtual/resources/networkpolicies"
 	"github.com/clustersync/clustersync/internal/virtual/resources/nodes"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pdbs"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pvcs"
 	"github.com/clustersync/clustersync/internal/virtual/resources/secrets"
+	"github.com/clustersync/clustersync/internal/virtual/resources/serviceaccounts"
 	"github.com/clustersync/clustersync/internal/virtual/resources/services"
 	"github.com/clustersync/clustersync/internal/virtual/syncer"
 )
@@ -167,6 +169,33 @@ func Kinds() []Kind {
 			},
 		},
 		{
+			Name: "serviceAccounts", Switch: "sync.toHost.serviceAccounts.enabled",
+			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).ServiceAccounts.Enabled },
+			HostKinds: core("ServiceAccount"),
+			Register: func(_ context.Context, env Env) error {
+				return syncer.Register(env.Manager, env.Host, env.Syncer, serviceaccounts.New(env.Syncer.Translator), env.Config.Syncer.Workers)
+			},
+			Referrers: func(ctx context.Context, virtual client.Reader) (map[mapping.Ref][]mapping.Ref, error) {
+				var list corev1.ServiceAccountList
+				if err := virtual.List(ctx, &list); err != nil {
+					return nil, err
+				}
+				out := map[mapping.Ref][]mapping.Ref{}
+				for i := range list.Items {
+					out[serviceaccounts.Ref(&list.Items[i])] = serviceaccounts.References(&list.Items[i])
+				}
+				return out, nil
+			},
+		},
+		{
+			Name: "networkPolicies", Switch: "sync.toHost.networkPolicies.enabled",
+			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).NetworkPolicies.Enabled },
+			HostKinds: []schema.GroupVersionKind{networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy")},
+			Register: func(_ context.Context, env Env) error {
+				return syncer.Register(env.Manager, env.Host, env.Syncer, networkpolicies.New(env.Syncer.Translator), env.Config.Syncer.Workers)
+			},
+		},
+		{
 			Name: "podDisruptionBudgets", Switch: "sync.toHost.podDisruptionBudgets.enabled",
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).PodDisruptionBudgets.Enabled },
 			HostKinds: []schema.GroupVersionKind{policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget")},
@@ -239,6 +268,7 @@ func registerPods(_ context.Context, env Env) error {
 	pe := pods.Environment{
 		Translator: env.Syncer.Translator, HostServiceAccount: env.HostServiceAccount, ClusterDomain: env.ClusterDomain,
 		TranslateImage: p.TranslateImage, EnforceTolerations: tolerations,
+		SyncServiceAccounts: env.Config.Sync.ToHost.ServiceAccounts.Enabled,
 	}
 	if rh := p.RewriteHosts; rh.Enabled {
 		pe.RewriteHosts = &pods.RewriteHosts{Image: string(rh.InitContainer.Image), Resources: corev1.ResourceRequirements{

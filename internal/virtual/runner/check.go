@@ -35,11 +35,9 @@ func CheckConfig(cfg *config.Config) error {
 	bad("sync.toHost.services.patches (translate)", len(th.Services.Translate) > 0)
 	bad("sync.toHost.persistentVolumeClaims.patches (translate)", len(th.PersistentVolumeClaims.Translate) > 0)
 	bad("sync.toHost.ingresses.patches (translate)", len(th.Ingresses.Translate) > 0)
-	bad("sync.toHost.networkPolicies.enabled", th.NetworkPolicies.Enabled)
 	bad("sync.toHost.persistentVolumes.enabled", th.PersistentVolumes.Enabled)
 	bad("sync.toHost.volumeSnapshots.enabled", th.VolumeSnapshots.Enabled)
 	bad("sync.toHost.storageClasses.enabled", th.StorageClasses.Enabled)
-	bad("sync.toHost.serviceAccounts.enabled", th.ServiceAccounts.Enabled)
 	bad("sync.toHost.priorityClasses.enabled", th.PriorityClasses.Enabled)
 	bad("sync.fromHost.nodes.enabled", fh.Nodes.Enabled)
 	// "auto" means: with a virtual scheduler, which clustersync does not run.

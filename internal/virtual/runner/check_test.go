@@ -14,7 +14,7 @@ func TestCheckConfig(t *testing.T) {
 	cfg, err := config.Parse([]byte(`
 sync:
   toHost:
-    networkPolicies: {enabled: true}
+    priorityClasses: {enabled: true}
     pods:
       enforceTolerations: ["=v:NoSchedule"]
     secrets:
@@ -35,7 +35,7 @@ sync:
 	if !strings.Contains(err.Error(), "sync.toHost.pods.enforceTolerations[0]") {
 		t.Errorf("error does not name the bad toleration:\n%v", err)
 	}
-	for _, path := range []string{"sync.toHost.networkPolicies.enabled", "sync.toHost.secrets.patches (translate)",
+	for _, path := range []string{"sync.toHost.priorityClasses.enabled", "sync.toHost.secrets.patches (translate)",
 		"sync.fromHost.storageClasses.enabled", "sync.fromHost.customResources[widgets.example.com]"} {
 		if !strings.Contains(err.Error(), path+": not supported") {
 			t.Errorf("error does not name %s:\n%v", path, err)

@@ -85,6 +85,18 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 		return ctrl.Result{}, deleteVirtual(ctx, s, v)
 	}
 	updateReferences(ctx, s, v)
+	if env := r.env; env.SyncServiceAccounts {
+		// The host admits a pod only once its service account exists: the
+		// ServiceAccount syncer makes it.
+		var sa corev1.ServiceAccount
+		err := s.Host.Get(ctx, types.NamespacedName{Namespace: s.Translator.HostNamespace, Name: env.HostServiceAccountOf(v)}, &sa)
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		}
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	var token *Token
 	if NeedsToken(v) {
 		t, err := mintToken(ctx, s, v)

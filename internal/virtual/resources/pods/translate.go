@@ -18,8 +18,13 @@ import (
 type Environment struct {
 	Translator translate.Translator
 	// HostServiceAccount is the host ServiceAccount every host pod runs as
-	// (token automount off: host credentials never reach a tenant pod).
+	// (token automount off: host credentials never reach a tenant pod),
+	// unless SyncServiceAccounts.
 	HostServiceAccount string
+	// SyncServiceAccounts (sync.toHost.serviceAccounts) makes a host pod
+	// run as the host copy of its virtual pod's service account
+	// (HostServiceAccountOf), token automount still off.
+	SyncServiceAccounts bool
 	// KubernetesIP is the host clusterIP of the Service backing the virtual
 	// default/kubernetes Service; "" when not known yet.
 	KubernetesIP string
@@ -35,6 +40,20 @@ type Environment struct {
 	// RewriteHosts, when set, fixes /etc/hosts of StatefulSet pods
 	// (sync.toHost.pods.rewriteHosts).
 	RewriteHosts *RewriteHosts
+}
+
+// HostServiceAccountOf is the host ServiceAccount host copy of pod runs
+// as: the host copy of its service account ("default" when unset) with
+// SyncServiceAccounts, else HostServiceAccount.
+func (env Environment) HostServiceAccountOf(pod *corev1.Pod) string {
+	if !env.SyncServiceAccounts {
+		return env.HostServiceAccount
+	}
+	sa := pod.Spec.ServiceAccountName
+	if sa == "" {
+		sa = "default"
+	}
+	return env.Translator.HostName(sa, pod.Namespace)
 }
 
 // Token is a service account token minted in the virtual cluster for a pod,
@@ -131,8 +150,8 @@ func HostSpec(pod *corev1.Pod, env Environment, token *Token) corev1.PodSpec {
 	spec := *pod.Spec.DeepCopy()
 	name := func(n string) string { return tr.HostName(n, ns) }
 
-	spec.ServiceAccountName = env.HostServiceAccount
-	spec.DeprecatedServiceAccount = env.HostServiceAccount //nolint:staticcheck // kept equal, as the API server does
+	spec.ServiceAccountName = env.HostServiceAccountOf(pod)
+	spec.DeprecatedServiceAccount = spec.ServiceAccountName //nolint:staticcheck // kept equal, as the API server does
 	spec.AutomountServiceAccountToken = ptr.To(false)
 	spec.EnableServiceLinks = ptr.To(false)
 	spec.PriorityClassName, spec.Priority, spec.PreemptionPolicy = "", nil, nil

@@ -728,3 +728,27 @@ func TestVirtualStatus(t *testing.T) {
 		t.Errorf("VirtualStatus result shares memory with the host status: %s", toJSON(host))
 	}
 }
+
+func TestHostServiceAccountOf(t *testing.T) {
+	shared := Environment{Translator: testTr, HostServiceAccount: "vc-workload"}
+	own := shared
+	own.SyncServiceAccounts = true
+	withSA := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "team"}, Spec: corev1.PodSpec{ServiceAccountName: "builder"}}
+	without := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "team"}}
+	for _, tt := range []struct {
+		env  Environment
+		pod  *corev1.Pod
+		want string
+	}{
+		{shared, withSA, "vc-workload"},
+		{own, withSA, testTr.HostName("builder", "team")},
+		{own, without, testTr.HostName("default", "team")},
+	} {
+		if got := tt.env.HostServiceAccountOf(tt.pod); got != tt.want {
+			t.Errorf("sync %v, pod account %q: host account %q, want %q", tt.env.SyncServiceAccounts, tt.pod.Spec.ServiceAccountName, got, tt.want)
+		}
+		if got := HostSpec(tt.pod, tt.env, nil); got.ServiceAccountName != tt.want || got.AutomountServiceAccountToken == nil || *got.AutomountServiceAccountToken {
+			t.Errorf("HostSpec: account %q automount %v", got.ServiceAccountName, got.AutomountServiceAccountToken)
+		}
+	}
+}
