@@ -27,7 +27,7 @@ func newVirtualCommand() *cobra.Command {
 		Short:   "Create and manage virtual clusters backed by a host cluster",
 	}
 	cmd.AddCommand(newVirtualCreateCommand(), newVirtualListCommand(), newVirtualStatusCommand(), newVirtualConnectCommand(),
-		newVirtualStartCommand(), newVirtualStopCommand(), newVirtualDeleteCommand(), newVirtualPauseCommand(), newVirtualResumeCommand(), newVirtualServeCommand(), newVirtualComponentCommand())
+		newVirtualStartCommand(), newVirtualStopCommand(), newVirtualDeleteCommand(), newVirtualPauseCommand(), newVirtualResumeCommand(), newVirtualUpgradeCommand(), newVirtualServeCommand(), newVirtualComponentCommand())
 	return cmd
 }
 

@@ -591,3 +591,64 @@ removed by pause is deleted in the virtual cluster, as in vCluster.`,
 			return fmt.Sprintf("Virtual cluster %s is running again (%.1fs).", name, time.Since(start).Seconds()), nil
 		})
 }
+
+// newVirtualUpgradeCommand is `clustersync virtual upgrade`: a new
+// configuration for an installed virtual cluster (helm upgrade).
+func newVirtualUpgradeCommand() *cobra.Command {
+	var o struct {
+		namespace, hostKubeconfig string
+		files, sets               []string
+		timeout                   time.Duration
+	}
+	cmd := &cobra.Command{
+		Use:   "upgrade NAME",
+		Short: "Change the configuration of a virtual cluster installed in a host (helm upgrade)",
+		Long: `Change the configuration of virtual cluster NAME of host namespace -n (default
+vc-NAME): ` + "`helm upgrade`" + ` of its release with the embedded chart and the values of
+-f FILE and --set KEY=VALUE, checked as create checks them. The new values
+replace the old ones entirely (what they leave out takes the chart's
+default), as ` + "`helm upgrade`" + ` without --reuse-values does: give the whole
+configuration. The control plane pod is replaced (its data stays on its
+claim) and upgrade waits until the new one is ready. At its start the syncer
+deletes the host copies of the kinds the new configuration switches off.
+
+Virtual clusters made with --local are not upgraded: edit
+$CLUSTERSYNC_HOME/virtual/NAME/config.yaml, then virtual stop and start.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, out := args[0], cmd.OutOrStdout()
+			vals, cfg, err := deploy.Values(o.files, o.sets)
+			if err != nil {
+				return err
+			}
+			if msg := cfg.NoEffectMessage(); msg != "" {
+				fmt.Fprintln(out, "Note: "+msg)
+			}
+			hostKubeconfig := o.hostKubeconfig
+			if hostKubeconfig == "" {
+				hostKubeconfig = defaultHostKubeconfig()
+			}
+			host, err := connectHost(hostKubeconfig)
+			if err != nil {
+				return err
+			}
+			ns := hostNamespace(name, o.namespace)
+			start := time.Now()
+			fmt.Fprintf(out, "Upgrading virtual cluster %s in host namespace %s...\n", name, ns)
+			if err := deploy.Upgrade(cmd.Context(), host.client, host.helm, deploy.UpgradeOptions{
+				Name: name, Namespace: ns, Values: vals, Timeout: o.timeout,
+			}); err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "Virtual cluster %s runs with the new configuration (%.1fs).\n", name, time.Since(start).Seconds())
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.namespace, "namespace", "n", "", "host namespace (default vc-NAME)")
+	f.StringVar(&o.hostKubeconfig, "host-kubeconfig", "", "kubeconfig of the host cluster")
+	f.StringArrayVarP(&o.files, "values", "f", nil, "values file: the configuration file format (repeatable; later files win)")
+	f.StringArrayVar(&o.sets, "set", nil, "set a value, e.g. --set sync.toHost.ingresses.enabled=true (repeatable)")
+	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long to wait for the new control plane to become ready")
+	return cmd
+}

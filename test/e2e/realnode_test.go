@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -50,7 +51,8 @@ import (
 // their service account; kubectl logs, exec, port-forward and top work
 // through the virtual cluster, and no tenant pod can connect to the kubelet
 // proxy;
-// a pod deleted on the host comes back and runs again;
+// a pod deleted on the host comes back and runs again; virtual upgrade
+// switches Ingress sync on;
 // pause and resume keep every object (etcd's data is on a claim of the
 // real node's default StorageClass);
 // `virtual delete` leaves no container and no object of the tenant; `dev
@@ -277,6 +279,29 @@ func TestRealNodeWorkload(t *testing.T) {
 	testenv.Eventually(t, 90*time.Second, func() error {
 		if err := host.Get(ctx, client.ObjectKey{Namespace: hostNS, Name: victim}, &corev1.Pod{}); err == nil {
 			return fmt.Errorf("host pod %s still there", victim)
+		}
+		return nil
+	})
+	waitReadyOnRealNode(t, host, hostNS, 2)
+
+	// virtual upgrade: a new configuration (Ingresses synced) replaces the
+	// control plane pod, nothing of the tenant is lost, and an Ingress
+	// made then reaches the host with its backend renamed.
+	upStart := time.Now()
+	up := cli(t, "virtual", "upgrade", "rn", "--set", "controlPlane.statefulSet.image.tag=e2e", "--set", "sync.toHost.ingresses.enabled=true")
+	t.Logf("virtual upgrade: %.1f s\n%s", time.Since(upStart).Seconds(), up)
+	virtual = clientFor(t, kubeconfig)
+	testenv.Eventually(t, 60*time.Second, func() error {
+		return virtual.Create(ctx, &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}, Spec: networkingv1.IngressSpec{
+			DefaultBackend: &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}})
+	})
+	testenv.Eventually(t, 60*time.Second, func() error {
+		var hi networkingv1.Ingress
+		if err := host.Get(ctx, client.ObjectKey{Namespace: hostNS, Name: tr.HostName("web", "default")}, &hi); err != nil {
+			return err
+		}
+		if b := hi.Spec.DefaultBackend; b == nil || b.Service == nil || b.Service.Name != tr.HostName("web", "default") {
+			return fmt.Errorf("host Ingress backend %+v", hi.Spec.DefaultBackend)
 		}
 		return nil
 	})

@@ -66,6 +66,30 @@ func (h *Helm) Install(ctx context.Context, name, namespace string, vals map[str
 	return rel, nil
 }
 
+// Upgrade upgrades release name of host namespace to the embedded chart
+// with vals (see Values): vals replace the release's values entirely (the
+// chart's defaults for what they leave out), as `helm upgrade` without
+// --reuse-values does. It returns once the objects are updated; the
+// control plane pod is replaced since its config checksum changes.
+func (h *Helm) Upgrade(ctx context.Context, name, namespace string, vals map[string]any) (*release.Release, error) {
+	c, err := Chart()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := h.config(namespace)
+	if err != nil {
+		return nil, err
+	}
+	up := action.NewUpgrade(cfg)
+	up.Namespace, up.ResetValues = namespace, true
+	up.Timeout = 5 * time.Minute
+	rel, err := up.RunWithContext(ctx, name, c, vals)
+	if err != nil {
+		return nil, fmt.Errorf("helm upgrade %s -n %s: %w", name, namespace, err)
+	}
+	return rel, nil
+}
+
 // Uninstall removes release name from namespace and waits (up to timeout)
 // until the objects it created are gone. A release that does not exist is
 // an error that says so.

@@ -1,0 +1,73 @@
+package deploy
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+)
+
+// UpgradeOptions describe a new configuration of an installed virtual
+// cluster.
+type UpgradeOptions struct {
+	// Name and Namespace name the virtual cluster (release) on the host.
+	Name, Namespace string
+	// Values are the new chart values, checked (see Values); they replace
+	// the old ones.
+	Values map[string]any
+	// Timeout bounds the wait for the new control plane pod.
+	Timeout time.Duration
+}
+
+// Upgrade changes the configuration of virtual cluster o.Name: `helm
+// upgrade` of its release with o.Values, then a wait until the StatefulSet
+// has replaced its pod (RolledOut) and the control plane is ready
+// (WaitReady). At its restart the syncer removes the host copies of the
+// kinds the new configuration switches off. It refuses a virtual cluster
+// that is not installed in the namespace.
+func Upgrade(ctx context.Context, host kubernetes.Interface, h *Helm, o UpgradeOptions) error {
+	if _, err := h.Get(o.Name, o.Namespace); err != nil {
+		return fmt.Errorf("virtual cluster %s not found in host namespace %s (`clustersync virtual list`): %w", o.Name, o.Namespace, err)
+	}
+	if _, err := h.Upgrade(ctx, o.Name, o.Namespace, o.Values); err != nil {
+		return err
+	}
+	if err := RolledOut(ctx, host, o.Name, o.Namespace, o.Timeout); err != nil {
+		return err
+	}
+	return WaitReady(ctx, host, o.Name, o.Namespace, o.Timeout)
+}
+
+// RolledOut waits (at most timeout, polling every 500 ms) until the
+// control plane StatefulSet name has seen its current spec and runs only
+// pods of its current revision, all ready.
+func RolledOut(ctx context.Context, host kubernetes.Interface, name, namespace string, timeout time.Duration) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		sts, err := host.AppsV1().StatefulSets(namespace).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			last = "no StatefulSet"
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		st := sts.Status
+		replicas := int32(1)
+		if sts.Spec.Replicas != nil {
+			replicas = *sts.Spec.Replicas
+		}
+		last = fmt.Sprintf("generation %d observed %d, revision %s current %s, %d of %d updated and ready",
+			sts.Generation, st.ObservedGeneration, st.UpdateRevision, st.CurrentRevision, min(st.UpdatedReplicas, st.ReadyReplicas), replicas)
+		return st.ObservedGeneration >= sts.Generation && st.UpdateRevision == st.CurrentRevision &&
+			st.UpdatedReplicas == replicas && st.ReadyReplicas == replicas, nil
+	})
+	if err != nil {
+		return fmt.Errorf("virtual cluster %s: the control plane StatefulSet did not roll out within %s (%s): %w", name, timeout, last, err)
+	}
+	return nil
+}
