@@ -268,7 +268,7 @@ func registerPods(_ context.Context, env Env) error {
 	pe := pods.Environment{
 		Translator: env.Syncer.Translator, HostServiceAccount: env.HostServiceAccount, ClusterDomain: env.ClusterDomain,
 		TranslateImage: p.TranslateImage, EnforceTolerations: tolerations,
-		SyncServiceAccounts: env.Config.Sync.ToHost.ServiceAccounts.Enabled,
+		SyncServiceAccounts: env.Config.Sync.ToHost.ServiceAccounts.Enabled, UseSecretsForSATokens: p.UseSecretsForSATokens,
 	}
 	if rh := p.RewriteHosts; rh.Enabled {
 		pe.RewriteHosts = &pods.RewriteHosts{Image: string(rh.InitContainer.Image), Resources: corev1.ResourceRequirements{

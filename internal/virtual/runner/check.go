@@ -29,7 +29,6 @@ func CheckConfig(cfg *config.Config) error {
 		errs = append(errs, fmt.Errorf("sync.toHost.pods.enforceTolerations%w", err))
 	}
 	bad("sync.toHost.pods.patches (translate)", len(th.Pods.Translate) > 0)
-	bad("sync.toHost.pods.useSecretsForSATokens", th.Pods.UseSecretsForSATokens)
 	bad("sync.toHost.secrets.patches (translate)", len(th.Secrets.Translate) > 0)
 	bad("sync.toHost.configMaps.patches (translate)", len(th.ConfigMaps.Translate) > 0)
 	bad("sync.toHost.services.patches (translate)", len(th.Services.Translate) > 0)

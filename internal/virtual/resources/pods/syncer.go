@@ -3,6 +3,7 @@ package pods
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -20,6 +21,7 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/mapping"
 	"github.com/clustersync/clustersync/internal/virtual/resources/nodes"
 	"github.com/clustersync/clustersync/internal/virtual/syncer"
+	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
 // tokenLifetime is how long a token minted for a host pod is valid: as long
@@ -104,11 +106,66 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 			return ctrl.Result{}, err
 		}
 		token = t
+		if r.env.UseSecretsForSATokens {
+			token.Secret = TokenSecretName(c.HostName)
+			if err := writeTokenSecret(ctx, s, token); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
 	}
 	host := &corev1.Pod{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(v, r.environment(ctx, s), token)}
 	host.Labels = HostLabels(host.Labels, s.Translator, namespaceLabels(ctx, s, v.Namespace))
 	maps.Copy(host.Annotations, HostAnnotations(v, token))
-	return s.CreateHost(ctx, host)
+	res, err := s.CreateHost(ctx, host)
+	if err != nil || token == nil || token.Secret == "" {
+		return res, err
+	}
+	// The Secret goes with the host pod (the host's garbage collector).
+	return res, ownTokenSecret(ctx, s, token.Secret, host)
+}
+
+// writeTokenSecret creates (or refreshes) the host Secret of token, labelled
+// as the virtual cluster's (virtual delete removes it) but not a copy of a
+// virtual Secret.
+func writeTokenSecret(ctx context.Context, s *syncer.Context, token *Token) error {
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: token.Secret, Namespace: s.Translator.HostNamespace,
+		Labels: map[string]string{translate.LabelManagedBy: s.Translator.VCluster}},
+		Type: corev1.SecretTypeOpaque, Data: map[string][]byte{TokenKey: []byte(token.Value)}}
+	err := s.Host.Create(ctx, secret)
+	if apierrors.IsAlreadyExists(err) {
+		var cur corev1.Secret
+		if err := s.HostReader.Get(ctx, client.ObjectKeyFromObject(secret), &cur); err != nil {
+			return fmt.Errorf("token secret %s: %w", secret.Name, err)
+		}
+		if cur.Labels[translate.LabelManagedBy] != s.Translator.VCluster {
+			return fmt.Errorf("host secret %s/%s exists and is not managed by virtual cluster %s", cur.Namespace, cur.Name, s.Translator.VCluster)
+		}
+		cur.Data = secret.Data
+		err = s.Host.Update(ctx, &cur)
+	}
+	if err != nil {
+		return fmt.Errorf("token secret %s: %w", secret.Name, err)
+	}
+	return nil
+}
+
+// ownTokenSecret makes host pod the owner of token Secret name.
+func ownTokenSecret(ctx context.Context, s *syncer.Context, name string, pod *corev1.Pod) error {
+	var created corev1.Pod
+	if err := s.HostReader.Get(ctx, client.ObjectKeyFromObject(pod), &created); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	patch := map[string]any{"metadata": map[string]any{"ownerReferences": []metav1.OwnerReference{{
+		APIVersion: "v1", Kind: "Pod", Name: created.Name, UID: created.UID}}}}
+	data, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.Translator.HostNamespace}}
+	if err := s.Host.Patch(ctx, secret, client.RawPatch(types.MergePatchType, data)); err != nil {
+		return fmt.Errorf("token secret %s: owner: %w", name, err)
+	}
+	return nil
 }
 
 // mintToken asks the virtual API server for a token of the pod's service

@@ -40,6 +40,9 @@ type Environment struct {
 	// RewriteHosts, when set, fixes /etc/hosts of StatefulSet pods
 	// (sync.toHost.pods.rewriteHosts).
 	RewriteHosts *RewriteHosts
+	// UseSecretsForSATokens keeps the tokens of host pods in host Secrets
+	// instead of pod annotations (sync.toHost.pods.useSecretsForSATokens).
+	UseSecretsForSATokens bool
 }
 
 // HostServiceAccountOf is the host ServiceAccount host copy of pod runs
@@ -57,11 +60,22 @@ func (env Environment) HostServiceAccountOf(pod *corev1.Pod) string {
 }
 
 // Token is a service account token minted in the virtual cluster for a pod,
-// and the name of the host annotation that carries it.
+// and where the host pod reads it: the host annotation Annotation, or, when
+// Secret is set (sync.toHost.pods.useSecretsForSATokens), key TokenKey of
+// host Secret Secret, which only the host pod's token volume reads (pod
+// annotations are readable by anyone who may read host pods).
 type Token struct {
 	Annotation string
+	Secret     string
 	Value      string
 }
+
+// TokenKey is the key of a token Secret that holds the token.
+const TokenKey = "token"
+
+// TokenSecretName is the host Secret holding the token of the host pod
+// hostPod: HOSTPOD-sa-token (shortened as host names are).
+func TokenSecretName(hostPod string) string { return translate.SafeConcatName(hostPod, "sa-token") }
 
 // References lists the objects a pod uses that are synced only while used:
 // Secrets and ConfigMaps (volumes, projected sources, env, envFrom, image
@@ -234,7 +248,10 @@ func translateVolume(v *corev1.Volume, name func(string) string, env Environment
 			case src.ServiceAccountToken != nil:
 				path := src.ServiceAccountToken.Path
 				src.ServiceAccountToken = nil
-				if token != nil {
+				if token != nil && token.Secret != "" {
+					src.Secret = &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: token.Secret},
+						Items: []corev1.KeyToPath{{Key: TokenKey, Path: path}}}
+				} else if token != nil {
 					src.DownwardAPI = &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{
 						Path:     path,
 						FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: annotationPath(token.Annotation)},
@@ -339,7 +356,8 @@ func translateDNS(spec *corev1.PodSpec, ns string, env Environment) {
 }
 
 // HostAnnotations are the pod annotations vCluster adds so the downward API
-// of the host pod reads virtual values, plus the token annotation.
+// of the host pod reads virtual values, plus the token annotation (none
+// when the token is in a Secret).
 func HostAnnotations(pod *corev1.Pod, token *Token) map[string]string {
 	out := map[string]string{
 		translate.AnnotationPodName:               pod.Name,
@@ -357,7 +375,7 @@ func HostAnnotations(pod *corev1.Pod, token *Token) map[string]string {
 			}
 		}
 	}
-	if token != nil {
+	if token != nil && token.Secret == "" {
 		out[token.Annotation] = token.Value
 	}
 	return out

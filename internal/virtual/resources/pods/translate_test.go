@@ -276,6 +276,12 @@ func TestHostSpecTokenVolume(t *testing.T) {
 			}}},
 		},
 		{
+			name:  "token read from its Secret (useSecretsForSATokens)",
+			token: &Token{Secret: "web-x-team-x-vc-sa-token", Value: "jwt"},
+			first: corev1.VolumeProjection{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "web-x-team-x-vc-sa-token"},
+				Items: []corev1.KeyToPath{{Key: TokenKey, Path: "token"}}}},
+		},
+		{
 			name:  "nil token leaves an empty downwardAPI projection",
 			token: nil,
 			first: corev1.VolumeProjection{DownwardAPI: &corev1.DownwardAPIProjection{}},
@@ -750,5 +756,20 @@ func TestHostServiceAccountOf(t *testing.T) {
 		if got := HostSpec(tt.pod, tt.env, nil); got.ServiceAccountName != tt.want || got.AutomountServiceAccountToken == nil || *got.AutomountServiceAccountToken {
 			t.Errorf("HostSpec: account %q automount %v", got.ServiceAccountName, got.AutomountServiceAccountToken)
 		}
+	}
+}
+
+func TestHostAnnotationsToken(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}}
+	if got := HostAnnotations(pod, &Token{Annotation: "vcluster.loft.sh/token-abcdefgh", Value: "jwt"}); got["vcluster.loft.sh/token-abcdefgh"] != "jwt" {
+		t.Errorf("an annotation token is not in the annotations: %v", got)
+	}
+	for k, v := range HostAnnotations(pod, &Token{Annotation: "vcluster.loft.sh/token-abcdefgh", Secret: "s", Value: "jwt"}) {
+		if v == "jwt" {
+			t.Errorf("a Secret token leaks into annotation %s", k)
+		}
+	}
+	if got := TokenSecretName("web-x-team-x-vc"); got != "web-x-team-x-vc-sa-token" {
+		t.Errorf("TokenSecretName = %q", got)
 	}
 }

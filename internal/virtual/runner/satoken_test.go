@@ -1,0 +1,84 @@
+package runner_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clustersync/clustersync/internal/testenv"
+	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
+)
+
+// With sync.toHost.pods.useSecretsForSATokens, a pod's service-account
+// token is in a host Secret owned by the host pod, read by its token
+// volume, and in none of the host pod's annotations; the Secret goes with
+// the pod.
+func TestTokensInSecrets(t *testing.T) {
+	ns := env.NewNamespace(t)
+	on := config.Default()
+	on.Sync.ToHost.Pods.UseSecretsForSATokens = true
+	if err := env.StopSyncer(); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.StartSyncer(on); err != nil {
+		t.Fatalf("start with useSecretsForSATokens: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = env.StopSyncer()
+		if err := env.StartSyncer(nil); err != nil {
+			t.Errorf("restart with the defaults: %v", err)
+		}
+	})
+	// The virtual API server's admission adds the token volume.
+	create(t, env.VirtualClient, pod("api-client", ns, nil))
+	hostPod := hostObject(t, &corev1.Pod{}, "api-client", ns)
+	secretName := pods.TokenSecretName(hostPod.Name)
+	for k, v := range hostPod.Annotations {
+		if strings.HasPrefix(k, "vcluster.loft.sh/token-") || strings.Count(v, ".") == 2 && len(v) > 100 {
+			t.Errorf("host pod annotation %s carries a token", k)
+		}
+	}
+	found := false
+	for _, v := range hostPod.Spec.Volumes {
+		if v.Projected == nil {
+			continue
+		}
+		for _, src := range v.Projected.Sources {
+			if src.Secret != nil && src.Secret.Name == secretName {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no token volume reads Secret %s: %+v", secretName, hostPod.Spec.Volumes)
+	}
+	testenv.Eventually(t, wait, func() error {
+		var s corev1.Secret
+		if err := env.HostClient.Get(ctx, client.ObjectKey{Namespace: env.HostNamespace, Name: secretName}, &s); err != nil {
+			return err
+		}
+		if len(s.Data[pods.TokenKey]) == 0 {
+			return fmt.Errorf("token secret has no %s", pods.TokenKey)
+		}
+		if len(s.OwnerReferences) != 1 || s.OwnerReferences[0].UID != hostPod.UID {
+			return fmt.Errorf("token secret owners %+v, want the host pod %s", s.OwnerReferences, hostPod.UID)
+		}
+		return nil
+	})
+
+	if err := env.VirtualClient.Delete(ctx, pod("api-client", ns, nil)); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, wait, func() error {
+		err := env.HostClient.Get(ctx, client.ObjectKey{Namespace: env.HostNamespace, Name: secretName}, &corev1.Secret{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("token secret %s still there (%v)", secretName, err)
+	})
+}
