@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -44,15 +45,21 @@ func (h *Helm) config(namespace string) (*action.Configuration, error) {
 	return cfg, nil
 }
 
+// chartIn is the embedded chart and Helm's configuration for namespace.
+func (h *Helm) chartIn(namespace string) (*chart.Chart, *action.Configuration, error) {
+	c, err := Chart()
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := h.config(namespace)
+	return c, cfg, err
+}
+
 // Install installs the virtual-cluster chart as release name into host
 // namespace (which must exist) with vals (see Values). It returns once the
 // objects are created; WaitReady waits for the control plane.
 func (h *Helm) Install(ctx context.Context, name, namespace string, vals map[string]any) (*release.Release, error) {
-	c, err := Chart()
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := h.config(namespace)
+	c, cfg, err := h.chartIn(namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -72,11 +79,7 @@ func (h *Helm) Install(ctx context.Context, name, namespace string, vals map[str
 // --reuse-values does. It returns once the objects are updated; the
 // control plane pod is replaced since its config checksum changes.
 func (h *Helm) Upgrade(ctx context.Context, name, namespace string, vals map[string]any) (*release.Release, error) {
-	c, err := Chart()
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := h.config(namespace)
+	c, cfg, err := h.chartIn(namespace)
 	if err != nil {
 		return nil, err
 	}

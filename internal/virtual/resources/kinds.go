@@ -107,18 +107,10 @@ func Kinds() []Kind {
 			Name: "pods", Switch: "sync.toHost.pods.enabled",
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).Pods.Enabled },
 			HostKinds: core("Pod"),
-			Referrers: func(ctx context.Context, virtual client.Reader) (map[mapping.Ref][]mapping.Ref, error) {
-				var list corev1.PodList
-				if err := virtual.List(ctx, &list); err != nil {
-					return nil, err
-				}
-				out := map[mapping.Ref][]mapping.Ref{}
-				for i := range list.Items {
-					p := &list.Items[i]
-					out[mapping.Ref{Kind: "Pod", Namespace: p.Namespace, Name: p.Name}] = pods.References(p)
-				}
-				return out, nil
-			},
+			Referrers: referrers(func() client.ObjectList { return &corev1.PodList{} }, func(o client.Object) (mapping.Ref, []mapping.Ref) {
+				p := o.(*corev1.Pod)
+				return mapping.Ref{Kind: "Pod", Namespace: p.Namespace, Name: p.Name}, pods.References(p)
+			}),
 			Register: registerPods,
 		},
 		{
@@ -156,17 +148,9 @@ func Kinds() []Kind {
 			Register: func(_ context.Context, env Env) error {
 				return syncer.Register(env.Manager, env.Host, env.Syncer, ingresses.New(env.Syncer.Translator), env.Config.Syncer.Workers)
 			},
-			Referrers: func(ctx context.Context, virtual client.Reader) (map[mapping.Ref][]mapping.Ref, error) {
-				var list networkingv1.IngressList
-				if err := virtual.List(ctx, &list); err != nil {
-					return nil, err
-				}
-				out := map[mapping.Ref][]mapping.Ref{}
-				for i := range list.Items {
-					out[ingresses.Ref(&list.Items[i])] = ingresses.References(&list.Items[i])
-				}
-				return out, nil
-			},
+			Referrers: referrers(func() client.ObjectList { return &networkingv1.IngressList{} }, func(o client.Object) (mapping.Ref, []mapping.Ref) {
+				return ingresses.Ref(o.(*networkingv1.Ingress)), ingresses.References(o.(*networkingv1.Ingress))
+			}),
 		},
 		{
 			Name: "serviceAccounts", Switch: "sync.toHost.serviceAccounts.enabled",
@@ -175,17 +159,9 @@ func Kinds() []Kind {
 			Register: func(_ context.Context, env Env) error {
 				return syncer.Register(env.Manager, env.Host, env.Syncer, serviceaccounts.New(env.Syncer.Translator), env.Config.Syncer.Workers)
 			},
-			Referrers: func(ctx context.Context, virtual client.Reader) (map[mapping.Ref][]mapping.Ref, error) {
-				var list corev1.ServiceAccountList
-				if err := virtual.List(ctx, &list); err != nil {
-					return nil, err
-				}
-				out := map[mapping.Ref][]mapping.Ref{}
-				for i := range list.Items {
-					out[serviceaccounts.Ref(&list.Items[i])] = serviceaccounts.References(&list.Items[i])
-				}
-				return out, nil
-			},
+			Referrers: referrers(func() client.ObjectList { return &corev1.ServiceAccountList{} }, func(o client.Object) (mapping.Ref, []mapping.Ref) {
+				return serviceaccounts.Ref(o.(*corev1.ServiceAccount)), serviceaccounts.References(o.(*corev1.ServiceAccount))
+			}),
 		},
 		{
 			Name: "networkPolicies", Switch: "sync.toHost.networkPolicies.enabled",
@@ -241,6 +217,27 @@ func Kinds() []Kind {
 				return events.Register(env.Manager, env.Host, env.Syncer)
 			},
 		},
+	}
+}
+
+// referrers is a Kind.Referrers that lists the virtual objects of newList
+// and names each one's references with refs.
+func referrers(newList func() client.ObjectList, refs func(client.Object) (mapping.Ref, []mapping.Ref)) func(context.Context, client.Reader) (map[mapping.Ref][]mapping.Ref, error) {
+	return func(ctx context.Context, virtual client.Reader) (map[mapping.Ref][]mapping.Ref, error) {
+		list := newList()
+		if err := virtual.List(ctx, list); err != nil {
+			return nil, err
+		}
+		objs, err := meta.ExtractList(list)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[mapping.Ref][]mapping.Ref, len(objs))
+		for _, o := range objs {
+			from, to := refs(o.(client.Object))
+			out[from] = to
+		}
+		return out, nil
 	}
 }
 

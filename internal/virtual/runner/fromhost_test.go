@@ -9,6 +9,7 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clustersync/clustersync/internal/testenv"
@@ -39,18 +40,7 @@ func TestFromHostClasses(t *testing.T) {
 	on.Sync.FromHost.IngressClasses.Enabled = true
 	on.Sync.FromHost.RuntimeClasses.Enabled = true
 	on.Sync.FromHost.PriorityClasses.Enabled = true
-	if err := env.StopSyncer(); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.StartSyncer(on); err != nil {
-		t.Fatalf("start with the fromHost classes on: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = env.StopSyncer()
-		if err := env.StartSyncer(nil); err != nil {
-			t.Errorf("restart with the defaults: %v", err)
-		}
-	})
+	withConfig(t, on)
 
 	copyOf := func(obj client.Object) {
 		t.Helper()
@@ -80,8 +70,15 @@ func TestFromHostClasses(t *testing.T) {
 	if err := env.HostClient.Update(ctx, pc); err != nil {
 		t.Fatal(err)
 	}
-	vpc.Labels["tier"] = "tampered"
-	if err := env.VirtualClient.Update(ctx, vpc); err != nil {
+	// The syncer may be writing the copy at the same moment: edit as a
+	// user would, again on a conflict.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := env.VirtualClient.Get(ctx, client.ObjectKeyFromObject(vpc), vpc); err != nil {
+			return err
+		}
+		vpc.Labels["tier"] = "tampered"
+		return env.VirtualClient.Update(ctx, vpc)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, wait, func() error {

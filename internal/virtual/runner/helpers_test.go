@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clustersync/clustersync/internal/testenv"
+	"github.com/clustersync/clustersync/internal/virtual/config"
 )
 
 const wait = 60 * time.Second
@@ -110,4 +111,22 @@ func virtualPods(t *testing.T, ns, app string) []corev1.Pod {
 		t.Fatal(err)
 	}
 	return list.Items
+}
+
+// withConfig restarts the package's syncer with cfg for the rest of t,
+// and with the defaults again when t ends.
+func withConfig(t *testing.T, cfg *config.Config) {
+	t.Helper()
+	if err := env.StopSyncer(); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.StartSyncer(cfg); err != nil {
+		t.Fatalf("start the syncer with the test's configuration: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = env.StopSyncer()
+		if err := env.StartSyncer(nil); err != nil {
+			t.Errorf("restart with the defaults: %v", err)
+		}
+	})
 }

@@ -41,18 +41,7 @@ func TestIngressSync(t *testing.T) {
 
 	on := config.Default()
 	on.Sync.ToHost.Ingresses.Enabled = true
-	if err := env.StopSyncer(); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.StartSyncer(on); err != nil {
-		t.Fatalf("start with ingresses on: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = env.StopSyncer()
-		if err := env.StartSyncer(nil); err != nil {
-			t.Errorf("restart with the defaults: %v", err)
-		}
-	})
+	withConfig(t, on)
 
 	host := hostObject(t, &networkingv1.Ingress{}, "nginx", ns)
 	hostName := env.HostKey("nginx", ns).Name

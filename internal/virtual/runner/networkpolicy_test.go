@@ -19,18 +19,7 @@ func TestNetworkPolicySync(t *testing.T) {
 	ns := env.NewNamespace(t)
 	on := config.Default()
 	on.Sync.ToHost.NetworkPolicies.Enabled = true
-	if err := env.StopSyncer(); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.StartSyncer(on); err != nil {
-		t.Fatalf("start with networkPolicies on: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = env.StopSyncer()
-		if err := env.StartSyncer(nil); err != nil {
-			t.Errorf("restart with the defaults: %v", err)
-		}
-	})
+	withConfig(t, on)
 	policy := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}, Spec: networkingv1.NetworkPolicySpec{
 		PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
 		Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{

@@ -25,18 +25,7 @@ func TestPodDisruptionBudgetSync(t *testing.T) {
 	ns, other := env.NewNamespace(t), env.NewNamespace(t)
 	on := config.Default()
 	on.Sync.ToHost.PodDisruptionBudgets.Enabled = true
-	if err := env.StopSyncer(); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.StartSyncer(on); err != nil {
-		t.Fatalf("start with podDisruptionBudgets on: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = env.StopSyncer()
-		if err := env.StartSyncer(nil); err != nil {
-			t.Errorf("restart with the defaults: %v", err)
-		}
-	})
+	withConfig(t, on)
 	create(t, env.VirtualClient, pod("web-0", ns, func(p *corev1.Pod) { p.Labels = map[string]string{"app": "web"} }))
 	create(t, env.VirtualClient, pod("db-0", ns, func(p *corev1.Pod) { p.Labels = map[string]string{"app": "db"} }))
 	create(t, env.VirtualClient, pod("web-0", other, func(p *corev1.Pod) { p.Labels = map[string]string{"app": "web"} }))

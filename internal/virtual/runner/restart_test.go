@@ -97,18 +97,7 @@ func TestKindSwitchedOffIsCleanedUp(t *testing.T) {
 
 	off := config.Default()
 	off.Sync.ToHost.Services.Enabled = false
-	if err := env.StopSyncer(); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.StartSyncer(off); err != nil {
-		t.Fatalf("start with services off: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = env.StopSyncer()
-		if err := env.StartSyncer(nil); err != nil {
-			t.Errorf("restart with the defaults: %v", err)
-		}
-	})
+	withConfig(t, off)
 	hostGone(t, &corev1.Service{}, "web", ns)
 	for _, name := range []string{users.Name, env.Name} {
 		if err := env.HostClient.Get(ctx, client.ObjectKey{Namespace: env.HostNamespace, Name: name}, &corev1.Service{}); err != nil {

@@ -22,18 +22,7 @@ func TestTokensInSecrets(t *testing.T) {
 	ns := env.NewNamespace(t)
 	on := config.Default()
 	on.Sync.ToHost.Pods.UseSecretsForSATokens = true
-	if err := env.StopSyncer(); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.StartSyncer(on); err != nil {
-		t.Fatalf("start with useSecretsForSATokens: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = env.StopSyncer()
-		if err := env.StartSyncer(nil); err != nil {
-			t.Errorf("restart with the defaults: %v", err)
-		}
-	})
+	withConfig(t, on)
 	// The virtual API server's admission adds the token volume.
 	create(t, env.VirtualClient, pod("api-client", ns, nil))
 	hostPod := hostObject(t, &corev1.Pod{}, "api-client", ns)

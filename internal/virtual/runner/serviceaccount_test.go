@@ -19,18 +19,7 @@ func TestServiceAccountSync(t *testing.T) {
 	ns := env.NewNamespace(t)
 	on := config.Default()
 	on.Sync.ToHost.ServiceAccounts.Enabled = true
-	if err := env.StopSyncer(); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.StartSyncer(on); err != nil {
-		t.Fatalf("start with serviceAccounts on: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = env.StopSyncer()
-		if err := env.StartSyncer(nil); err != nil {
-			t.Errorf("restart with the defaults: %v", err)
-		}
-	})
+	withConfig(t, on)
 	const role = "arn:aws:iam::123456789012:role/builder"
 	create(t, env.VirtualClient, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "regcred", Namespace: ns}, Type: corev1.SecretTypeDockerConfigJson,
 		Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{}}`)}})

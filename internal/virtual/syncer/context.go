@@ -105,6 +105,15 @@ func (s *Context) EnqueueRefs(ctx context.Context, refs []mapping.Ref) {
 	}
 }
 
+// SetReferences records that virtual object from uses the objects to
+// (its Secrets, ConfigMaps, claims), and wakes the controllers of those it
+// started or stopped using, so selective sync follows.
+func (s *Context) SetReferences(ctx context.Context, from mapping.Ref, to []mapping.Ref) {
+	added, dropped := s.Mappings.SetReferences(from, to)
+	s.EnqueueRefs(ctx, added)
+	s.EnqueueRefs(ctx, dropped)
+}
+
 // ReportSyncError records a Warning event SyncError on the virtual object,
 // once per distinct message.
 func (s *Context) ReportSyncError(virtual client.Object, format string, args ...any) {

@@ -21,17 +21,9 @@ func New(tr translate.Translator) *Syncer {
 		NewObject: func() *networkingv1.Ingress { return &networkingv1.Ingress{} }, Translator: tr}}
 }
 
-// updateReferences records the Secrets ing uses and wakes the Secret
-// syncer for those it started or stopped using.
-func updateReferences(ctx context.Context, s *syncer.Context, ing *networkingv1.Ingress) {
-	added, dropped := s.Mappings.SetReferences(Ref(ing), References(ing))
-	s.EnqueueRefs(ctx, added)
-	s.EnqueueRefs(ctx, dropped)
-}
-
 // SyncToHost implements syncer.Resource.
 func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Create[*networkingv1.Ingress]) (ctrl.Result, error) {
-	updateReferences(ctx, s, c.Virtual)
+	s.SetReferences(ctx, Ref(c.Virtual), References(c.Virtual))
 	host := &networkingv1.Ingress{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(c.Virtual, r.Translator)}
 	return s.CreateHost(ctx, host)
 }
@@ -39,7 +31,7 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 // Sync implements syncer.Resource: the spec flows to the host, the status
 // back.
 func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*networkingv1.Ingress]) (ctrl.Result, error) {
-	updateReferences(ctx, s, p.Virtual)
+	s.SetReferences(ctx, Ref(p.Virtual), References(p.Virtual))
 	v, h := syncer.ApplyMeta(p)
 	h.Spec = HostSpec(p.Virtual, r.Translator)
 	if err := s.PatchHost(ctx, p.Host, h); err != nil {

@@ -60,14 +60,6 @@ func (r *Syncer) environment(ctx context.Context, s *syncer.Context) Environment
 	return env
 }
 
-// updateReferences records what pod uses and wakes the syncers of the
-// Secrets, ConfigMaps and claims it started or stopped using.
-func updateReferences(ctx context.Context, s *syncer.Context, pod *corev1.Pod) {
-	added, dropped := s.Mappings.SetReferences(podRef(pod), References(pod))
-	s.EnqueueRefs(ctx, added)
-	s.EnqueueRefs(ctx, dropped)
-}
-
 func podRef(pod *corev1.Pod) mapping.Ref {
 	return mapping.Ref{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name}
 }
@@ -86,7 +78,7 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 		// pod is gone, as on a node that lost it. Its controller makes a new one.
 		return ctrl.Result{}, deleteVirtual(ctx, s, v)
 	}
-	updateReferences(ctx, s, v)
+	s.SetReferences(ctx, podRef(v), References(v))
 	if env := r.env; env.SyncServiceAccounts {
 		// The host admits a pod only once its service account exists: the
 		// ServiceAccount syncer makes it.
@@ -206,7 +198,7 @@ func namespaceLabels(ctx context.Context, s *syncer.Context, name string) map[st
 // Sync implements syncer.Resource.
 func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*corev1.Pod]) (ctrl.Result, error) {
 	v, h := syncer.ApplyMeta(p)
-	updateReferences(ctx, s, p.Virtual)
+	s.SetReferences(ctx, podRef(p.Virtual), References(p.Virtual))
 
 	// virtual → host: metadata, and the few spec fields a pod may change.
 	h.Labels = HostLabels(h.Labels, s.Translator, namespaceLabels(ctx, s, p.Virtual.Namespace))

@@ -21,15 +21,9 @@ func New(tr translate.Translator) *Syncer {
 		NewObject: func() *corev1.ServiceAccount { return &corev1.ServiceAccount{} }, Translator: tr}}
 }
 
-func updateReferences(ctx context.Context, s *syncer.Context, sa *corev1.ServiceAccount) {
-	added, dropped := s.Mappings.SetReferences(Ref(sa), References(sa))
-	s.EnqueueRefs(ctx, added)
-	s.EnqueueRefs(ctx, dropped)
-}
-
 // SyncToHost implements syncer.Resource.
 func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Create[*corev1.ServiceAccount]) (ctrl.Result, error) {
-	updateReferences(ctx, s, c.Virtual)
+	s.SetReferences(ctx, Ref(c.Virtual), References(c.Virtual))
 	h := &corev1.ServiceAccount{ObjectMeta: syncer.HostMeta(s, c)}
 	HostFields(h, c.Virtual, r.Translator)
 	return s.CreateHost(ctx, h)
@@ -37,7 +31,7 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 
 // Sync implements syncer.Resource.
 func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*corev1.ServiceAccount]) (ctrl.Result, error) {
-	updateReferences(ctx, s, p.Virtual)
+	s.SetReferences(ctx, Ref(p.Virtual), References(p.Virtual))
 	v, h := syncer.ApplyMeta(p)
 	HostFields(h, p.Virtual, r.Translator)
 	if err := s.PatchHost(ctx, p.Host, h); err != nil {
