@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -82,8 +83,13 @@ func TestIngressSync(t *testing.T) {
 
 	// The host's controller reports the load balancer: it shows in the
 	// virtual cluster.
-	host.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "192.0.2.7"}}
-	if err := env.HostClient.Status().Update(ctx, host); err != nil {
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := env.HostClient.Get(ctx, client.ObjectKeyFromObject(host), host); err != nil {
+			return err
+		}
+		host.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "192.0.2.7"}}
+		return env.HostClient.Status().Update(ctx, host)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, wait, func() error {
