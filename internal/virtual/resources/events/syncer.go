@@ -12,6 +12,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -83,7 +84,11 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		// object before that: ask the host object itself, past the cache.
 		host := newObj()
 		err := s.HostReader.Get(ctx, types.NamespacedName{Namespace: h.InvolvedObject.Namespace, Name: h.InvolvedObject.Name}, host)
-		if err != nil || !s.Translator.IsManaged(host, h.InvolvedObject.Kind, nil) {
+		// The host copy's object-kind annotation is the kind's
+		// GroupVersionKind string (e.g. "/v1, Kind=Pod"), from the event's
+		// apiVersion and kind.
+		gvk := schema.FromAPIVersionAndKind(h.InvolvedObject.APIVersion, h.InvolvedObject.Kind).String()
+		if err != nil || !s.Translator.IsManaged(host, gvk, nil) {
 			return ctrl.Result{}, client.IgnoreNotFound(err) // not an object of this virtual cluster
 		}
 		v := translate.VirtualRefOf(host)
