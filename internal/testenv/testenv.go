@@ -75,12 +75,19 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 	if err := bins.Check(); err != nil {
 		return nil, err
 	}
+	stopOrphans(ctx, 5*time.Second)
 	if o.Dir == "" {
-		d, err := os.MkdirTemp("", "clustersync-test-")
+		d, err := os.MkdirTemp("", tempPrefix)
 		if err != nil {
 			return nil, err
 		}
 		o.Dir = d
+	}
+	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := claimDir(o.Dir); err != nil {
+		return nil, err
 	}
 	e := &Env{Name: o.Name, HostNamespace: "vc-" + o.Name, Dir: o.Dir}
 	host, err := hostcluster.Create(ctx, hostcluster.Options{
