@@ -3,7 +3,6 @@ package instance
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,15 +15,9 @@ import (
 )
 
 // hostKinds are the namespaced host resources a virtual cluster creates:
-// its kinds' copies (resources.HostResources) and the ServiceAccount its
-// host pods run as.
-func hostKinds() []schema.GroupVersionResource {
-	out := resources.HostResources()
-	if sa := (schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}); !slices.Contains(out, sa) {
-		out = append(out, sa)
-	}
-	return out
-}
+// its kinds' copies (resources.HostResources), which include the
+// ServiceAccount its host pods run as.
+func hostKinds() []schema.GroupVersionResource { return resources.HostResources() }
 
 // DeleteHostObjects deletes every object in namespace labelled
 // vcluster.loft.sh/managed-by=vcluster — what the virtual cluster created,

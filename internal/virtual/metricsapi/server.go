@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/go-logr/logr"
@@ -229,16 +230,20 @@ func (a *API) nodes(ctx context.Context, route Route, selector labels.Selector) 
 		}
 		host[n.Name] = *m
 	}
-	// What the tenant's own pods use, for its fake nodes.
-	var pods corev1.PodList
-	if err := a.virtual.List(ctx, &pods); err != nil {
-		return nil, err
+	// What the tenant's own pods use, for its fake nodes (only then).
+	var usage map[string]corev1.ResourceList
+	if slices.ContainsFunc(nodes, func(n corev1.Node) bool { return n.Labels[translate.LabelFakeNode] == "true" }) {
+		var pods corev1.PodList
+		if err := a.virtual.List(ctx, &pods); err != nil {
+			return nil, err
+		}
+		podMetrics, err := a.podMetrics(ctx, pods.Items)
+		if err != nil {
+			return nil, err
+		}
+		usage = UsageByNode(pods.Items, podMetrics)
 	}
-	podMetrics, err := a.podMetrics(ctx, pods.Items)
-	if err != nil {
-		return nil, err
-	}
-	metrics := NodeMetrics(nodes, host, UsageByNode(pods.Items, podMetrics))
+	metrics := NodeMetrics(nodes, host, usage)
 	if route.Name != "" {
 		if len(metrics) == 0 {
 			return nil, apierrors.NewNotFound(gr, route.Name)

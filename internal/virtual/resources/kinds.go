@@ -39,6 +39,7 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/resources/serviceaccounts"
 	"github.com/clustersync/clustersync/internal/virtual/resources/services"
 	"github.com/clustersync/clustersync/internal/virtual/syncer"
+	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
 //go:generate go run ./gen -chart ../../../charts/virtual-cluster/templates/_kinds_rbac.tpl
@@ -137,17 +138,13 @@ func Kinds() []Kind {
 			Name: "endpoints", Switch: "sync.toHost.endpoints.enabled",
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).Endpoints.Enabled },
 			HostKinds: core("Endpoints"),
-			Register: func(_ context.Context, env Env) error {
-				return syncer.Register(env.Manager, env.Host, env.Syncer, endpoints.New(env.Syncer.Translator), env.Config.Syncer.Workers)
-			},
+			Register:  registerResource(endpoints.New),
 		},
 		{
 			Name: "ingresses", Switch: "sync.toHost.ingresses.enabled",
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).Ingresses.Enabled },
 			HostKinds: []schema.GroupVersionKind{networkingv1.SchemeGroupVersion.WithKind("Ingress")},
-			Register: func(_ context.Context, env Env) error {
-				return syncer.Register(env.Manager, env.Host, env.Syncer, ingresses.New(env.Syncer.Translator), env.Config.Syncer.Workers)
-			},
+			Register:  registerResource(ingresses.New),
 			Referrers: referrers(func() client.ObjectList { return &networkingv1.IngressList{} }, func(o client.Object) (mapping.Ref, []mapping.Ref) {
 				return ingresses.Ref(o.(*networkingv1.Ingress)), ingresses.References(o.(*networkingv1.Ingress))
 			}),
@@ -156,9 +153,7 @@ func Kinds() []Kind {
 			Name: "serviceAccounts", Switch: "sync.toHost.serviceAccounts.enabled",
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).ServiceAccounts.Enabled },
 			HostKinds: core("ServiceAccount"),
-			Register: func(_ context.Context, env Env) error {
-				return syncer.Register(env.Manager, env.Host, env.Syncer, serviceaccounts.New(env.Syncer.Translator), env.Config.Syncer.Workers)
-			},
+			Register:  registerResource(serviceaccounts.New),
 			Referrers: referrers(func() client.ObjectList { return &corev1.ServiceAccountList{} }, func(o client.Object) (mapping.Ref, []mapping.Ref) {
 				return serviceaccounts.Ref(o.(*corev1.ServiceAccount)), serviceaccounts.References(o.(*corev1.ServiceAccount))
 			}),
@@ -167,25 +162,19 @@ func Kinds() []Kind {
 			Name: "networkPolicies", Switch: "sync.toHost.networkPolicies.enabled",
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).NetworkPolicies.Enabled },
 			HostKinds: []schema.GroupVersionKind{networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy")},
-			Register: func(_ context.Context, env Env) error {
-				return syncer.Register(env.Manager, env.Host, env.Syncer, networkpolicies.New(env.Syncer.Translator), env.Config.Syncer.Workers)
-			},
+			Register:  registerResource(networkpolicies.New),
 		},
 		{
 			Name: "podDisruptionBudgets", Switch: "sync.toHost.podDisruptionBudgets.enabled",
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).PodDisruptionBudgets.Enabled },
 			HostKinds: []schema.GroupVersionKind{policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget")},
-			Register: func(_ context.Context, env Env) error {
-				return syncer.Register(env.Manager, env.Host, env.Syncer, pdbs.New(env.Syncer.Translator), env.Config.Syncer.Workers)
-			},
+			Register:  registerResource(pdbs.New),
 		},
 		{
 			Name: "persistentVolumeClaims", Switch: "sync.toHost.persistentVolumeClaims.enabled",
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).PersistentVolumeClaims.Enabled },
 			HostKinds: core("PersistentVolumeClaim"),
-			Register: func(_ context.Context, env Env) error {
-				return syncer.Register(env.Manager, env.Host, env.Syncer, pvcs.New(env.Syncer.Translator), env.Config.Syncer.Workers)
-			},
+			Register:  registerResource(pvcs.New),
 		},
 		{
 			Name: "configMaps", Switch: "sync.toHost.configMaps.enabled",
@@ -217,6 +206,14 @@ func Kinds() []Kind {
 				return events.Register(env.Manager, env.Host, env.Syncer)
 			},
 		},
+	}
+}
+
+// registerResource is the Register of a kind synced by the engine
+// (syncer.Register) whose syncer needs only the virtual cluster's names.
+func registerResource[T client.Object, R syncer.Resource[T]](newResource func(translate.Translator) R) func(context.Context, Env) error {
+	return func(_ context.Context, env Env) error {
+		return syncer.Register[T](env.Manager, env.Host, env.Syncer, newResource(env.Syncer.Translator), env.Config.Syncer.Workers)
 	}
 }
 

@@ -21,6 +21,9 @@ import (
 type Controller struct {
 	gvk schema.GroupVersionKind
 	s   *syncer.Context
+	// host and virtual read the kind from the caches the controller's
+	// watches fill (the clients would read unstructured objects live).
+	host, virtual client.Reader
 }
 
 func (c *Controller) newObject() *unstructured.Unstructured {
@@ -32,7 +35,7 @@ func (c *Controller) newObject() *unstructured.Unstructured {
 // Register adds the controller of kind gvk (cluster-scoped, served by both
 // API servers) to mgr, named fromhost-<name>.
 func Register(mgr ctrl.Manager, host cluster.Cluster, s *syncer.Context, name string, gvk schema.GroupVersionKind) error {
-	c := &Controller{gvk: gvk, s: s}
+	c := &Controller{gvk: gvk, s: s, host: host.GetCache(), virtual: mgr.GetCache()}
 	return ctrl.NewControllerManagedBy(mgr).Named("fromhost-" + name).
 		For(c.newObject()).
 		WatchesRawSource(source.Kind(host.GetCache(), c.newObject(), &handler.TypedEnqueueRequestForObject[*unstructured.Unstructured]{})).
@@ -42,8 +45,8 @@ func Register(mgr ctrl.Manager, host cluster.Cluster, s *syncer.Context, name st
 // Reconcile implements reconcile.Reconciler.
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	h, v := c.newObject(), c.newObject()
-	herr := c.s.Host.Get(ctx, req.NamespacedName, h)
-	verr := c.s.Virtual.Get(ctx, req.NamespacedName, v)
+	herr := c.host.Get(ctx, req.NamespacedName, h)
+	verr := c.virtual.Get(ctx, req.NamespacedName, v)
 	if verr != nil && !apierrors.IsNotFound(verr) {
 		return ctrl.Result{}, verr
 	}
