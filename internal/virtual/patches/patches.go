@@ -105,7 +105,7 @@ type Error struct {
 	// Location is the concrete field (Path with list indexes), Direction
 	// "expression" or "reverseExpression" (or "reference", "labels").
 	Location, Direction string
-	Err error
+	Err                 error
 }
 
 // Error implements error.
