@@ -11,6 +11,7 @@ package resources
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/mapping"
+	"github.com/clustersync/clustersync/internal/virtual/patches"
 	"github.com/clustersync/clustersync/internal/virtual/resources/configmaps"
 	"github.com/clustersync/clustersync/internal/virtual/resources/endpoints"
 	"github.com/clustersync/clustersync/internal/virtual/resources/events"
@@ -85,6 +87,10 @@ type Kind struct {
 	ClusterRules []rbacv1.PolicyRule
 	// Register adds its controllers to env.Manager.
 	Register func(ctx context.Context, env Env) error
+	// Patches, when set, returns the kind's patches
+	// (<Switch without .enabled>.patches, also spelled translate), which
+	// the engine applies to the host objects of HostKinds[0].
+	Patches func(cfg *config.Config) []config.Patch
 	// Referrers, when set, lists what the kind's virtual objects use among
 	// the objects synced only when used (referrer → used objects); the
 	// runner records it before the controllers start, so that no Secret
@@ -106,6 +112,7 @@ func Kinds() []Kind {
 	return []Kind{
 		{
 			Name: "pods", Switch: "sync.toHost.pods.enabled",
+			Patches:   func(cfg *config.Config) []config.Patch { return toHost(cfg).Pods.Translate },
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).Pods.Enabled },
 			HostKinds: core("Pod"),
 			Referrers: referrers(func() client.ObjectList { return &corev1.PodList{} }, func(o client.Object) (mapping.Ref, []mapping.Ref) {
@@ -128,6 +135,7 @@ func Kinds() []Kind {
 		},
 		{
 			Name: "services", Switch: "sync.toHost.services.enabled",
+			Patches:   func(cfg *config.Config) []config.Patch { return toHost(cfg).Services.Translate },
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).Services.Enabled },
 			HostKinds: core("Service"),
 			Register: func(_ context.Context, env Env) error {
@@ -142,6 +150,7 @@ func Kinds() []Kind {
 		},
 		{
 			Name: "ingresses", Switch: "sync.toHost.ingresses.enabled",
+			Patches:   func(cfg *config.Config) []config.Patch { return toHost(cfg).Ingresses.Translate },
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).Ingresses.Enabled },
 			HostKinds: []schema.GroupVersionKind{networkingv1.SchemeGroupVersion.WithKind("Ingress")},
 			Register:  registerResource(ingresses.New),
@@ -172,12 +181,14 @@ func Kinds() []Kind {
 		},
 		{
 			Name: "persistentVolumeClaims", Switch: "sync.toHost.persistentVolumeClaims.enabled",
+			Patches:   func(cfg *config.Config) []config.Patch { return toHost(cfg).PersistentVolumeClaims.Translate },
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).PersistentVolumeClaims.Enabled },
 			HostKinds: core("PersistentVolumeClaim"),
 			Register:  registerResource(pvcs.New),
 		},
 		{
 			Name: "configMaps", Switch: "sync.toHost.configMaps.enabled",
+			Patches:   func(cfg *config.Config) []config.Patch { return toHost(cfg).ConfigMaps.Translate },
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).ConfigMaps.Enabled },
 			HostKinds: core("ConfigMap"),
 			Register: func(_ context.Context, env Env) error {
@@ -186,6 +197,7 @@ func Kinds() []Kind {
 		},
 		{
 			Name: "secrets", Switch: "sync.toHost.secrets.enabled",
+			Patches:   func(cfg *config.Config) []config.Patch { return toHost(cfg).Secrets.Translate },
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).Secrets.Enabled },
 			HostKinds: core("Secret"),
 			Register: func(_ context.Context, env Env) error {
@@ -207,6 +219,16 @@ func Kinds() []Kind {
 			},
 		},
 	}
+}
+
+// CompilePatches compiles the kind's patches from cfg (nil when it has
+// none); errors name each patch's key, e.g.
+// sync.toHost.pods.patches[0].expression.
+func (k Kind) CompilePatches(cfg *config.Config) (*patches.Set, error) {
+	if k.Patches == nil {
+		return nil, nil
+	}
+	return patches.Compile(strings.TrimSuffix(k.Switch, ".enabled")+".patches", k.Patches(cfg), patches.DefaultLimits())
 }
 
 // registerResource is the Register of a kind synced by the engine

@@ -7,12 +7,14 @@ import (
 	"slices"
 
 	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/resources"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
 )
 
 // CheckConfig returns one error per setting of cfg that the syncer cannot
 // honour, naming the setting's path: values it cannot use (an enforced
-// toleration it cannot parse) and features clustersync does not implement
+// toleration it cannot parse, a patch whose path or expression does not
+// compile) and features clustersync does not implement
 // yet, so that a vCluster configuration is never silently half-applied.
 // vCluster defaults that are on but have no effect here (endpointSlices: the
 // host mirrors synced Endpoints into slices itself) are not errors;
@@ -28,12 +30,11 @@ func CheckConfig(cfg *config.Config) error {
 	if _, err := pods.ParseTolerations(th.Pods.EnforceTolerations); err != nil {
 		errs = append(errs, fmt.Errorf("sync.toHost.pods.enforceTolerations%w", err))
 	}
-	bad("sync.toHost.pods.patches (translate)", len(th.Pods.Translate) > 0)
-	bad("sync.toHost.secrets.patches (translate)", len(th.Secrets.Translate) > 0)
-	bad("sync.toHost.configMaps.patches (translate)", len(th.ConfigMaps.Translate) > 0)
-	bad("sync.toHost.services.patches (translate)", len(th.Services.Translate) > 0)
-	bad("sync.toHost.persistentVolumeClaims.patches (translate)", len(th.PersistentVolumeClaims.Translate) > 0)
-	bad("sync.toHost.ingresses.patches (translate)", len(th.Ingresses.Translate) > 0)
+	for _, k := range resources.Kinds() {
+		if _, err := k.CompilePatches(cfg); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	bad("sync.toHost.persistentVolumes.enabled", th.PersistentVolumes.Enabled)
 	bad("sync.toHost.volumeSnapshots.enabled", th.VolumeSnapshots.Enabled)
 	bad("sync.toHost.storageClasses.enabled", th.StorageClasses.Enabled)

@@ -20,6 +20,12 @@ sync:
     secrets:
       translate:
         - path: data.x
+    configMaps:
+      patches:
+        - path: data..x
+          expression: value
+        - path: data.y
+          expression: "value +"
   fromHost:
     storageClasses: {enabled: true}
     customResources:
@@ -35,7 +41,16 @@ sync:
 	if !strings.Contains(err.Error(), "sync.toHost.pods.enforceTolerations[0]") {
 		t.Errorf("error does not name the bad toleration:\n%v", err)
 	}
-	for _, path := range []string{"sync.toHost.priorityClasses.enabled", "sync.toHost.secrets.patches (translate)",
+	for _, want := range []string{
+		"sync.toHost.secrets.patches[0]: needs exactly one of expression/reverseExpression, reference and labels",
+		"sync.toHost.configMaps.patches[0].path",
+		"sync.toHost.configMaps.patches[1].expression: does not compile",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not contain %q:\n%v", want, err)
+		}
+	}
+	for _, path := range []string{"sync.toHost.priorityClasses.enabled",
 		"sync.fromHost.storageClasses.enabled", "sync.fromHost.customResources[widgets.example.com]"} {
 		if !strings.Contains(err.Error(), path+": not supported") {
 			t.Errorf("error does not name %s:\n%v", path, err)

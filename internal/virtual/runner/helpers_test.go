@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,6 +112,34 @@ func virtualPods(t *testing.T, ns, app string) []corev1.Pod {
 		t.Fatal(err)
 	}
 	return list.Items
+}
+
+// syncErrorEvent waits for a Warning SyncError event on the virtual object
+// name in ns whose message contains each of want, and returns its message.
+func syncErrorEvent(t *testing.T, ns, name string, want ...string) string {
+	t.Helper()
+	var msg string
+	testenv.Eventually(t, wait, func() error {
+		var list corev1.EventList
+		if err := env.VirtualClient.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+	events:
+		for _, e := range list.Items {
+			if e.Reason != "SyncError" || e.Type != corev1.EventTypeWarning || e.InvolvedObject.Name != name {
+				continue
+			}
+			for _, w := range want {
+				if !strings.Contains(e.Message, w) {
+					continue events
+				}
+			}
+			msg = e.Message
+			return nil
+		}
+		return fmt.Errorf("no SyncError event on %s/%s containing %q among %d events", ns, name, want, len(list.Items))
+	})
+	return msg
 }
 
 // withConfig restarts the package's syncer with cfg for the rest of t,

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -284,6 +285,14 @@ func register(ctx context.Context, env resources.Env) error {
 		if !k.Enabled(env.Config) {
 			continue
 		}
+		set, err := k.CompilePatches(env.Config)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if set != nil {
+			env.Syncer.SetPatches(k.HostKinds[0], set)
+		}
 		if err := k.Register(ctx, env); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", k.Name, err))
 		}
@@ -295,7 +304,8 @@ func register(ctx context.Context, env resources.Env) error {
 // is on which objects are referenced (resources.Kind.Referrers), so that no
 // Secret or ConfigMap looks unused to its controller while the referring
 // kind's controller has not caught up after a restart; referrers that are
-// gone, or whose kind is off, are forgotten.
+// gone, or whose kind is off, are forgotten. What the reference patches of
+// a kind name is recomputed the same way (syncer.PatchesRef).
 func rebuildReferences(ctx context.Context, vc client.Client, store *mapping.Store, cfg *config.Config) error {
 	live := map[mapping.Ref]bool{}
 	for _, k := range resources.Kinds() {
@@ -309,6 +319,25 @@ func rebuildReferences(ctx context.Context, vc client.Client, store *mapping.Sto
 		for from, to := range refs {
 			live[from] = true
 			store.SetReferences(from, to)
+		}
+	}
+	for _, k := range resources.Kinds() {
+		if !k.Enabled(cfg) {
+			continue
+		}
+		set, err := k.CompilePatches(cfg)
+		if err != nil || !set.HasReferences() {
+			continue // a patch that does not compile stops the start later
+		}
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(k.HostKinds[0].GroupVersion().WithKind(k.HostKinds[0].Kind + "List"))
+		if err := vc.List(ctx, list); err != nil {
+			return fmt.Errorf("%s: %w", k.Name, err)
+		}
+		for _, o := range list.Items {
+			from := syncer.PatchesRef(mapping.Ref{Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName()})
+			live[from] = true
+			store.SetReferences(from, set.References(o.Object, o.GetNamespace()))
 		}
 	}
 	for _, r := range store.Referrers() {

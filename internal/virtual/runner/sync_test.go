@@ -286,18 +286,7 @@ func TestUnmanagedCollisionLeftAlone(t *testing.T) {
 	create(t, env.HostClient, foreign)
 	create(t, env.VirtualClient, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns,
 		Annotations: map[string]string{translate.AnnotationForceSync: "true"}}, StringData: map[string]string{"keep": "not"}})
-	testenv.Eventually(t, wait, func() error {
-		var list corev1.EventList
-		if err := env.VirtualClient.List(ctx, &list, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		for _, e := range list.Items {
-			if e.Reason == "SyncError" && e.InvolvedObject.Name == "db" && strings.Contains(e.Message, "not managed") {
-				return nil
-			}
-		}
-		return fmt.Errorf("no SyncError event among %d events", len(list.Items))
-	})
+	syncErrorEvent(t, ns, "db", "not managed")
 	var h corev1.Secret
 	if err := env.HostClient.Get(ctx, client.ObjectKeyFromObject(foreign), &h); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/mapping"
+	"github.com/clustersync/clustersync/internal/virtual/patches"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
@@ -46,6 +48,8 @@ type Context struct {
 	reported map[string]string
 	// echoes are the object versions this syncer wrote.
 	echoes echoes
+	// patches are the compiled patches of each kind (SetPatches).
+	patches map[schema.GroupVersionKind]*patches.Set
 }
 
 // KubeletEndpoint is the address of the kubelet API the virtual API server
@@ -65,6 +69,7 @@ func NewContext(t translate.Translator, cfg *config.Config, virtual, host client
 		Translator: t, Config: cfg, Virtual: virtual, Host: host, VirtualReader: virtualReader, HostReader: hostReader,
 		Events: ev, Mappings: store, Log: log,
 		queues: map[string]chan event.GenericEvent{}, controllerOf: map[string]string{}, reported: map[string]string{},
+		patches: map[schema.GroupVersionKind]*patches.Set{},
 	}
 }
 

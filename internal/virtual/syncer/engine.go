@@ -2,6 +2,7 @@ package syncer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/clustersync/clustersync/internal/virtual/mapping"
+	"github.com/clustersync/clustersync/internal/virtual/patches"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
@@ -158,32 +160,48 @@ func (e *engine[T]) reconcile(ctx context.Context, key types.NamespacedName) (ct
 			}
 		}
 		vref := e.virtualRef(virtual)
+		set := s.patchesOf(e.r.GVK())
+		view := host
+		if set != nil {
+			// Compare and merge with the host object as it would be without
+			// the patches; Pair.PatchHost applies them again.
+			if view, err = unpatched(set, host, virtual, vref); err != nil {
+				return e.patchFailed(virtual, err)
+			}
+			s.SetReferences(ctx, PatchesRef(ref), patchReferences(set, virtual))
+		}
 		var base *translate.Meta
 		if m, ok := e.lastSeen.Load(key); ok {
 			mm := m.(translate.Meta)
 			base = &mm
 		}
-		p := &Pair[T]{Virtual: virtual, Host: host, Ref: vref,
-			Meta: s.Translator.SyncMetadata(base, virtual, host, vref, hostName)}
+		p := &Pair[T]{Virtual: virtual, Host: view, Ref: vref, patches: set, patched: host,
+			Meta: s.Translator.SyncMetadata(base, virtual, view, vref, hostName)}
 		res, err := e.r.Sync(ctx, s, p)
-		if err == nil {
-			e.lastSeen.Store(key, p.Meta.Seen)
-			s.Mappings.Record(ref, hostName)
-			s.clearReported(virtual.GetUID())
+		if err != nil {
+			return e.patchFailed(virtual, err)
 		}
-		return res, err
+		e.lastSeen.Store(key, p.Meta.Seen)
+		s.Mappings.Record(ref, hostName)
+		s.clearReported(virtual.GetUID())
+		return res, nil
 
 	case vok && selected:
 		vref := e.virtualRef(virtual)
+		set := s.patchesOf(e.r.GVK())
+		if set != nil {
+			s.SetReferences(ctx, PatchesRef(ref), patchReferences(set, virtual))
+		}
 		labels, anns, seen := s.Translator.NewHostMetadata(virtual, vref, hostName)
 		_, wasSynced := e.lastSeen.Load(key)
 		res, err := e.r.SyncToHost(ctx, s, &Create[T]{Virtual: virtual, Ref: vref, HostName: hostName,
-			Labels: labels, Annotations: anns, WasSynced: wasSynced})
-		if err == nil {
-			e.lastSeen.Store(key, seen)
-			s.Mappings.Record(ref, hostName)
+			Labels: labels, Annotations: anns, WasSynced: wasSynced, patches: set})
+		if err != nil {
+			return e.patchFailed(virtual, err)
 		}
-		return res, err
+		e.lastSeen.Store(key, seen)
+		s.Mappings.Record(ref, hostName)
+		return res, nil
 
 	case hok:
 		// The virtual object is gone (or no longer selected).
@@ -200,12 +218,26 @@ func (e *engine[T]) reconcile(ctx context.Context, key types.NamespacedName) (ct
 		}
 		// Gone on both sides: what it referenced may no longer be needed.
 		s.EnqueueRefs(ctx, s.Mappings.Forget(ref))
+		s.EnqueueRefs(ctx, s.Mappings.Forget(PatchesRef(ref)))
 		return ctrl.Result{}, nil
 	}
 }
 
 func (e *engine[T]) virtualRef(v T) translate.VirtualRef {
 	return translate.VirtualRef{Kind: e.kind, Name: v.GetName(), Namespace: v.GetNamespace(), UID: v.GetUID()}
+}
+
+// patchFailed turns the error of a patch (*patches.Error) into a
+// SyncError event on the virtual object, which is then not synced until
+// it or the host object changes: a patch that fails does not get better by
+// retrying. Other errors are returned as they are.
+func (e *engine[T]) patchFailed(virtual T, err error) (ctrl.Result, error) {
+	var perr *patches.Error
+	if !errors.As(err, &perr) {
+		return ctrl.Result{}, err
+	}
+	e.s.ReportSyncError(virtual, "not synced to the host: %v", err)
+	return ctrl.Result{}, nil
 }
 
 // deleteHost deletes a stale host copy and forgets its last-seen metadata.

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/clustersync/clustersync/internal/virtual/patches"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
@@ -21,7 +22,8 @@ type Resource[T client.Object] interface {
 	New() T
 	// HostName is the host name of the virtual object name/namespace.
 	HostName(name, namespace string) string
-	// SyncToHost creates the host object for c.Virtual (no host object exists).
+	// SyncToHost creates the host object for c.Virtual (no host object
+	// exists), with c.CreateHost.
 	SyncToHost(ctx context.Context, s *Context, c *Create[T]) (ctrl.Result, error)
 	// Sync brings an existing pair together.
 	Sync(ctx context.Context, s *Context, p *Pair[T]) (ctrl.Result, error)
@@ -44,15 +46,26 @@ type Create[T client.Object] struct {
 	// WasSynced is true when this syncer saw the host object before: it has
 	// been deleted on the host since (a host pod evicted, say).
 	WasSynced bool
+
+	// patches are the kind's patches, which CreateHost applies.
+	patches *patches.Set
 }
 
-// Pair is the input of Sync.
+// Pair is the input of Sync. Write the host object with Pair.PatchHost.
 type Pair[T client.Object] struct {
-	// Virtual and Host are the two objects (from the caches: do not modify).
+	// Virtual and Host are the two objects (from the caches: do not
+	// modify). When the kind has patches, Host is the host object with
+	// them undone (patches.Set.ToVirtual), so it compares with and copies
+	// back to the virtual object field by field.
 	Virtual, Host T
 	Ref           translate.VirtualRef
 	// Meta is the merged metadata both sides should carry.
 	Meta translate.MetaResult
+
+	// patches are the kind's patches; patched is the host object as the
+	// host has it, with them applied.
+	patches *patches.Set
+	patched T
 }
 
 // Finalizer is implemented by kinds whose virtual objects wait for the

@@ -41,7 +41,7 @@ func (r *Syncer) ShouldSync(_ context.Context, s *syncer.Context, v *corev1.Conf
 func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Create[*corev1.ConfigMap]) (ctrl.Result, error) {
 	v := c.Virtual
 	host := &corev1.ConfigMap{ObjectMeta: syncer.HostMeta(s, c), Data: v.Data, BinaryData: v.BinaryData, Immutable: v.Immutable}
-	return s.CreateHost(ctx, host)
+	return c.CreateHost(ctx, s, host)
 }
 
 // Sync implements syncer.Resource.
@@ -50,7 +50,7 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 	if p.Host.Immutable == nil || !*p.Host.Immutable {
 		h.Data, h.BinaryData, h.Immutable = p.Virtual.Data, p.Virtual.BinaryData, p.Virtual.Immutable
 	}
-	if err := s.PatchHost(ctx, p.Host, h); err != nil {
+	if err := p.PatchHost(ctx, s, h); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, s.PatchVirtual(ctx, p.Virtual, v)

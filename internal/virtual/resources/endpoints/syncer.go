@@ -60,14 +60,14 @@ func HostSubsets(v *corev1.Endpoints, tr translate.Translator) []corev1.Endpoint
 
 // SyncToHost implements syncer.Resource.
 func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Create[*corev1.Endpoints]) (ctrl.Result, error) { //nolint:staticcheck
-	return s.CreateHost(ctx, &corev1.Endpoints{ObjectMeta: syncer.HostMeta(s, c), Subsets: HostSubsets(c.Virtual, r.Translator)}) //nolint:staticcheck
+	return c.CreateHost(ctx, s, &corev1.Endpoints{ObjectMeta: syncer.HostMeta(s, c), Subsets: HostSubsets(c.Virtual, r.Translator)}) //nolint:staticcheck
 }
 
 // Sync implements syncer.Resource.
 func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*corev1.Endpoints]) (ctrl.Result, error) { //nolint:staticcheck
 	v, h := syncer.ApplyMeta(p)
 	h.Subsets = HostSubsets(p.Virtual, r.Translator)
-	if err := s.PatchHost(ctx, p.Host, h); err != nil {
+	if err := p.PatchHost(ctx, s, h); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, s.PatchVirtual(ctx, p.Virtual, v)

@@ -25,7 +25,7 @@ func New(tr translate.Translator) *Syncer {
 func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Create[*networkingv1.Ingress]) (ctrl.Result, error) {
 	s.SetReferences(ctx, Ref(c.Virtual), References(c.Virtual))
 	host := &networkingv1.Ingress{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(c.Virtual, r.Translator)}
-	return s.CreateHost(ctx, host)
+	return c.CreateHost(ctx, s, host)
 }
 
 // Sync implements syncer.Resource: the spec flows to the host, the status
@@ -34,7 +34,7 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*ne
 	s.SetReferences(ctx, Ref(p.Virtual), References(p.Virtual))
 	v, h := syncer.ApplyMeta(p)
 	h.Spec = HostSpec(p.Virtual, r.Translator)
-	if err := s.PatchHost(ctx, p.Host, h); err != nil {
+	if err := p.PatchHost(ctx, s, h); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := s.PatchVirtual(ctx, p.Virtual, v); err != nil {

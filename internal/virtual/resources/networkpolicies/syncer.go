@@ -24,14 +24,14 @@ func New(tr translate.Translator) *Syncer {
 
 // SyncToHost implements syncer.Resource.
 func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Create[*networkingv1.NetworkPolicy]) (ctrl.Result, error) {
-	return s.CreateHost(ctx, &networkingv1.NetworkPolicy{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(c.Virtual, r.Translator)})
+	return c.CreateHost(ctx, s, &networkingv1.NetworkPolicy{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(c.Virtual, r.Translator)})
 }
 
 // Sync implements syncer.Resource: the spec flows to the host.
 func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*networkingv1.NetworkPolicy]) (ctrl.Result, error) {
 	v, h := syncer.ApplyMeta(p)
 	h.Spec = HostSpec(p.Virtual, r.Translator)
-	if err := s.PatchHost(ctx, p.Host, h); err != nil {
+	if err := p.PatchHost(ctx, s, h); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, s.PatchVirtual(ctx, p.Virtual, v)

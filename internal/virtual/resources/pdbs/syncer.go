@@ -24,7 +24,7 @@ func New(tr translate.Translator) *Syncer {
 
 // SyncToHost implements syncer.Resource.
 func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Create[*policyv1.PodDisruptionBudget]) (ctrl.Result, error) {
-	return s.CreateHost(ctx, &policyv1.PodDisruptionBudget{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(c.Virtual, r.Translator)})
+	return c.CreateHost(ctx, s, &policyv1.PodDisruptionBudget{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(c.Virtual, r.Translator)})
 }
 
 // Sync implements syncer.Resource: the spec flows to the host, the status
@@ -33,7 +33,7 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*policyv1.PodDisruptionBudget]) (ctrl.Result, error) {
 	v, h := syncer.ApplyMeta(p)
 	h.Spec = HostSpec(p.Virtual, r.Translator)
-	if err := s.PatchHost(ctx, p.Host, h); err != nil {
+	if err := p.PatchHost(ctx, s, h); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := s.PatchVirtual(ctx, p.Virtual, v); err != nil {

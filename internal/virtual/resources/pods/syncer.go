@@ -108,7 +108,7 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 	host := &corev1.Pod{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(v, r.environment(ctx, s), token)}
 	host.Labels = HostLabels(host.Labels, s.Translator, namespaceLabels(ctx, s, v.Namespace))
 	maps.Copy(host.Annotations, HostAnnotations(v, token))
-	res, err := s.CreateHost(ctx, host)
+	res, err := c.CreateHost(ctx, s, host)
 	if err != nil || token == nil || token.Secret == "" {
 		return res, err
 	}
@@ -204,7 +204,7 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 	h.Labels = HostLabels(h.Labels, s.Translator, namespaceLabels(ctx, s, p.Virtual.Namespace))
 	maps.Copy(h.Annotations, HostAnnotations(p.Virtual, nil))
 	syncSpec(&h.Spec, &p.Virtual.Spec, r.env)
-	if err := s.PatchHost(ctx, p.Host, h); err != nil {
+	if err := p.PatchHost(ctx, s, h); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := s.PatchVirtual(ctx, p.Virtual, v); err != nil {

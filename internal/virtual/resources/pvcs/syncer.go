@@ -49,14 +49,14 @@ func HostSpec(v *corev1.PersistentVolumeClaim, tr translate.Translator) corev1.P
 
 // SyncToHost implements syncer.Resource.
 func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Create[*corev1.PersistentVolumeClaim]) (ctrl.Result, error) {
-	return s.CreateHost(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(c.Virtual, r.Translator)})
+	return c.CreateHost(ctx, s, &corev1.PersistentVolumeClaim{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(c.Virtual, r.Translator)})
 }
 
 // Sync implements syncer.Resource.
 func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*corev1.PersistentVolumeClaim]) (ctrl.Result, error) {
 	v, h := syncer.ApplyMeta(p)
 	h.Spec.Resources.Requests = p.Virtual.Spec.Resources.Requests
-	if err := s.PatchHost(ctx, p.Host, h); err != nil {
+	if err := p.PatchHost(ctx, s, h); err != nil {
 		return ctrl.Result{}, err
 	}
 	if v.Spec.VolumeName == "" && p.Host.Spec.VolumeName != "" {

@@ -52,7 +52,7 @@ func HostType(t corev1.SecretType) corev1.SecretType {
 func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Create[*corev1.Secret]) (ctrl.Result, error) {
 	v := c.Virtual
 	host := &corev1.Secret{ObjectMeta: syncer.HostMeta(s, c), Type: HostType(v.Type), Data: v.Data, Immutable: v.Immutable}
-	return s.CreateHost(ctx, host)
+	return c.CreateHost(ctx, s, host)
 }
 
 // Sync implements syncer.Resource.
@@ -67,7 +67,7 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 		h.StringData = nil
 	}
 	h.Immutable = p.Virtual.Immutable
-	if err := s.PatchHost(ctx, p.Host, h); err != nil {
+	if err := p.PatchHost(ctx, s, h); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, s.PatchVirtual(ctx, p.Virtual, v)

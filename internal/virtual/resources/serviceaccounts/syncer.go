@@ -26,7 +26,7 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 	s.SetReferences(ctx, Ref(c.Virtual), References(c.Virtual))
 	h := &corev1.ServiceAccount{ObjectMeta: syncer.HostMeta(s, c)}
 	HostFields(h, c.Virtual, r.Translator)
-	return s.CreateHost(ctx, h)
+	return c.CreateHost(ctx, s, h)
 }
 
 // Sync implements syncer.Resource.
@@ -34,7 +34,7 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 	s.SetReferences(ctx, Ref(p.Virtual), References(p.Virtual))
 	v, h := syncer.ApplyMeta(p)
 	HostFields(h, p.Virtual, r.Translator)
-	if err := s.PatchHost(ctx, p.Host, h); err != nil {
+	if err := p.PatchHost(ctx, s, h); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, s.PatchVirtual(ctx, p.Virtual, v)

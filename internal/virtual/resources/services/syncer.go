@@ -53,11 +53,16 @@ func (r *Syncer) ShouldSync(_ context.Context, _ *syncer.Context, v *corev1.Serv
 // virtual clusterIP; when the host has given that address to another
 // Service, the host allocates one and Sync moves the virtual Service to it.
 func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Create[*corev1.Service]) (ctrl.Result, error) {
-	host := &corev1.Service{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(c.Virtual, r.Translator, nil, r.dns)}
-	res, err := s.CreateHost(ctx, host)
+	build := func() *corev1.Service {
+		return &corev1.Service{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(c.Virtual, r.Translator, nil, r.dns)}
+	}
+	host := build()
+	res, err := c.CreateHost(ctx, s, host)
 	if err != nil && apierrors.IsInvalid(err) && host.Spec.ClusterIP != "" && host.Spec.ClusterIP != corev1.ClusterIPNone {
+		// Built again: CreateHost applied the patches to the first one.
+		host = build()
 		host.Spec.ClusterIP, host.Spec.ClusterIPs = "", nil
-		if res, err = s.CreateHost(ctx, host); err != nil || res.RequeueAfter > 0 {
+		if res, err = c.CreateHost(ctx, s, host); err != nil || res.RequeueAfter > 0 {
 			return res, err
 		}
 		// The host chose another address: Sync moves the virtual Service to
@@ -74,7 +79,7 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 	}
 	v, h := syncer.ApplyMeta(p)
 	h.Spec = HostSpec(p.Virtual, r.Translator, &p.Host.Spec, r.dns)
-	if err := s.PatchHost(ctx, p.Host, h); err != nil {
+	if err := p.PatchHost(ctx, s, h); err != nil {
 		return ctrl.Result{}, err
 	}
 	VirtualNodePorts(&v.Spec, &p.Host.Spec)
