@@ -108,6 +108,15 @@
   resources: ["events"]
   verbs: ["get", "list", "watch"]
 {{- end }}
+# customResources (sync.toHost.customResources)
+{{- range $name, $cr := .Values.sync.toHost.customResources }}
+{{- if $cr.enabled }}
+{{- $parts := splitn "." 2 $name }}
+- apiGroups: [{{ $parts._1 | quote }}]
+  resources: [{{ $parts._0 | quote }}]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+{{- end }}
+{{- end }}
 {{- end -}}
 
 {{/* The cluster-scoped rules of the syncer's kinds. */}}
@@ -133,5 +142,23 @@
 - apiGroups: ["scheduling.k8s.io"]
   resources: ["priorityclasses"]
   verbs: ["get", "list", "watch"]
+{{- end }}
+# customResources (sync.toHost and sync.fromHost.customResources)
+{{- $crds := list }}
+{{- range $name, $cr := .Values.sync.toHost.customResources }}{{ if $cr.enabled }}{{ $crds = append $crds $name }}{{ end }}{{ end }}
+{{- range $name, $cr := .Values.sync.fromHost.customResources }}{{ if $cr.enabled }}{{ $crds = append $crds $name }}{{ end }}{{ end }}
+{{- if $crds }}
+- apiGroups: ["apiextensions.k8s.io"]
+  resources: ["customresourcedefinitions"]
+  resourceNames: [{{ range $i, $n := $crds }}{{ if $i }}, {{ end }}{{ $n | quote }}{{ end }}]
+  verbs: ["get"]
+{{- end }}
+{{- range $name, $cr := .Values.sync.fromHost.customResources }}
+{{- if $cr.enabled }}
+{{- $parts := splitn "." 2 $name }}
+- apiGroups: [{{ $parts._1 | quote }}]
+  resources: [{{ $parts._0 | quote }}]
+  verbs: ["get", "list", "watch"]
+{{- end }}
 {{- end }}
 {{- end -}}

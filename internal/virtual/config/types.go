@@ -533,3 +533,9 @@ func parseAutoSwitch(v any) (AutoSwitch, bool) {
 // object {registry, repository, tag}, which decodes to the same string
 // (registry and tag optional).
 type ImageRef string
+
+// IsEnabled reports Enabled.
+func (s EnableSwitch) IsEnabled() bool { return s.Enabled }
+
+// IsEnabled reports Enabled.
+func (s EnableSwitchWithTranslate) IsEnabled() bool { return s.Enabled }

@@ -229,6 +229,42 @@ func TestChartRoleFollowsKinds(t *testing.T) {
 	}
 }
 
+// Custom resource entries get their rules from the values: every verb on
+// a sync.toHost entry's objects in the host namespace, get on the enabled
+// entries' CRDs, and read on a sync.fromHost entry's objects.
+func TestChartRoleCustomResources(t *testing.T) {
+	m := render(t, "sync.toHost.customResources.widgets\\.example\\.com.enabled=true",
+		"sync.toHost.customResources.off\\.example\\.com.enabled=false",
+		"sync.fromHost.customResources.gadgets\\.example\\.org.enabled=true")
+	role := decode[rbacv1.Role](t, m, "Role/vc-vc1")
+	has := func(rules []rbacv1.PolicyRule, group, resource string, names []string, verbs ...string) bool {
+		for _, r := range rules {
+			if slices.Equal(r.APIGroups, []string{group}) && slices.Equal(r.Resources, []string{resource}) &&
+				slices.Equal(r.ResourceNames, names) && sets.New(r.Verbs...).HasAll(verbs...) {
+				return true
+			}
+		}
+		return false
+	}
+	if !has(role.Rules, "example.com", "widgets", nil, "get", "list", "watch", "create", "update", "patch", "delete") {
+		t.Errorf("Role has no rule for widgets.example.com: %+v", role.Rules)
+	}
+	if has(role.Rules, "example.com", "off", nil, "get") {
+		t.Errorf("Role has a rule for a disabled entry: %+v", role.Rules)
+	}
+	cr := decode[rbacv1.ClusterRole](t, m, "ClusterRole/vc-vc1-v-ns1")
+	if !has(cr.Rules, "apiextensions.k8s.io", "customresourcedefinitions", []string{"widgets.example.com", "gadgets.example.org"}, "get") {
+		t.Errorf("ClusterRole cannot get the two CRDs: %+v", cr.Rules)
+	}
+	if !has(cr.Rules, "example.org", "gadgets", nil, "get", "list", "watch") {
+		t.Errorf("ClusterRole cannot read gadgets.example.org: %+v", cr.Rules)
+	}
+	plain := decode[rbacv1.ClusterRole](t, render(t), "ClusterRole/vc-vc1-v-ns1")
+	if has(plain.Rules, "apiextensions.k8s.io", "customresourcedefinitions", nil) {
+		t.Errorf("defaults grant CRD access: %+v", plain.Rules)
+	}
+}
+
 // `helm install` of the chart checks values.schema.json (generated from the
 // configuration types): a key in neither clustersync's nor vCluster's
 // sections is refused, a vCluster section and an image object pass.

@@ -10,6 +10,7 @@ package resources
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -28,6 +29,7 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/mapping"
 	"github.com/clustersync/clustersync/internal/virtual/patches"
 	"github.com/clustersync/clustersync/internal/virtual/resources/configmaps"
+	"github.com/clustersync/clustersync/internal/virtual/resources/customresources"
 	"github.com/clustersync/clustersync/internal/virtual/resources/endpoints"
 	"github.com/clustersync/clustersync/internal/virtual/resources/events"
 	"github.com/clustersync/clustersync/internal/virtual/resources/fromhost"
@@ -211,6 +213,22 @@ func Kinds() []Kind {
 		fromHostKind("priorityClasses", func(f config.FromHost) bool { return f.PriorityClasses.Enabled },
 			schema.GroupVersionKind{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass"}),
 		{
+			// Any CRD's objects, one controller per enabled entry; the chart's
+			// rules for them are generated from the entries (ChartRBAC).
+			Name: "customResources",
+			Enabled: func(cfg *config.Config) bool {
+				return len(customresources.Enabled(toHost(cfg).CustomResources)) > 0
+			},
+			Register: registerCustomResources,
+		},
+		{
+			Name: "fromHost customResources",
+			Enabled: func(cfg *config.Config) bool {
+				return len(customresources.Enabled(cfg.Sync.FromHost.CustomResources)) > 0
+			},
+			Register: registerFromHostCustomResources,
+		},
+		{
 			Name: "events", Switch: "sync.fromHost.events.enabled",
 			Enabled:   func(cfg *config.Config) bool { return cfg.Sync.FromHost.Events.Enabled },
 			ReadRules: []rbacv1.PolicyRule{coreRule([]string{"get", "list", "watch"}, "events")},
@@ -272,6 +290,62 @@ func fromHostKind(key string, on func(config.FromHost) bool, gvk schema.GroupVer
 			return fromhost.Register(env.Manager, env.Host, env.Syncer, key, gvk)
 		},
 	}
+}
+
+// registerCustomResources copies the CRD of every enabled
+// sync.toHost.customResources entry from the host and syncs its objects
+// through the engine with the entry's patches. A cluster-scoped kind is
+// refused: its objects have no host namespace to go to.
+func registerCustomResources(ctx context.Context, env Env) error {
+	entries := env.Config.Sync.ToHost.CustomResources
+	var errs []error
+	for _, name := range customresources.Enabled(entries) {
+		key := "sync.toHost.customResources[" + name + "]"
+		def, err := customresources.CopyDefinition(ctx, env.Host.GetAPIReader(), env.Manager.GetAPIReader(), env.Manager.GetClient(), name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+			continue
+		}
+		if !def.Namespaced {
+			errs = append(errs, fmt.Errorf("%s: %s is cluster-scoped; only namespaced kinds are synced to the host", key, def.GVK.Kind))
+			continue
+		}
+		set, err := patches.Compile(key+".patches", entries[name].Translate, patches.DefaultLimits())
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		env.Syncer.SetPatches(def.GVK, set)
+		if err := syncer.Register(env.Manager, env.Host, env.Syncer, customresources.New(env.Syncer.Translator, name, def), env.Config.Syncer.Workers); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// registerFromHostCustomResources copies the CRD of every enabled
+// sync.fromHost.customResources entry from the host and keeps read-only
+// copies of its objects. Only cluster-scoped kinds: a namespaced host
+// object has no virtual namespace it belongs to (vCluster maps them with
+// mappings.byName, which its reference of these keys does not have).
+func registerFromHostCustomResources(ctx context.Context, env Env) error {
+	var errs []error
+	for _, name := range customresources.Enabled(env.Config.Sync.FromHost.CustomResources) {
+		key := "sync.fromHost.customResources[" + name + "]"
+		def, err := customresources.CopyDefinition(ctx, env.Host.GetAPIReader(), env.Manager.GetAPIReader(), env.Manager.GetClient(), name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+			continue
+		}
+		if def.Namespaced {
+			errs = append(errs, fmt.Errorf("%s: %s is namespaced; only cluster-scoped kinds are copied from the host", key, def.GVK.Kind))
+			continue
+		}
+		if err := fromhost.Register(env.Manager, env.Host, env.Syncer, name, def.GVK); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // registerPods builds the pod syncer from sync.toHost.pods.

@@ -40,6 +40,7 @@ func ChartRBAC() string {
 		}
 		b.WriteString("{{- end }}\n")
 	}
+	b.WriteString(customResourceRules)
 	b.WriteString("{{- end -}}\n\n")
 	b.WriteString("{{/* The cluster-scoped rules of the syncer's kinds. */}}\n")
 	b.WriteString("{{- define \"vc.kindClusterRules\" -}}\n")
@@ -56,9 +57,48 @@ func ChartRBAC() string {
 		printRules(&b, k.ClusterRules)
 		b.WriteString("{{- end }}\n")
 	}
+	b.WriteString(customResourceClusterRules)
 	b.WriteString("{{- end -}}\n")
 	return b.String()
 }
+
+// customResourceRules are the host-namespace rules of the customResources
+// row, whose kinds come from the values: every verb on the objects of each
+// enabled sync.toHost.customResources entry (<plural>.<group>).
+const customResourceRules = `# customResources (sync.toHost.customResources)
+{{- range $name, $cr := .Values.sync.toHost.customResources }}
+{{- if $cr.enabled }}
+{{- $parts := splitn "." 2 $name }}
+- apiGroups: [{{ $parts._1 | quote }}]
+  resources: [{{ $parts._0 | quote }}]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+{{- end }}
+{{- end }}
+`
+
+// customResourceClusterRules are the cluster-scoped rules of the two
+// customResources rows: get on the CustomResourceDefinitions of the
+// enabled entries (copied into the virtual cluster at start), and
+// get/list/watch on the objects of the sync.fromHost.customResources ones.
+const customResourceClusterRules = `# customResources (sync.toHost and sync.fromHost.customResources)
+{{- $crds := list }}
+{{- range $name, $cr := .Values.sync.toHost.customResources }}{{ if $cr.enabled }}{{ $crds = append $crds $name }}{{ end }}{{ end }}
+{{- range $name, $cr := .Values.sync.fromHost.customResources }}{{ if $cr.enabled }}{{ $crds = append $crds $name }}{{ end }}{{ end }}
+{{- if $crds }}
+- apiGroups: ["apiextensions.k8s.io"]
+  resources: ["customresourcedefinitions"]
+  resourceNames: [{{ range $i, $n := $crds }}{{ if $i }}, {{ end }}{{ $n | quote }}{{ end }}]
+  verbs: ["get"]
+{{- end }}
+{{- range $name, $cr := .Values.sync.fromHost.customResources }}
+{{- if $cr.enabled }}
+{{- $parts := splitn "." 2 $name }}
+- apiGroups: [{{ $parts._1 | quote }}]
+  resources: [{{ $parts._0 | quote }}]
+  verbs: ["get", "list", "watch"]
+{{- end }}
+{{- end }}
+`
 
 // allVerbs are the verbs the syncer uses on the host objects it writes.
 var allVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete"}

@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/patches"
+	"github.com/clustersync/clustersync/internal/virtual/resources/customresources"
 	"github.com/clustersync/clustersync/internal/virtual/resources"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
 )
@@ -46,10 +48,18 @@ func CheckConfig(cfg *config.Config) error {
 	bad("sync.fromHost.csiDrivers.enabled", fh.CSIDrivers.Enabled.Resolve(false))
 	bad("sync.fromHost.csiStorageCapacities.enabled", fh.CSIStorageCapacities.Enabled.Resolve(false))
 	for _, name := range slices.Sorted(maps.Keys(th.CustomResources)) {
-		bad("sync.toHost.customResources["+name+"]", th.CustomResources[name].Enabled)
+		key := "sync.toHost.customResources[" + name + "]"
+		if _, err := customresources.ParseName(name); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+		}
+		if _, err := patches.Compile(key+".patches", th.CustomResources[name].Translate, patches.DefaultLimits()); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(fh.CustomResources)) {
-		bad("sync.fromHost.customResources["+name+"]", fh.CustomResources[name].Enabled)
+		if _, err := customresources.ParseName(name); err != nil {
+			errs = append(errs, fmt.Errorf("sync.fromHost.customResources[%s]: %w", name, err))
+		}
 	}
 	return errors.Join(errs...)
 }

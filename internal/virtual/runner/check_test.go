@@ -15,6 +15,11 @@ func TestCheckConfig(t *testing.T) {
 sync:
   toHost:
     priorityClasses: {enabled: true}
+    customResources:
+      widgets.example.com:
+        enabled: true
+        patches:
+          - path: spec.x
     pods:
       enforceTolerations: ["=v:NoSchedule"]
     secrets:
@@ -30,6 +35,7 @@ sync:
     storageClasses: {enabled: true}
     customResources:
       widgets.example.com: {enabled: true}
+      Gadgets: {enabled: true}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -45,13 +51,15 @@ sync:
 		"sync.toHost.secrets.patches[0]: needs exactly one of expression/reverseExpression, reference and labels",
 		"sync.toHost.configMaps.patches[0].path",
 		"sync.toHost.configMaps.patches[1].expression: does not compile",
+		"sync.toHost.customResources[widgets.example.com].patches[0]: needs exactly one of",
+		`sync.fromHost.customResources[Gadgets]: "Gadgets" is not <plural>.<group>`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not contain %q:\n%v", want, err)
 		}
 	}
 	for _, path := range []string{"sync.toHost.priorityClasses.enabled",
-		"sync.fromHost.storageClasses.enabled", "sync.fromHost.customResources[widgets.example.com]"} {
+		"sync.fromHost.storageClasses.enabled"} {
 		if !strings.Contains(err.Error(), path+": not supported") {
 			t.Errorf("error does not name %s:\n%v", path, err)
 		}
