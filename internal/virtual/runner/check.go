@@ -8,8 +8,8 @@ import (
 
 	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/patches"
-	"github.com/clustersync/clustersync/internal/virtual/resources/customresources"
 	"github.com/clustersync/clustersync/internal/virtual/resources"
+	"github.com/clustersync/clustersync/internal/virtual/resources/customresources"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
 )
 
