@@ -12,43 +12,111 @@ import (
 
 // CheckConfig returns one error per setting of cfg that the syncer cannot
 // honour, naming the setting's path: values it cannot use (an enforced
-// toleration it cannot parse) and features clustersync does not implement
-// yet, so that a vCluster configuration is never silently half-applied.
-// vCluster defaults that are on but have no effect here (endpointSlices: the
-// host mirrors synced Endpoints into slices itself) are not errors;
+// toleration it cannot parse) and the features of Unsupported, which
+// clustersync does not implement yet, so that a vCluster configuration is
+// never silently half-applied. The errors are joined with errors.Join, in
+// the order of Unsupported; it returns nil when there are none. vCluster
+// defaults that are on but have no effect here (endpointSlices: the host
+// mirrors synced Endpoints into slices itself) are not errors;
 // docs/configuration.md lists them.
 func CheckConfig(cfg *config.Config) error {
-	th, fh := cfg.Sync.ToHost, cfg.Sync.FromHost
 	var errs []error
-	bad := func(path string, on bool) {
-		if on {
-			errs = append(errs, fmt.Errorf("%s: not supported by clustersync yet", path))
-		}
-	}
-	if _, err := pods.ParseTolerations(th.Pods.EnforceTolerations); err != nil {
+	if _, err := pods.ParseTolerations(cfg.Sync.ToHost.Pods.EnforceTolerations); err != nil {
 		errs = append(errs, fmt.Errorf("sync.toHost.pods.enforceTolerations%w", err))
 	}
-	bad("sync.toHost.pods.patches (translate)", len(th.Pods.Translate) > 0)
-	bad("sync.toHost.secrets.patches (translate)", len(th.Secrets.Translate) > 0)
-	bad("sync.toHost.configMaps.patches (translate)", len(th.ConfigMaps.Translate) > 0)
-	bad("sync.toHost.services.patches (translate)", len(th.Services.Translate) > 0)
-	bad("sync.toHost.persistentVolumeClaims.patches (translate)", len(th.PersistentVolumeClaims.Translate) > 0)
-	bad("sync.toHost.ingresses.patches (translate)", len(th.Ingresses.Translate) > 0)
-	bad("sync.toHost.persistentVolumes.enabled", th.PersistentVolumes.Enabled)
-	bad("sync.toHost.volumeSnapshots.enabled", th.VolumeSnapshots.Enabled)
-	bad("sync.toHost.storageClasses.enabled", th.StorageClasses.Enabled)
-	bad("sync.toHost.priorityClasses.enabled", th.PriorityClasses.Enabled)
-	bad("sync.fromHost.nodes.enabled", fh.Nodes.Enabled)
-	// "auto" means: with a virtual scheduler, which clustersync does not run.
-	bad("sync.fromHost.storageClasses.enabled", fh.StorageClasses.Enabled.Resolve(false))
-	bad("sync.fromHost.csiNodes.enabled", fh.CSINodes.Enabled.Resolve(false))
-	bad("sync.fromHost.csiDrivers.enabled", fh.CSIDrivers.Enabled.Resolve(false))
-	bad("sync.fromHost.csiStorageCapacities.enabled", fh.CSIStorageCapacities.Enabled.Resolve(false))
-	for _, name := range slices.Sorted(maps.Keys(th.CustomResources)) {
-		bad("sync.toHost.customResources["+name+"]", th.CustomResources[name].Enabled)
-	}
-	for _, name := range slices.Sorted(maps.Keys(fh.CustomResources)) {
-		bad("sync.fromHost.customResources["+name+"]", fh.CustomResources[name].Enabled)
+	for _, k := range Unsupported() {
+		if !k.On(cfg) {
+			continue
+		}
+		names, isMap := enabledEntries(cfg, k.Path)
+		if !isMap {
+			errs = append(errs, notSupported(k.Path))
+		}
+		for _, name := range names {
+			errs = append(errs, notSupported(k.Path+"["+name+"]"))
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// notSupported is CheckConfig's error for the setting at path.
+func notSupported(path string) error {
+	return fmt.Errorf("%s: not supported by clustersync yet", path)
+}
+
+// UnsupportedKey is a setting of the configuration file that clustersync
+// does not implement yet: CheckConfig refuses a file in which it is on.
+type UnsupportedKey struct {
+	// Path is the setting's dotted path as CheckConfig's error names it,
+	// e.g. "sync.toHost.persistentVolumes.enabled"; a list that vCluster
+	// also spells `patches` is written "….patches (translate)". For a map
+	// of kinds ("sync.toHost.customResources") the error names each entry
+	// that is on: "sync.toHost.customResources[widgets.example.com]".
+	Path string
+	// On tells whether the setting is on in cfg, i.e. whether CheckConfig
+	// refuses cfg because of it.
+	On func(cfg *config.Config) bool
+}
+
+// Unsupported returns the settings clustersync does not implement yet, one
+// per key, in the order CheckConfig reports them; each call returns a new
+// slice. Implementing a feature means deleting its row; the generated key
+// table of docs/configuration.md marks these keys "not yet".
+func Unsupported() []UnsupportedKey {
+	return []UnsupportedKey{
+		{"sync.toHost.pods.patches (translate)", func(c *config.Config) bool { return len(c.Sync.ToHost.Pods.Translate) > 0 }},
+		{"sync.toHost.secrets.patches (translate)", func(c *config.Config) bool { return len(c.Sync.ToHost.Secrets.Translate) > 0 }},
+		{"sync.toHost.configMaps.patches (translate)", func(c *config.Config) bool { return len(c.Sync.ToHost.ConfigMaps.Translate) > 0 }},
+		{"sync.toHost.services.patches (translate)", func(c *config.Config) bool { return len(c.Sync.ToHost.Services.Translate) > 0 }},
+		{"sync.toHost.persistentVolumeClaims.patches (translate)", func(c *config.Config) bool { return len(c.Sync.ToHost.PersistentVolumeClaims.Translate) > 0 }},
+		{"sync.toHost.ingresses.patches (translate)", func(c *config.Config) bool { return len(c.Sync.ToHost.Ingresses.Translate) > 0 }},
+		{"sync.toHost.persistentVolumes.enabled", func(c *config.Config) bool { return c.Sync.ToHost.PersistentVolumes.Enabled }},
+		{"sync.toHost.volumeSnapshots.enabled", func(c *config.Config) bool { return c.Sync.ToHost.VolumeSnapshots.Enabled }},
+		{"sync.toHost.storageClasses.enabled", func(c *config.Config) bool { return c.Sync.ToHost.StorageClasses.Enabled }},
+		{"sync.toHost.priorityClasses.enabled", func(c *config.Config) bool { return c.Sync.ToHost.PriorityClasses.Enabled }},
+		{"sync.fromHost.nodes.enabled", func(c *config.Config) bool { return c.Sync.FromHost.Nodes.Enabled }},
+		// "auto" means: with a virtual scheduler, which clustersync does not run.
+		{"sync.fromHost.storageClasses.enabled", func(c *config.Config) bool { return c.Sync.FromHost.StorageClasses.Enabled.Resolve(false) }},
+		{"sync.fromHost.csiNodes.enabled", func(c *config.Config) bool { return c.Sync.FromHost.CSINodes.Enabled.Resolve(false) }},
+		{"sync.fromHost.csiDrivers.enabled", func(c *config.Config) bool { return c.Sync.FromHost.CSIDrivers.Enabled.Resolve(false) }},
+		{"sync.fromHost.csiStorageCapacities.enabled", func(c *config.Config) bool { return c.Sync.FromHost.CSIStorageCapacities.Enabled.Resolve(false) }},
+		{"sync.toHost.customResources", func(c *config.Config) bool { return len(enabledToHostResources(c)) > 0 }},
+		{"sync.fromHost.customResources", func(c *config.Config) bool { return len(enabledFromHostResources(c)) > 0 }},
+	}
+}
+
+// enabledEntries returns, for the path of a map of kinds, the sorted names
+// of its entries that are on in cfg, and isMap true; for any other path it
+// returns nil, false.
+func enabledEntries(cfg *config.Config, path string) (names []string, isMap bool) {
+	switch path {
+	case "sync.toHost.customResources":
+		return enabledToHostResources(cfg), true
+	case "sync.fromHost.customResources":
+		return enabledFromHostResources(cfg), true
+	}
+	return nil, false
+}
+
+// enabledToHostResources returns the sorted names of the enabled entries
+// of sync.toHost.customResources.
+func enabledToHostResources(cfg *config.Config) []string {
+	return enabledNames(cfg.Sync.ToHost.CustomResources, func(e config.EnableSwitchWithTranslate) bool { return e.Enabled })
+}
+
+// enabledFromHostResources returns the sorted names of the enabled entries
+// of sync.fromHost.customResources.
+func enabledFromHostResources(cfg *config.Config) []string {
+	return enabledNames(cfg.Sync.FromHost.CustomResources, func(e config.EnableSwitch) bool { return e.Enabled })
+}
+
+// enabledNames returns the sorted keys of m whose entry is on.
+func enabledNames[E any](m map[string]E, on func(E) bool) []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		if on(m[name]) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
