@@ -15,10 +15,9 @@ import (
 // toleration it cannot parse) and the features of Unsupported, which
 // clustersync does not implement yet, so that a vCluster configuration is
 // never silently half-applied. The errors are joined with errors.Join, in
-// the order of Unsupported; it returns nil when there are none. vCluster
-// defaults that are on but have no effect here (endpointSlices: the host
-// mirrors synced Endpoints into slices itself) are not errors;
-// docs/configuration.md lists them.
+// the order of Unsupported; it returns nil when there are none. The keys
+// that are accepted and have no effect here (Ignored: endpointSlices, the
+// real nodes' options) are not errors.
 func CheckConfig(cfg *config.Config) error {
 	var errs []error
 	if _, err := pods.ParseTolerations(cfg.Sync.ToHost.Pods.EnforceTolerations); err != nil {
@@ -119,4 +118,24 @@ func enabledNames[E any](m map[string]E, on func(E) bool) []string {
 		}
 	}
 	return out
+}
+
+// Ignored returns the dotted paths of the keys of the configuration file
+// that CheckConfig accepts and the syncer does not act on: vCluster
+// settings that are on by default there, or that only apply to real nodes,
+// which clustersync does not sync. Each call returns a new slice. The
+// generated key table of docs/configuration.md marks these keys "accepted,
+// no effect", as it marks the vCluster sections kept as written
+// (config.Config.NoEffect).
+func Ignored() []string {
+	return []string{
+		// The host's own controllers make EndpointSlices from the synced
+		// Endpoints and pods.
+		"sync.toHost.endpointSlices.enabled",
+		// Real nodes only (sync.fromHost.nodes.enabled is Unsupported).
+		"sync.fromHost.nodes.syncBackChanges",
+		"sync.fromHost.nodes.clearImageStatus",
+		"sync.fromHost.nodes.selector.all",
+		"sync.fromHost.nodes.selector.labels",
+	}
 }
