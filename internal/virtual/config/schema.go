@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-//go:generate go run ./gen -schema ../../../charts/virtual-cluster/values.schema.json
+//go:generate go run ./gen -schema ../../../charts/virtual-cluster/values.schema.json -docs ../../../docs/configuration.md
 
 // SchemaID is the $id of the configuration file's JSON Schema.
 const SchemaID = "https://clustersync.io/schemas/virtual-cluster.json"

@@ -20,8 +20,8 @@ type Config struct {
 
 	// The other top-level sections of vCluster's vcluster.yaml (0.2x,
 	// 0.3x): accepted as written, so that a vCluster file is usable
-	// unchanged, and listed by NoEffect, since clustersync does not act on
-	// them. Their content is not checked.
+	// unchanged, and not acted on. NoEffect lists what they set; their
+	// content is not checked.
 	ExportKubeConfig any `json:"exportKubeConfig,omitempty" config:"vcluster"`
 	Networking       any `json:"networking,omitempty" config:"vcluster"`
 	Policies         any `json:"policies,omitempty" config:"vcluster"`
@@ -291,8 +291,8 @@ type PatchLabels struct{}
 
 // ControlPlane configures the virtual cluster's control plane.
 type ControlPlane struct {
-	// The other keys of vCluster's controlPlane: accepted, not acted on
-	// (NoEffect lists them).
+	// The other keys of vCluster's controlPlane: accepted as written, not
+	// acted on. NoEffect lists what they set; their content is not checked.
 	Distro         any `json:"distro,omitempty" config:"vcluster"`
 	CoreDNS        any `json:"coredns,omitempty" config:"vcluster"`
 	Service        any `json:"service,omitempty" config:"vcluster"`
@@ -331,8 +331,9 @@ type ControlPlaneStatefulSet struct {
 	// Resources are the syncer container's requests and limits.
 	Resources Resources `json:"resources"`
 
-	// The other keys of vCluster's controlPlane.statefulSet: accepted, not
-	// acted on (NoEffect lists them).
+	// The other keys of vCluster's controlPlane.statefulSet: accepted as
+	// written, not acted on. NoEffect lists what they set; their content is
+	// not checked.
 	HighAvailability   any `json:"highAvailability,omitempty" config:"vcluster"`
 	Scheduling         any `json:"scheduling,omitempty" config:"vcluster"`
 	Security           any `json:"security,omitempty" config:"vcluster"`

@@ -16,19 +16,15 @@ import (
 // CheckConfig returns one error per setting of cfg that the syncer cannot
 // honour, naming the setting's path: values it cannot use (an enforced
 // toleration it cannot parse, a patch whose path or expression does not
-// compile) and features clustersync does not implement
-// yet, so that a vCluster configuration is never silently half-applied.
-// vCluster defaults that are on but have no effect here (endpointSlices: the
-// host mirrors synced Endpoints into slices itself) are not errors;
-// docs/configuration.md lists them.
+// compile, a customResources key that is not <plural>.<group>) and the
+// features of Unsupported, which clustersync does not implement yet, so
+// that a vCluster configuration is never silently half-applied. The errors
+// are joined with errors.Join; it returns nil when there are none. The
+// keys that are accepted and have no effect here (Ignored: endpointSlices,
+// the real nodes' options) are not errors.
 func CheckConfig(cfg *config.Config) error {
-	th, fh := cfg.Sync.ToHost, cfg.Sync.FromHost
 	var errs []error
-	bad := func(path string, on bool) {
-		if on {
-			errs = append(errs, fmt.Errorf("%s: not supported by clustersync yet", path))
-		}
-	}
+	th, fh := cfg.Sync.ToHost, cfg.Sync.FromHost
 	if _, err := pods.ParseTolerations(th.Pods.EnforceTolerations); err != nil {
 		errs = append(errs, fmt.Errorf("sync.toHost.pods.enforceTolerations%w", err))
 	}
@@ -37,16 +33,6 @@ func CheckConfig(cfg *config.Config) error {
 			errs = append(errs, err)
 		}
 	}
-	bad("sync.toHost.persistentVolumes.enabled", th.PersistentVolumes.Enabled)
-	bad("sync.toHost.volumeSnapshots.enabled", th.VolumeSnapshots.Enabled)
-	bad("sync.toHost.storageClasses.enabled", th.StorageClasses.Enabled)
-	bad("sync.toHost.priorityClasses.enabled", th.PriorityClasses.Enabled)
-	bad("sync.fromHost.nodes.enabled", fh.Nodes.Enabled)
-	// "auto" means: with a virtual scheduler, which clustersync does not run.
-	bad("sync.fromHost.storageClasses.enabled", fh.StorageClasses.Enabled.Resolve(false))
-	bad("sync.fromHost.csiNodes.enabled", fh.CSINodes.Enabled.Resolve(false))
-	bad("sync.fromHost.csiDrivers.enabled", fh.CSIDrivers.Enabled.Resolve(false))
-	bad("sync.fromHost.csiStorageCapacities.enabled", fh.CSIStorageCapacities.Enabled.Resolve(false))
 	for _, name := range slices.Sorted(maps.Keys(th.CustomResources)) {
 		key := "sync.toHost.customResources[" + name + "]"
 		if _, err := customresources.ParseName(name); err != nil {
@@ -61,5 +47,60 @@ func CheckConfig(cfg *config.Config) error {
 			errs = append(errs, fmt.Errorf("sync.fromHost.customResources[%s]: %w", name, err))
 		}
 	}
+	for _, k := range Unsupported() {
+		if k.On(cfg) {
+			errs = append(errs, fmt.Errorf("%s: not supported by clustersync yet", k.Path))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// UnsupportedKey is a setting of the configuration file that clustersync
+// does not implement yet: CheckConfig refuses a file in which it is on.
+type UnsupportedKey struct {
+	// Path is the setting's dotted path as CheckConfig's error names it,
+	// e.g. "sync.toHost.persistentVolumes.enabled".
+	Path string
+	// On tells whether the setting is on in cfg, i.e. whether CheckConfig
+	// refuses cfg because of it.
+	On func(cfg *config.Config) bool
+}
+
+// Unsupported returns the settings clustersync does not implement yet, one
+// per key, in the order CheckConfig reports them; each call returns a new
+// slice. Implementing a feature means deleting its row; the generated key
+// table of docs/configuration.md marks these keys "not yet".
+func Unsupported() []UnsupportedKey {
+	return []UnsupportedKey{
+		{"sync.toHost.persistentVolumes.enabled", func(c *config.Config) bool { return c.Sync.ToHost.PersistentVolumes.Enabled }},
+		{"sync.toHost.volumeSnapshots.enabled", func(c *config.Config) bool { return c.Sync.ToHost.VolumeSnapshots.Enabled }},
+		{"sync.toHost.storageClasses.enabled", func(c *config.Config) bool { return c.Sync.ToHost.StorageClasses.Enabled }},
+		{"sync.toHost.priorityClasses.enabled", func(c *config.Config) bool { return c.Sync.ToHost.PriorityClasses.Enabled }},
+		{"sync.fromHost.nodes.enabled", func(c *config.Config) bool { return c.Sync.FromHost.Nodes.Enabled }},
+		// "auto" means: with a virtual scheduler, which clustersync does not run.
+		{"sync.fromHost.storageClasses.enabled", func(c *config.Config) bool { return c.Sync.FromHost.StorageClasses.Enabled.Resolve(false) }},
+		{"sync.fromHost.csiNodes.enabled", func(c *config.Config) bool { return c.Sync.FromHost.CSINodes.Enabled.Resolve(false) }},
+		{"sync.fromHost.csiDrivers.enabled", func(c *config.Config) bool { return c.Sync.FromHost.CSIDrivers.Enabled.Resolve(false) }},
+		{"sync.fromHost.csiStorageCapacities.enabled", func(c *config.Config) bool { return c.Sync.FromHost.CSIStorageCapacities.Enabled.Resolve(false) }},
+	}
+}
+
+// Ignored returns the dotted paths of the keys of the configuration file
+// that CheckConfig accepts and the syncer does not act on: vCluster
+// settings that are on by default there, or that only apply to real nodes,
+// which clustersync does not sync. Each call returns a new slice. The
+// generated key table of docs/configuration.md marks these keys "accepted,
+// no effect", as it marks the vCluster sections kept as written
+// (config.Config.NoEffect).
+func Ignored() []string {
+	return []string{
+		// The host's own controllers make EndpointSlices from the synced
+		// Endpoints and pods.
+		"sync.toHost.endpointSlices.enabled",
+		// Real nodes only (sync.fromHost.nodes.enabled is Unsupported).
+		"sync.fromHost.nodes.syncBackChanges",
+		"sync.fromHost.nodes.clearImageStatus",
+		"sync.fromHost.nodes.selector.all",
+		"sync.fromHost.nodes.selector.labels",
+	}
 }

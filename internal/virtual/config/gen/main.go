@@ -1,6 +1,15 @@
-// Command gen writes the configuration file's JSON Schema (config.Schema)
-// to the file -schema names; `go generate ./internal/virtual/config` runs
-// it from the package's folder.
+// Command gen writes what is generated from the configuration file's Go
+// types (package config): with -schema FILE, the file's JSON Schema
+// (config.Schema) to FILE; with -docs FILE, the key table (every key with
+// its type, default, status and description, see keyTable) into the
+// Markdown file FILE, between the lines
+//
+//	<!-- BEGIN GENERATED: keys (go generate ./internal/virtual/config) -->
+//	<!-- END GENERATED: keys -->
+//
+// leaving the rest of FILE as it is. `go generate ./internal/virtual/config`
+// runs it from the package's folder, for
+// charts/virtual-cluster/values.schema.json and docs/configuration.md.
 package main
 
 import (
@@ -12,18 +21,51 @@ import (
 )
 
 func main() {
-	out := flag.String("schema", "", "the file to write")
+	schemaOut := flag.String("schema", "", "the JSON Schema file to write")
+	docs := flag.String("docs", "", "the Markdown file whose key table to rewrite")
 	flag.Parse()
-	if *out == "" {
-		fmt.Fprintln(os.Stderr, "gen: -schema is required")
+	if *schemaOut == "" && *docs == "" {
+		fmt.Fprintln(os.Stderr, "gen: -schema or -docs is required")
 		os.Exit(2)
 	}
-	s, err := config.Schema(".")
-	if err == nil {
-		err = os.WriteFile(*out, s, 0o644)
-	}
-	if err != nil {
+	if err := run(*schemaOut, *docs); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
+}
+
+// run writes the schema to schemaOut and the key table into docs, each
+// when not "", with the package config's sources in the current folder.
+func run(schemaOut, docs string) error {
+	schema, err := config.Schema(".")
+	if err != nil {
+		return err
+	}
+	if schemaOut != "" {
+		if err := os.WriteFile(schemaOut, schema, 0o644); err != nil {
+			return err
+		}
+	}
+	if docs == "" {
+		return nil
+	}
+	doc, err := os.ReadFile(docs)
+	if err != nil {
+		return err
+	}
+	out, err := docsWithKeys(schema, string(doc))
+	if err != nil {
+		return fmt.Errorf("%s: %w", docs, err)
+	}
+	return os.WriteFile(docs, []byte(out), 0o644)
+}
+
+// docsWithKeys returns doc, a Markdown file, with the key table of schema
+// (config.Schema's output) between its markers.
+func docsWithKeys(schema []byte, doc string) (string, error) {
+	table, err := keyTable(schema)
+	if err != nil {
+		return "", err
+	}
+	return spliceKeys(doc, table)
 }
