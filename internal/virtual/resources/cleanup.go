@@ -16,7 +16,8 @@ import (
 
 // Cleanup deletes the host copies of every kind cfg switches off, as
 // vCluster does when a kind's `enabled` goes to false: the objects of the
-// kind's HostKinds in tr.HostNamespace labelled
+// kind's HostKinds in tr.HostNamespace (or, cluster-scoped, annotated as
+// its: OfHostNamespace) labelled
 // vcluster.loft.sh/managed-by=tr.VCluster that are copies of virtual
 // objects (isCopy), and nothing else: never an object another virtual
 // cluster or a user made, nor the virtual cluster's own (its certificates
@@ -33,13 +34,17 @@ func Cleanup(ctx context.Context, host client.Client, tr translate.Translator, c
 		for _, gvk := range k.HostKinds {
 			list := &unstructured.UnstructuredList{}
 			list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-			if err := host.List(ctx, list, client.InNamespace(tr.HostNamespace), client.MatchingLabels{translate.LabelManagedBy: tr.VCluster}); err != nil {
+			opts := []client.ListOption{client.MatchingLabels{translate.LabelManagedBy: tr.VCluster}}
+			if !k.ClusterScoped {
+				opts = append(opts, client.InNamespace(tr.HostNamespace))
+			}
+			if err := host.List(ctx, list, opts...); err != nil {
 				errs = append(errs, fmt.Errorf("clean up %s (switched off): %w", k.Name, err))
 				continue
 			}
 			for i := range list.Items {
 				obj := &list.Items[i]
-				if !isCopy(obj) {
+				if !isCopy(obj) || !OfHostNamespace(obj, tr.HostNamespace) {
 					continue
 				}
 				if err := host.Delete(ctx, obj, client.Preconditions{UID: ptr.To(obj.GetUID())}); err != nil && !apierrors.IsNotFound(err) {
@@ -51,6 +56,18 @@ func Cleanup(ctx context.Context, host client.Client, tr translate.Translator, c
 		}
 	}
 	return deleted, errors.Join(errs...)
+}
+
+// OfHostNamespace reports whether host object obj belongs to the virtual
+// cluster of host namespace ns: it lives there, or, cluster-scoped, its
+// vcluster.loft.sh/object-host-namespace annotation names ns (another
+// virtual cluster of the same name in another host namespace labels its
+// cluster-scoped copies alike).
+func OfHostNamespace(obj client.Object, ns string) bool {
+	if obj.GetNamespace() != "" {
+		return obj.GetNamespace() == ns
+	}
+	return obj.GetAnnotations()[translate.AnnotationObjectHostNamespace] == ns
 }
 
 // isCopy reports whether host object obj is the host copy of a virtual

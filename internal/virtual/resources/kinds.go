@@ -82,6 +82,10 @@ type Kind struct {
 	// needs every verb on them, off it keeps list and delete, with which
 	// Cleanup deletes the copies; `virtual delete` deletes them too.
 	HostKinds []schema.GroupVersionKind
+	// ClusterScoped is set when the HostKinds are cluster-scoped: their
+	// rules go to the chart's ClusterRole, and Cleanup and `virtual delete`
+	// find the copies by their vcluster.loft.sh/object-host-namespace.
+	ClusterScoped bool
 	// ReadRules are further rights it needs in the host namespace while on
 	// (what it only reads).
 	ReadRules []rbacv1.PolicyRule

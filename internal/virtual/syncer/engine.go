@@ -36,6 +36,10 @@ const collisionRetry = time.Minute
 // syncer's own last write runs again.
 const behindRetry = 50 * time.Millisecond
 
+// clusterScoped is implemented by Kind: a cluster-scoped kind's host
+// copies are cluster-scoped.
+type clusterScoped interface{ IsClusterScoped() bool }
+
 // engine reconciles one Resource.
 type engine[T client.Object] struct {
 	r    Resource[T]
@@ -114,6 +118,9 @@ func (e *engine[T]) reconcile(ctx context.Context, key types.NamespacedName) (ct
 	}
 	hostName := e.r.HostName(key.Name, key.Namespace)
 	hostKey := types.NamespacedName{Namespace: s.Translator.HostNamespace, Name: hostName}
+	if cs, ok := any(e.r).(clusterScoped); ok && cs.IsClusterScoped() {
+		hostKey.Namespace = ""
+	}
 	host, hok, err := get(ctx, s.Host, hostKey, e.r.New())
 	if err != nil {
 		return ctrl.Result{}, err

@@ -12,12 +12,14 @@ import (
 // DeepCopy copies a typed object.
 func DeepCopy[T client.Object](o T) T { return o.DeepCopyObject().(T) }
 
-// HostMeta is the ObjectMeta of a new host object for c.
+// HostMeta is the ObjectMeta of a new host object for c: in the host
+// namespace, or cluster-scoped when the virtual object is.
 func HostMeta[T client.Object](s *Context, c *Create[T]) metav1.ObjectMeta {
-	return metav1.ObjectMeta{
-		Name: c.HostName, Namespace: s.Translator.HostNamespace,
-		Labels: c.Labels, Annotations: c.Annotations,
+	m := metav1.ObjectMeta{Name: c.HostName, Labels: c.Labels, Annotations: c.Annotations}
+	if c.Ref.Namespace != "" {
+		m.Namespace = s.Translator.HostNamespace
 	}
+	return m
 }
 
 // ApplyMeta returns copies of both objects of p carrying the merged labels

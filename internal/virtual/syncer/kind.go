@@ -22,7 +22,14 @@ type Kind[T client.Object] struct {
 	NewObject func() T
 	// Translator maps names to the host.
 	Translator translate.Translator
+	// ClusterScoped is set for a cluster-scoped kind (PriorityClass,
+	// StorageClass, PersistentVolume): its host copy is cluster-scoped too,
+	// named vcluster-NAME-x-HOSTNAMESPACE-x-VCLUSTER.
+	ClusterScoped bool
 }
+
+// IsClusterScoped implements the engine's scope check.
+func (k Kind[T]) IsClusterScoped() bool { return k.ClusterScoped }
 
 // Name implements Resource.
 func (k Kind[T]) Name() string { return k.Plural }
@@ -33,8 +40,13 @@ func (k Kind[T]) GVK() schema.GroupVersionKind { return k.Kind }
 // New implements Resource.
 func (k Kind[T]) New() T { return k.NewObject() }
 
-// HostName implements Resource: vCluster's NAME-x-NAMESPACE-x-VCLUSTER.
+// HostName implements Resource: vCluster's NAME-x-NAMESPACE-x-VCLUSTER, or
+// for a cluster-scoped kind vcluster-NAME-x-HOSTNAMESPACE-x-VCLUSTER
+// (translate.Translator.HostClusterScopedName).
 func (k Kind[T]) HostName(name, namespace string) string {
+	if k.ClusterScoped {
+		return k.Translator.HostClusterScopedName(name)
+	}
 	return k.Translator.HostName(name, namespace)
 }
 
