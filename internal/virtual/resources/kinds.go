@@ -263,6 +263,7 @@ func registerPods(_ context.Context, env Env) error {
 		Translator: env.Syncer.Translator, HostServiceAccount: env.HostServiceAccount, ClusterDomain: env.ClusterDomain,
 		TranslateImage: p.TranslateImage, EnforceTolerations: tolerations,
 		SyncServiceAccounts: env.Config.Sync.ToHost.ServiceAccounts.Enabled, UseSecretsForSATokens: p.UseSecretsForSATokens,
+		EnforceNodeSelector: env.Config.Sync.FromHost.Nodes.Selector.Labels,
 	}
 	if rh := p.RewriteHosts; rh.Enabled {
 		pe.RewriteHosts = &pods.RewriteHosts{Image: string(rh.InitContainer.Image), Resources: corev1.ResourceRequirements{
