@@ -38,7 +38,6 @@ func CheckConfig(cfg *config.Config) error {
 	bad("sync.toHost.volumeSnapshots.enabled", th.VolumeSnapshots.Enabled)
 	bad("sync.toHost.storageClasses.enabled", th.StorageClasses.Enabled)
 	bad("sync.toHost.priorityClasses.enabled", th.PriorityClasses.Enabled)
-	bad("sync.fromHost.nodes.enabled", fh.Nodes.Enabled)
 	// "auto" means: with a virtual scheduler, which clustersync does not run.
 	bad("sync.fromHost.storageClasses.enabled", fh.StorageClasses.Enabled.Resolve(false))
 	bad("sync.fromHost.csiNodes.enabled", fh.CSINodes.Enabled.Resolve(false))
