@@ -125,6 +125,18 @@
 - apiGroups: [""]
   resources: ["nodes"]
   verbs: ["get", "list", "watch"]
+# real nodes
+{{- if .Values.sync.fromHost.nodes.enabled }}
+- apiGroups: [""]
+  resources: ["nodes"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
+# real nodes with sync.fromHost.nodes.syncBackChanges
+{{- if and .Values.sync.fromHost.nodes.enabled .Values.sync.fromHost.nodes.syncBackChanges }}
+- apiGroups: [""]
+  resources: ["nodes"]
+  verbs: ["patch"]
+{{- end }}
 # fromHost ingressClasses
 {{- if .Values.sync.fromHost.ingressClasses.enabled }}
 - apiGroups: ["networking.k8s.io"]

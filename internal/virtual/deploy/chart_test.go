@@ -265,6 +265,37 @@ func TestChartRoleCustomResources(t *testing.T) {
 	}
 }
 
+// The ClusterRole reads host nodes in every configuration (fake nodes take
+// the host node's labels too) and may patch them only with real nodes and
+// syncBackChanges both on.
+func TestChartClusterRoleNodes(t *testing.T) {
+	tests := []struct {
+		name string
+		sets []string
+		want []string
+	}{
+		{"defaults (fake nodes)", nil, []string{"get", "list", "watch"}},
+		{"real nodes", []string{"sync.fromHost.nodes.enabled=true"}, []string{"get", "list", "watch"}},
+		{"syncBackChanges without real nodes", []string{"sync.fromHost.nodes.syncBackChanges=true"}, []string{"get", "list", "watch"}},
+		{"real nodes with syncBackChanges", []string{"sync.fromHost.nodes.enabled=true", "sync.fromHost.nodes.syncBackChanges=true"},
+			[]string{"get", "list", "patch", "watch"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			role := decode[rbacv1.ClusterRole](t, render(t, tt.sets...), "ClusterRole/vc-vc1-v-ns1")
+			got := sets.New[string]()
+			for _, r := range role.Rules {
+				if slices.Contains(r.Resources, "nodes") && slices.Contains(r.APIGroups, "") {
+					got.Insert(r.Verbs...)
+				}
+			}
+			if !got.Equal(sets.New(tt.want...)) {
+				t.Errorf("verbs on nodes %v, want %v", sets.List(got), tt.want)
+			}
+		})
+	}
+}
+
 // `helm install` of the chart checks values.schema.json (generated from the
 // configuration types): a key in neither clustersync's nor vCluster's
 // sections is refused, a vCluster section and an image object pass.

@@ -91,6 +91,9 @@ type Kind struct {
 	ReadRules []rbacv1.PolicyRule
 	// ClusterRules are the cluster-scoped rights it needs while on.
 	ClusterRules []rbacv1.PolicyRule
+	// OptionClusterRules are cluster-scoped rights it needs only while on
+	// and while a further setting is on too.
+	OptionClusterRules []OptionRules
 	// Register adds its controllers to env.Manager.
 	Register func(ctx context.Context, env Env) error
 	// Patches, when set, returns the kind's patches
@@ -102,6 +105,19 @@ type Kind struct {
 	// runner records it before the controllers start, so that no Secret
 	// or ConfigMap looks unused after a restart.
 	Referrers func(ctx context.Context, virtual client.Reader) (map[mapping.Ref][]mapping.Ref, error)
+}
+
+// OptionRules are rights a kind needs only while one of its boolean
+// settings is on, e.g. writing host nodes with
+// sync.fromHost.nodes.syncBackChanges.
+type OptionRules struct {
+	// Key is the setting's configuration key (vcluster.yaml and chart
+	// values, dotted); On must follow it.
+	Key string
+	// On reports whether cfg turns the setting on.
+	On func(cfg *config.Config) bool
+	// Rules are the rights it needs.
+	Rules []rbacv1.PolicyRule
 }
 
 func coreRule(verbs []string, resources ...string) rbacv1.PolicyRule {
@@ -137,6 +153,21 @@ func Kinds() []Kind {
 			ClusterRules: []rbacv1.PolicyRule{coreRule([]string{"get", "list", "watch"}, "nodes")},
 			Register: func(ctx context.Context, env Env) error {
 				return nodes.Register(ctx, env.Manager, env.Host, env.Syncer)
+			},
+		},
+		{
+			// Copies of the host's nodes (sync.fromHost.nodes.enabled); the
+			// host nodes are written only to sync labels and taints back.
+			Name: "real nodes", Switch: "sync.fromHost.nodes.enabled",
+			Enabled:      func(cfg *config.Config) bool { return cfg.Sync.FromHost.Nodes.Enabled },
+			ClusterRules: []rbacv1.PolicyRule{coreRule([]string{"get", "list", "watch"}, "nodes")},
+			OptionClusterRules: []OptionRules{{
+				Key:   "sync.fromHost.nodes.syncBackChanges",
+				On:    func(cfg *config.Config) bool { return cfg.Sync.FromHost.Nodes.SyncBackChanges },
+				Rules: []rbacv1.PolicyRule{coreRule([]string{"patch"}, "nodes")},
+			}},
+			Register: func(ctx context.Context, env Env) error {
+				return nodes.RegisterReal(ctx, env.Manager, env.Host, env.Syncer, env.Config.Sync.FromHost.Nodes)
 			},
 		},
 		{
@@ -363,6 +394,7 @@ func registerPods(_ context.Context, env Env) error {
 		Translator: env.Syncer.Translator, HostServiceAccount: env.HostServiceAccount, ClusterDomain: env.ClusterDomain,
 		TranslateImage: p.TranslateImage, EnforceTolerations: tolerations,
 		SyncServiceAccounts: env.Config.Sync.ToHost.ServiceAccounts.Enabled, UseSecretsForSATokens: p.UseSecretsForSATokens,
+		EnforceNodeSelector: env.Config.Sync.FromHost.Nodes.Selector.Labels,
 	}
 	if rh := p.RewriteHosts; rh.Enabled {
 		pe.RewriteHosts = &pods.RewriteHosts{Image: string(rh.InitContainer.Image), Resources: corev1.ResourceRequirements{

@@ -23,8 +23,9 @@ func yamlFor(path, value string) string {
 	return b.String()
 }
 
-// Every kind's Switch is a key of the configuration file, and Enabled
-// follows it both ways; names are unique.
+// Every kind's Switch (and the key of each of its OptionClusterRules) is a
+// key of the configuration file, and Enabled (On) follows it both ways;
+// names are unique.
 func TestKindsFollowTheirSwitches(t *testing.T) {
 	names := map[string]bool{}
 	for _, k := range Kinds() {
@@ -34,6 +35,23 @@ func TestKindsFollowTheirSwitches(t *testing.T) {
 		names[k.Name] = true
 		if k.Register == nil || k.Enabled == nil {
 			t.Errorf("kind %s lacks Register or Enabled", k.Name)
+		}
+		for _, o := range k.OptionClusterRules {
+			if o.On == nil || len(o.Rules) == 0 {
+				t.Errorf("kind %s: option rules of %s lack On or Rules", k.Name, o.Key)
+				continue
+			}
+			for _, v := range []bool{true, false} {
+				value := map[bool]string{true: "true", false: "false"}[v]
+				cfg, err := config.Parse([]byte(yamlFor(o.Key, value)))
+				if err != nil {
+					t.Errorf("kind %s: option %s is not a configuration key: %v", k.Name, o.Key, err)
+					break
+				}
+				if got := o.On(cfg); got != v {
+					t.Errorf("kind %s: %s=%s, On = %v", k.Name, o.Key, value, got)
+				}
+			}
 		}
 		if k.Switch == "" {
 			continue

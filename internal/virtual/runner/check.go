@@ -20,8 +20,7 @@ import (
 // features of Unsupported, which clustersync does not implement yet, so
 // that a vCluster configuration is never silently half-applied. The errors
 // are joined with errors.Join; it returns nil when there are none. The
-// keys that are accepted and have no effect here (Ignored: endpointSlices,
-// the real nodes' options) are not errors.
+// keys that are accepted and have no effect here (Ignored) are not errors.
 func CheckConfig(cfg *config.Config) error {
 	var errs []error
 	th, fh := cfg.Sync.ToHost, cfg.Sync.FromHost
@@ -76,7 +75,6 @@ func Unsupported() []UnsupportedKey {
 		{"sync.toHost.volumeSnapshots.enabled", func(c *config.Config) bool { return c.Sync.ToHost.VolumeSnapshots.Enabled }},
 		{"sync.toHost.storageClasses.enabled", func(c *config.Config) bool { return c.Sync.ToHost.StorageClasses.Enabled }},
 		{"sync.toHost.priorityClasses.enabled", func(c *config.Config) bool { return c.Sync.ToHost.PriorityClasses.Enabled }},
-		{"sync.fromHost.nodes.enabled", func(c *config.Config) bool { return c.Sync.FromHost.Nodes.Enabled }},
 		// "auto" means: with a virtual scheduler, which clustersync does not run.
 		{"sync.fromHost.storageClasses.enabled", func(c *config.Config) bool { return c.Sync.FromHost.StorageClasses.Enabled.Resolve(false) }},
 		{"sync.fromHost.csiNodes.enabled", func(c *config.Config) bool { return c.Sync.FromHost.CSINodes.Enabled.Resolve(false) }},
@@ -87,8 +85,7 @@ func Unsupported() []UnsupportedKey {
 
 // Ignored returns the dotted paths of the keys of the configuration file
 // that CheckConfig accepts and the syncer does not act on: vCluster
-// settings that are on by default there, or that only apply to real nodes,
-// which clustersync does not sync. Each call returns a new slice. The
+// settings that are on by default there. Each call returns a new slice. The
 // generated key table of docs/configuration.md marks these keys "accepted,
 // no effect", as it marks the vCluster sections kept as written
 // (config.Config.NoEffect).
@@ -97,10 +94,5 @@ func Ignored() []string {
 		// The host's own controllers make EndpointSlices from the synced
 		// Endpoints and pods.
 		"sync.toHost.endpointSlices.enabled",
-		// Real nodes only (sync.fromHost.nodes.enabled is Unsupported).
-		"sync.fromHost.nodes.syncBackChanges",
-		"sync.fromHost.nodes.clearImageStatus",
-		"sync.fromHost.nodes.selector.all",
-		"sync.fromHost.nodes.selector.labels",
 	}
 }

@@ -11,6 +11,21 @@ func TestCheckConfig(t *testing.T) {
 	if err := CheckConfig(config.Default()); err != nil {
 		t.Fatalf("defaults rejected: %v", err)
 	}
+	realNodes, err := config.Parse([]byte(`
+sync:
+  fromHost:
+    nodes:
+      enabled: true
+      syncBackChanges: true
+      clearImageStatus: true
+      selector: {all: true, labels: {pool: tenants}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckConfig(realNodes); err != nil {
+		t.Errorf("real nodes rejected: %v", err)
+	}
 	cfg, err := config.Parse([]byte(`
 sync:
   toHost:

@@ -1,8 +1,14 @@
-// Package nodes keeps the virtual cluster's fake nodes: a virtual Node for
-// each host node that runs a synced pod, removed when no virtual pod is bound
-// to it any more or when the host node is gone (vCluster's default
-// fromHost.nodes behaviour, shared/design/anchors.md, section 1, and its
-// issue #3756 about fake nodes kept after their host node went).
+// Package nodes keeps the virtual cluster's nodes. By default they are fake
+// nodes: a virtual Node for each host node that runs a synced pod, removed
+// when no virtual pod is bound to it any more or when the host node is gone
+// (vCluster's default fromHost.nodes behaviour, shared/design/anchors.md,
+// section 1, and its issue #3756 about fake nodes kept after their host
+// node went). With sync.fromHost.nodes.enabled they are copies of the host
+// nodes (RealController; translate.go holds its pure rules): which host
+// nodes (selector), their status, and the labels and taints a tenant may
+// write back to the host (syncBackChanges), as vCluster's real nodes
+// (sync.fromHost.nodes of https://vcluster.com/docs/vcluster/configure/vcluster-yaml;
+// its pkg/controllers/resources/nodes, github.com/loft-sh/vcluster).
 package nodes
 
 import (
@@ -92,10 +98,24 @@ func setKubelet(n *corev1.Node, kubelet syncer.KubeletEndpoint) bool {
 
 // EnsureFake creates the fake node for host node name unless it exists,
 // and points an existing one at s.Kubelet (it may have been made by a
-// syncer before this one, whose kubelet was elsewhere).
+// syncer before this one, whose kubelet was elsewhere). A copy of the host
+// node left by a syncer that synced real nodes (IsCopy) becomes a fake
+// node in place, so that the pods bound to it keep their node.
 func EnsureFake(ctx context.Context, s *syncer.Context, name string) error {
+	var host *corev1.Node
+	var h corev1.Node
+	hostNode := func() *corev1.Node {
+		if host == nil && s.Host.Get(ctx, types.NamespacedName{Name: name}, &h) == nil {
+			host = &h
+		}
+		return host
+	}
 	var existing corev1.Node
 	if err := s.Virtual.Get(ctx, types.NamespacedName{Name: name}, &existing); err == nil {
+		if IsCopy(&existing) {
+			_, err := update(ctx, s, &existing, FakeNode(name, hostNode(), s.Kubelet))
+			return err
+		}
 		if !setKubelet(&existing, s.Kubelet) {
 			return nil
 		}
@@ -103,14 +123,29 @@ func EnsureFake(ctx context.Context, s *syncer.Context, name string) error {
 	} else if !apierrors.IsNotFound(err) {
 		return err
 	}
-	var host *corev1.Node
-	var h corev1.Node
-	if err := s.Host.Get(ctx, types.NamespacedName{Name: name}, &h); err == nil {
-		host = &h
-	}
-	err := s.Virtual.Create(ctx, FakeNode(name, host, s.Kubelet))
+	err := s.Virtual.Create(ctx, FakeNode(name, hostNode(), s.Kubelet))
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
 	return err
+}
+
+// update writes virtual node cur as want (Updated): labels, annotations
+// and spec, then status, each only when it changed, and reports whether it
+// wrote. cur is not modified.
+func update(ctx context.Context, s *syncer.Context, cur, want *corev1.Node) (bool, error) {
+	out, metaChanged, statusChanged := Updated(cur, want)
+	if metaChanged {
+		status := out.Status
+		if err := s.Virtual.Update(ctx, out); err != nil {
+			return false, err
+		}
+		out.Status = status
+	}
+	if statusChanged {
+		if err := s.Virtual.Status().Update(ctx, out); err != nil {
+			return metaChanged, err
+		}
+	}
+	return metaChanged || statusChanged, nil
 }

@@ -213,8 +213,8 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 
 	// host → virtual: the node, through a Binding, then the status.
 	if node := p.Host.Spec.NodeName; node != "" && p.Virtual.Spec.NodeName == "" {
-		if err := nodes.EnsureFake(ctx, s, node); err != nil {
-			return ctrl.Result{}, fmt.Errorf("fake node %s: %w", node, err)
+		if err := nodes.Ensure(ctx, s, node); err != nil {
+			return ctrl.Result{}, fmt.Errorf("virtual node %s: %w", node, err)
 		}
 		binding := &corev1.Binding{
 			ObjectMeta: metav1.ObjectMeta{Name: p.Virtual.Name, Namespace: p.Virtual.Namespace, UID: p.Virtual.UID},

@@ -43,6 +43,9 @@ type Environment struct {
 	// UseSecretsForSATokens keeps the tokens of host pods in host Secrets
 	// instead of pod annotations (sync.toHost.pods.useSecretsForSATokens).
 	UseSecretsForSATokens bool
+	// EnforceNodeSelector is merged into the node selector of every host
+	// pod (sync.fromHost.nodes.selector.labels; see NodeSelector).
+	EnforceNodeSelector map[string]string
 }
 
 // HostServiceAccountOf is the host ServiceAccount host copy of pod runs
@@ -157,7 +160,8 @@ func forEachContainer(spec *corev1.PodSpec, f func(*corev1.Container)) {
 // KUBERNETES_* env and hostAliases pointing at the virtual API server's
 // host Service; ClusterFirst DNS pointed at the virtual kube-dns Service;
 // priority classes cleared (they are not synced); StatefulSet pods get the
-// rewriteHosts init container when env.RewriteHosts is set.
+// rewriteHosts init container when env.RewriteHosts is set; the enforced
+// tolerations and node selector are added.
 func HostSpec(pod *corev1.Pod, env Environment, token *Token) corev1.PodSpec {
 	tr := env.Translator
 	ns := pod.Namespace
@@ -204,7 +208,26 @@ func HostSpec(pod *corev1.Pod, env Environment, token *Token) corev1.PodSpec {
 	translateDNS(&spec, ns, env)
 	addRewriteHosts(&spec, pod, env.RewriteHosts, env.ClusterDomain)
 	spec.Tolerations = append(spec.Tolerations, env.EnforceTolerations...)
+	spec.NodeSelector = NodeSelector(spec.NodeSelector, env.EnforceNodeSelector)
 	return spec
+}
+
+// NodeSelector is a host pod's node selector: the virtual pod's own
+// (selector) with every label of enforced added, the enforced value
+// winning over the pod's for the same key, so that a tenant's pod can
+// narrow the host nodes it may run on but never leave those enforced.
+// vCluster sets sync.fromHost.nodes.selector.labels as the node selector
+// of every synced pod (its configuration reference, and
+// pkg/controllers/resources/pods of github.com/loft-sh/vcluster). nil when
+// both are empty; the inputs are not modified.
+func NodeSelector(selector, enforced map[string]string) map[string]string {
+	if len(selector) == 0 && len(enforced) == 0 {
+		return selector
+	}
+	out := make(map[string]string, len(selector)+len(enforced))
+	maps.Copy(out, selector)
+	maps.Copy(out, enforced)
+	return out
 }
 
 // hostnameOf makes a pod name (a DNS subdomain, dots allowed) into the DNS

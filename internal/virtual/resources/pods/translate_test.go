@@ -773,3 +773,37 @@ func TestHostAnnotationsToken(t *testing.T) {
 		t.Errorf("TokenSecretName = %q", got)
 	}
 }
+
+func TestNodeSelector(t *testing.T) {
+	tests := []struct {
+		name               string
+		selector, enforced map[string]string
+		want               map[string]string
+	}{
+		{"neither", nil, nil, nil},
+		{"the pod's own only", map[string]string{"disk": "ssd"}, nil, map[string]string{"disk": "ssd"}},
+		{"enforced only", nil, map[string]string{"pool": "tenants"}, map[string]string{"pool": "tenants"}},
+		{"merged", map[string]string{"disk": "ssd"}, map[string]string{"pool": "tenants"}, map[string]string{"disk": "ssd", "pool": "tenants"}},
+		{"the enforced value wins", map[string]string{"pool": "infra", "disk": "ssd"}, map[string]string{"pool": "tenants"},
+			map[string]string{"disk": "ssd", "pool": "tenants"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sel, enf := maps.Clone(tt.selector), maps.Clone(tt.enforced)
+			got := NodeSelector(tt.selector, tt.enforced)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("NodeSelector = %v, want %v", got, tt.want)
+			}
+			if !maps.Equal(sel, tt.selector) || !maps.Equal(enf, tt.enforced) {
+				t.Error("NodeSelector modified its inputs")
+			}
+		})
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"},
+		Spec: corev1.PodSpec{NodeSelector: map[string]string{"pool": "infra"}, Containers: []corev1.Container{{Name: "c", Image: "i"}}}}
+	spec := HostSpec(pod, Environment{Translator: translate.Translator{VCluster: "vc", HostNamespace: "vc-host"}, ClusterDomain: "cluster.local",
+		EnforceNodeSelector: map[string]string{"pool": "tenants"}}, nil)
+	if want := map[string]string{"pool": "tenants"}; !maps.Equal(spec.NodeSelector, want) || pod.Spec.NodeSelector["pool"] != "infra" {
+		t.Errorf("HostSpec node selector = %v, want %v (virtual pod's left as is: %v)", spec.NodeSelector, want, pod.Spec.NodeSelector)
+	}
+}
