@@ -137,6 +137,16 @@
   resources: ["nodes"]
   verbs: ["patch"]
 {{- end }}
+# priorityClasses
+{{- if .Values.sync.toHost.priorityClasses.enabled }}
+- apiGroups: ["scheduling.k8s.io"]
+  resources: ["priorityclasses"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+{{- else }}
+- apiGroups: ["scheduling.k8s.io"]
+  resources: ["priorityclasses"]
+  verbs: ["list", "delete"]
+{{- end }}
 # fromHost ingressClasses
 {{- if .Values.sync.fromHost.ingressClasses.enabled }}
 - apiGroups: ["networking.k8s.io"]

@@ -18,6 +18,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -38,6 +39,7 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/resources/nodes"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pdbs"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
+	"github.com/clustersync/clustersync/internal/virtual/resources/priorityclasses"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pvcs"
 	"github.com/clustersync/clustersync/internal/virtual/resources/secrets"
 	"github.com/clustersync/clustersync/internal/virtual/resources/serviceaccounts"
@@ -217,6 +219,13 @@ func Kinds() []Kind {
 			Register:  registerResource(pdbs.New),
 		},
 		{
+			// Cluster-scoped: host copies vcluster-NAME-x-HOSTNAMESPACE-x-VCLUSTER.
+			Name: "priorityClasses", Switch: "sync.toHost.priorityClasses.enabled", ClusterScoped: true,
+			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).PriorityClasses.Enabled },
+			HostKinds: []schema.GroupVersionKind{schedulingv1.SchemeGroupVersion.WithKind("PriorityClass")},
+			Register:  registerResource(priorityclasses.New),
+		},
+		{
 			Name: "persistentVolumeClaims", Switch: "sync.toHost.persistentVolumeClaims.enabled",
 			Patches:   func(cfg *config.Config) []config.Patch { return toHost(cfg).PersistentVolumeClaims.Translate },
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).PersistentVolumeClaims.Enabled },
@@ -394,6 +403,7 @@ func registerPods(_ context.Context, env Env) error {
 		Translator: env.Syncer.Translator, HostServiceAccount: env.HostServiceAccount, ClusterDomain: env.ClusterDomain,
 		TranslateImage: p.TranslateImage, EnforceTolerations: tolerations,
 		SyncServiceAccounts: env.Config.Sync.ToHost.ServiceAccounts.Enabled, UseSecretsForSATokens: p.UseSecretsForSATokens,
+		SyncPriorityClasses: env.Config.Sync.ToHost.PriorityClasses.Enabled,
 		EnforceNodeSelector: env.Config.Sync.FromHost.Nodes.Selector.Labels,
 	}
 	if rh := p.RewriteHosts; rh.Enabled {

@@ -29,7 +29,7 @@ sync:
 	cfg, err := config.Parse([]byte(`
 sync:
   toHost:
-    priorityClasses: {enabled: true}
+    volumeSnapshots: {enabled: true}
     customResources:
       widgets.example.com:
         enabled: true
@@ -73,7 +73,7 @@ sync:
 			t.Errorf("error does not contain %q:\n%v", want, err)
 		}
 	}
-	for _, path := range []string{"sync.toHost.priorityClasses.enabled",
+	for _, path := range []string{"sync.toHost.volumeSnapshots.enabled",
 		"sync.fromHost.storageClasses.enabled"} {
 		if !strings.Contains(err.Error(), path+": not supported") {
 			t.Errorf("error does not name %s:\n%v", path, err)

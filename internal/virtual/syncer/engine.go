@@ -25,8 +25,9 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
-// conflictRetry is the requeue delay after a write conflict, as in vCluster.
-const conflictRetry = time.Second
+// ConflictRetry is the requeue delay after a write conflict, as in vCluster,
+// and after a resource deleted a host copy to have it made again.
+const ConflictRetry = time.Second
 
 // collisionRetry is how often a name collision with an unmanaged host
 // object is looked at again.
@@ -102,7 +103,7 @@ func (e *engine[T]) hostToVirtual(_ context.Context, o T) []reconcile.Request {
 func (e *engine[T]) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	res, err := e.reconcile(ctx, req.NamespacedName)
 	if apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		return ctrl.Result{RequeueAfter: ConflictRetry}, nil
 	}
 	if err != nil {
 		return res, fmt.Errorf("%s %s: %w", e.r.Name(), req.NamespacedName, err)
@@ -163,7 +164,7 @@ func (e *engine[T]) reconcile(ctx context.Context, key types.NamespacedName) (ct
 		if host.GetAnnotations()[translate.AnnotationObjectUID] != string(virtual.GetUID()) {
 			if p, ok := any(e.r).(UIDPolicy); !ok || !p.KeepOnUIDMismatch() {
 				// A stale copy of an earlier object of the same name: replace it.
-				return ctrl.Result{RequeueAfter: conflictRetry}, e.deleteHost(ctx, host, key)
+				return ctrl.Result{RequeueAfter: ConflictRetry}, e.deleteHost(ctx, host, key)
 			}
 		}
 		vref := e.virtualRef(virtual)

@@ -17,7 +17,7 @@ import (
 func (s *Context) CreateHost(ctx context.Context, obj client.Object) (ctrl.Result, error) {
 	err := s.Host.Create(ctx, obj)
 	if kerrors.IsAlreadyExists(err) {
-		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		return ctrl.Result{RequeueAfter: ConflictRetry}, nil
 	}
 	if err == nil {
 		s.echoes.note(obj)

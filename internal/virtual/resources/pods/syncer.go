@@ -11,6 +11,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -57,6 +58,13 @@ func (r *Syncer) environment(ctx context.Context, s *syncer.Context) Environment
 	}
 	env.KubernetesIP = ip(s.Translator.KubernetesServiceName())
 	env.DNSIP = ip(s.Translator.DNSServiceHostName())
+	env.PriorityClass = func(name string) string {
+		var pc schedulingv1.PriorityClass
+		if err := s.Virtual.Get(ctx, types.NamespacedName{Name: name}, &pc); err != nil {
+			return ""
+		}
+		return env.HostPriorityClass(&pc)
+	}
 	return env
 }
 

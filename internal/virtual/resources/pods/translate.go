@@ -7,9 +7,12 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/clustersync/clustersync/internal/virtual/mapping"
+	"github.com/clustersync/clustersync/internal/virtual/resources/fromhost"
+	"github.com/clustersync/clustersync/internal/virtual/resources/priorityclasses"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
@@ -43,9 +46,42 @@ type Environment struct {
 	// UseSecretsForSATokens keeps the tokens of host pods in host Secrets
 	// instead of pod annotations (sync.toHost.pods.useSecretsForSATokens).
 	UseSecretsForSATokens bool
+	// SyncPriorityClasses is sync.toHost.priorityClasses.enabled: a pod's
+	// class then becomes the host copy of the tenant's class.
+	SyncPriorityClasses bool
+	// PriorityClass names the host class for a virtual pod's
+	// priorityClassName (HostPriorityClass); the syncer sets it for each
+	// pod from the virtual cluster's classes. nil: none.
+	PriorityClass func(name string) string
 	// EnforceNodeSelector is merged into the node selector of every host
 	// pod (sync.fromHost.nodes.selector.labels; see NodeSelector).
 	EnforceNodeSelector map[string]string
+}
+
+// hostPriorityClass is the host class of virtual class name: "" for none,
+// for a system-* class (the host's system classes are the host's own
+// components'), and when env.PriorityClass does not know it.
+func (env Environment) hostPriorityClass(name string) string {
+	if name == "" || strings.HasPrefix(name, priorityclasses.SystemPrefix) || env.PriorityClass == nil {
+		return ""
+	}
+	return env.PriorityClass(name)
+}
+
+// HostPriorityClass is the host class a pod naming virtual class pc runs
+// with: pc's own name when pc is a read-only copy of a host class
+// (sync.fromHost.priorityClasses); the host copy
+// vcluster-NAME-x-HOSTNAMESPACE-x-VCLUSTER when the tenant's classes are
+// synced (sync.toHost.priorityClasses); else "" (no class: the host's
+// default priority).
+func (env Environment) HostPriorityClass(pc *schedulingv1.PriorityClass) string {
+	switch {
+	case pc.Labels[fromhost.Label] == "true":
+		return pc.Name
+	case env.SyncPriorityClasses && priorityclasses.Synced(pc):
+		return env.Translator.HostClusterScopedName(pc.Name)
+	}
+	return ""
 }
 
 // HostServiceAccountOf is the host ServiceAccount host copy of pod runs
@@ -159,7 +195,8 @@ func forEachContainer(spec *corev1.PodSpec, f func(*corev1.Container)) {
 // downward-API fields redirected to the pod's vcluster.loft.sh/ annotations;
 // KUBERNETES_* env and hostAliases pointing at the virtual API server's
 // host Service; ClusterFirst DNS pointed at the virtual kube-dns Service;
-// priority classes cleared (they are not synced); StatefulSet pods get the
+// the priority class the host's (HostPriorityClass), never a system
+// class; StatefulSet pods get the
 // rewriteHosts init container when env.RewriteHosts is set; the enforced
 // tolerations and node selector are added.
 func HostSpec(pod *corev1.Pod, env Environment, token *Token) corev1.PodSpec {
@@ -172,7 +209,8 @@ func HostSpec(pod *corev1.Pod, env Environment, token *Token) corev1.PodSpec {
 	spec.DeprecatedServiceAccount = spec.ServiceAccountName //nolint:staticcheck // kept equal, as the API server does
 	spec.AutomountServiceAccountToken = ptr.To(false)
 	spec.EnableServiceLinks = ptr.To(false)
-	spec.PriorityClassName, spec.Priority, spec.PreemptionPolicy = "", nil, nil
+	// The host's admission fills priority and preemption in from the class.
+	spec.PriorityClassName, spec.Priority, spec.PreemptionPolicy = env.hostPriorityClass(pod.Spec.PriorityClassName), nil, nil
 	if spec.Hostname == "" {
 		spec.Hostname = hostnameOf(pod.Name)
 	}

@@ -10,11 +10,13 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
 	"github.com/clustersync/clustersync/internal/virtual/mapping"
+	"github.com/clustersync/clustersync/internal/virtual/resources/fromhost"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
@@ -805,5 +807,41 @@ func TestNodeSelector(t *testing.T) {
 		EnforceNodeSelector: map[string]string{"pool": "tenants"}}, nil)
 	if want := map[string]string{"pool": "tenants"}; !maps.Equal(spec.NodeSelector, want) || pod.Spec.NodeSelector["pool"] != "infra" {
 		t.Errorf("HostSpec node selector = %v, want %v (virtual pod's left as is: %v)", spec.NodeSelector, want, pod.Spec.NodeSelector)
+	}
+}
+
+func TestHostPriorityClass(t *testing.T) {
+	tr := translate.Translator{VCluster: "vc", HostNamespace: "host-ns"}
+	classes := map[string]*schedulingv1.PriorityClass{
+		"team":     {ObjectMeta: metav1.ObjectMeta{Name: "team"}},
+		"host-low": {ObjectMeta: metav1.ObjectMeta{Name: "host-low", Labels: map[string]string{fromhost.Label: "true"}}},
+		"system-x": {ObjectMeta: metav1.ObjectMeta{Name: "system-x"}},
+	}
+	for _, tc := range []struct {
+		sync        bool
+		class, want string
+	}{
+		{true, "team", tr.HostClusterScopedName("team")},
+		{false, "team", ""},
+		{true, "host-low", "host-low"},
+		{false, "host-low", "host-low"},
+		{true, "system-node-critical", ""},
+		{true, "system-x", ""},
+		{true, "missing", ""},
+		{true, "", ""},
+	} {
+		env := Environment{Translator: tr, SyncPriorityClasses: tc.sync}
+		env.PriorityClass = func(name string) string {
+			if pc, ok := classes[name]; ok {
+				return env.HostPriorityClass(pc)
+			}
+			return ""
+		}
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"},
+			Spec: corev1.PodSpec{PriorityClassName: tc.class, Priority: ptr.To(int32(7))}}
+		spec := HostSpec(p, env, nil)
+		if spec.PriorityClassName != tc.want || spec.Priority != nil {
+			t.Errorf("sync %v, class %q: host class %q priority %v; want %q and no priority", tc.sync, tc.class, spec.PriorityClassName, spec.Priority, tc.want)
+		}
 	}
 }
