@@ -147,6 +147,26 @@
   resources: ["priorityclasses"]
   verbs: ["list", "delete"]
 {{- end }}
+# persistentVolumes
+{{- if .Values.sync.toHost.persistentVolumes.enabled }}
+- apiGroups: [""]
+  resources: ["persistentvolumes"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+{{- else }}
+- apiGroups: [""]
+  resources: ["persistentvolumes"]
+  verbs: ["list", "delete"]
+{{- end }}
+# storageClasses
+{{- if .Values.sync.toHost.storageClasses.enabled }}
+- apiGroups: ["storage.k8s.io"]
+  resources: ["storageclasses"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+{{- else }}
+- apiGroups: ["storage.k8s.io"]
+  resources: ["storageclasses"]
+  verbs: ["list", "delete"]
+{{- end }}
 # fromHost ingressClasses
 {{- if .Values.sync.fromHost.ingressClasses.enabled }}
 - apiGroups: ["networking.k8s.io"]

@@ -187,8 +187,9 @@ func (s *Set) ToHost(host map[string]any, vref translate.VirtualRef, tr translat
 // is modified; the result is a copy of host): a value with a
 // reverseExpression becomes its result; any other patched value becomes
 // the virtual object's value at the same place (removed when the virtual
-// object has none), so a host-side edit of a field without a
-// reverseExpression does not flow back. It returns an *Error for the
+// object has none, put back when a patch removed it from the host), so a
+// host-side edit of a field without a reverseExpression does not flow
+// back. It returns an *Error for the
 // first reverseExpression that fails.
 func (s *Set) ToVirtual(host, virtual map[string]any, vref translate.VirtualRef) (map[string]any, error) {
 	out := runtime.DeepCopyJSON(host)
@@ -211,6 +212,16 @@ func (s *Set) ToVirtual(host, virtual map[string]any, vref translate.VirtualRef)
 				loc.Set(out, runtime.DeepCopyJSONValue(v), false)
 			} else {
 				loc.Set(out, nil, true)
+			}
+		}
+		if p.reverse != nil {
+			continue
+		}
+		// A value the patch removed on the host is the virtual one too.
+		for _, loc := range p.path.Match(virtual) {
+			if _, ok := loc.Get(out); !ok {
+				v, _ := loc.Get(virtual)
+				loc.Put(out, runtime.DeepCopyJSONValue(v))
 			}
 		}
 	}

@@ -104,6 +104,26 @@ func TestOneWayExpressionDoesNotFlowBack(t *testing.T) {
 	}
 }
 
+// A patch that removes a field on the host leaves it in the view, so the
+// metadata merge never takes its absence for a host-side deletion.
+func TestRemovingPatchKeepsVirtualValue(t *testing.T) {
+	s := mustCompile(t, config.Patch{Path: `metadata.annotations["storageclass.kubernetes.io/is-default-class"]`, Expression: "undefined"})
+	vref := translate.VirtualRef{Name: "fast"}
+	virtual := map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+		"storageclass.kubernetes.io/is-default-class": "true", "keep": "x"}}}
+	host := runtime.DeepCopyJSON(virtual)
+	if err := s.ToHost(host, vref, tr); err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]any{"keep": "x"}; !reflect.DeepEqual(host["metadata"].(map[string]any)["annotations"], want) {
+		t.Fatalf("host annotations %v, want %v", host["metadata"], want)
+	}
+	view, err := s.ToVirtual(host, virtual, vref)
+	if err != nil || !reflect.DeepEqual(view, virtual) {
+		t.Errorf("ToVirtual = %v, %v; want the virtual object", view, err)
+	}
+}
+
 func TestExpressionErrorNamesPatchPathAndObject(t *testing.T) {
 	s := mustCompile(t,
 		config.Patch{Path: "data.a", Expression: `value`},

@@ -256,6 +256,33 @@ func (l Location) Set(obj map[string]any, value any, remove bool) bool {
 	return true
 }
 
+// Put sets the value at loc, creating the last map key when its parent
+// exists (a list index must exist). It reports whether it could.
+func (l Location) Put(obj map[string]any, value any) bool {
+	if len(l) == 0 {
+		return false
+	}
+	parent, ok := l[:len(l)-1].Get(obj)
+	if !ok {
+		return false
+	}
+	switch last := l[len(l)-1].(type) {
+	case int:
+		list, ok := parent.([]any)
+		if !ok || last >= len(list) {
+			return false
+		}
+		list[last] = value
+	case string:
+		m, ok := parent.(map[string]any)
+		if !ok {
+			return false
+		}
+		m[last] = value
+	}
+	return true
+}
+
 // Relative reads the value at the relative path rel (ParsePath syntax)
 // below v; "" is v itself. The second result is false when rel is not
 // found or does not parse.

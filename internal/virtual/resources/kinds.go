@@ -19,6 +19,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -38,12 +39,14 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/resources/networkpolicies"
 	"github.com/clustersync/clustersync/internal/virtual/resources/nodes"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pdbs"
+	"github.com/clustersync/clustersync/internal/virtual/resources/persistentvolumes"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
 	"github.com/clustersync/clustersync/internal/virtual/resources/priorityclasses"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pvcs"
 	"github.com/clustersync/clustersync/internal/virtual/resources/secrets"
 	"github.com/clustersync/clustersync/internal/virtual/resources/serviceaccounts"
 	"github.com/clustersync/clustersync/internal/virtual/resources/services"
+	"github.com/clustersync/clustersync/internal/virtual/resources/storageclasses"
 	"github.com/clustersync/clustersync/internal/virtual/syncer"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
@@ -230,7 +233,47 @@ func Kinds() []Kind {
 			Patches:   func(cfg *config.Config) []config.Patch { return toHost(cfg).PersistentVolumeClaims.Translate },
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).PersistentVolumeClaims.Enabled },
 			HostKinds: core("PersistentVolumeClaim"),
-			Register:  registerResource(pvcs.New),
+			Register: func(_ context.Context, env Env) error {
+				th := toHost(env.Config)
+				return syncer.Register(env.Manager, env.Host, env.Syncer, pvcs.New(env.Syncer.Translator, th.StorageClasses.Enabled, th.PersistentVolumes.Enabled), env.Config.Syncer.Workers)
+			},
+		},
+		{
+			// Stand-in virtual volumes for the claims the host binds to
+			// volumes the tenant did not make; virtual cluster only.
+			Name:    "fake persistentVolumes",
+			Enabled: func(cfg *config.Config) bool { return toHost(cfg).PersistentVolumeClaims.Enabled },
+			Register: func(ctx context.Context, env Env) error {
+				return persistentvolumes.RegisterFake(ctx, env.Manager, env.Syncer)
+			},
+		},
+		{
+			// Cluster-scoped: host copies vcluster-NAME-x-HOSTNAMESPACE-x-VCLUSTER.
+			Name: "persistentVolumes", Switch: "sync.toHost.persistentVolumes.enabled", ClusterScoped: true,
+			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).PersistentVolumes.Enabled },
+			HostKinds: core("PersistentVolume"),
+			Register: func(_ context.Context, env Env) error {
+				on := toHost(env.Config).StorageClasses.Enabled
+				return syncer.Register(env.Manager, env.Host, env.Syncer, persistentvolumes.New(env.Syncer.Translator,
+					func(ctx context.Context, s *syncer.Context, name string) string {
+						return storageclasses.HostClassOf(ctx, s, on, name)
+					}),
+					env.Config.Syncer.Workers)
+			},
+		},
+		{
+			// Cluster-scoped; the default-class annotation stays virtual.
+			Name: "storageClasses", Switch: "sync.toHost.storageClasses.enabled", ClusterScoped: true,
+			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).StorageClasses.Enabled },
+			HostKinds: []schema.GroupVersionKind{storagev1.SchemeGroupVersion.WithKind("StorageClass")},
+			Register: func(ctx context.Context, env Env) error {
+				set, err := patches.Compile("storageClasses (built in)", storageclasses.BuiltinPatches(), patches.DefaultLimits())
+				if err != nil {
+					return err
+				}
+				env.Syncer.SetPatches(storagev1.SchemeGroupVersion.WithKind("StorageClass"), set)
+				return registerResource(storageclasses.New)(ctx, env)
+			},
 		},
 		{
 			Name: "configMaps", Switch: "sync.toHost.configMaps.enabled",

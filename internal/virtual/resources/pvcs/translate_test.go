@@ -95,7 +95,7 @@ func TestHostSpec(t *testing.T) {
 			before := v.DeepCopy()
 			want := base()
 			tt.expect(&want)
-			got := HostSpec(v, testTr)
+			got := HostSpec(v, Names{Translator: testTr})
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("HostSpec() = %s\nwant %s", toJSON(got), toJSON(want))
 			}
