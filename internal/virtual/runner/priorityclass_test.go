@@ -28,7 +28,9 @@ func TestPriorityClassSync(t *testing.T) {
 	tr := translate.Translator{VCluster: env.Name, HostNamespace: env.HostNamespace}
 	hostLow := "host-low-" + ns
 	create(t, env.HostClient, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: hostLow}, Value: 10})
-	t.Cleanup(func() { _ = env.HostClient.Delete(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: hostLow}}) })
+	t.Cleanup(func() {
+		_ = env.HostClient.Delete(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: hostLow}})
+	})
 
 	cfg := config.Default()
 	cfg.Sync.ToHost.PriorityClasses.Enabled = true

@@ -59,7 +59,9 @@ func TestFakePersistentVolumes(t *testing.T) {
 	ns := env.NewNamespace(t)
 	hostPV := "host-pv-" + ns
 	create(t, env.HostClient, volume(hostPV, "manual-"+ns, "/tmp/"+hostPV))
-	t.Cleanup(func() { _ = env.HostClient.Delete(ctx, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: hostPV}}) })
+	t.Cleanup(func() {
+		_ = env.HostClient.Delete(ctx, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: hostPV}})
+	})
 	create(t, env.VirtualClient, claim("data", ns, "manual-"+ns, ""))
 	c := virtualClaimBound(t, "data", ns)
 	if c.Spec.VolumeName != hostPV {

@@ -50,7 +50,7 @@ func TestFake(t *testing.T) {
 func TestHostSpec(t *testing.T) {
 	tr := translate.Translator{VCluster: "vc", HostNamespace: "host-ns"}
 	v := &corev1.PersistentVolume{Spec: corev1.PersistentVolumeSpec{StorageClassName: "fast",
-		ClaimRef: &corev1.ObjectReference{Namespace: "team", Name: "data", UID: "u1", ResourceVersion: "9"},
+		ClaimRef:               &corev1.ObjectReference{Namespace: "team", Name: "data", UID: "u1", ResourceVersion: "9"},
 		PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/data"}}}}
 	spec := HostSpec(v, tr, func(n string) string { return "host-" + n })
 	if spec.StorageClassName != "host-fast" || spec.HostPath.Path != "/data" {
