@@ -82,6 +82,16 @@
   resources: ["persistentvolumeclaims"]
   verbs: ["list", "delete"]
 {{- end }}
+# volumeSnapshots
+{{- if .Values.sync.toHost.volumeSnapshots.enabled }}
+- apiGroups: ["snapshot.storage.k8s.io"]
+  resources: ["volumesnapshots"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+{{- else }}
+- apiGroups: ["snapshot.storage.k8s.io"]
+  resources: ["volumesnapshots"]
+  verbs: ["list", "delete"]
+{{- end }}
 # configMaps
 {{- if .Values.sync.toHost.configMaps.enabled }}
 - apiGroups: [""]
@@ -165,6 +175,25 @@
 {{- else }}
 - apiGroups: ["storage.k8s.io"]
   resources: ["storageclasses"]
+  verbs: ["list", "delete"]
+{{- end }}
+# volumeSnapshots
+{{- if .Values.sync.toHost.volumeSnapshots.enabled }}
+- apiGroups: ["apiextensions.k8s.io"]
+  resources: ["customresourcedefinitions"]
+  verbs: ["get"]
+- apiGroups: ["snapshot.storage.k8s.io"]
+  resources: ["volumesnapshotclasses"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
+# volumeSnapshotContents
+{{- if .Values.sync.toHost.volumeSnapshots.enabled }}
+- apiGroups: ["snapshot.storage.k8s.io"]
+  resources: ["volumesnapshotcontents"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+{{- else }}
+- apiGroups: ["snapshot.storage.k8s.io"]
+  resources: ["volumesnapshotcontents"]
   verbs: ["list", "delete"]
 {{- end }}
 # fromHost ingressClasses

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"strings"
 
+	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -47,6 +48,7 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/resources/serviceaccounts"
 	"github.com/clustersync/clustersync/internal/virtual/resources/services"
 	"github.com/clustersync/clustersync/internal/virtual/resources/storageclasses"
+	"github.com/clustersync/clustersync/internal/virtual/resources/volumesnapshots"
 	"github.com/clustersync/clustersync/internal/virtual/syncer"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
@@ -276,6 +278,25 @@ func Kinds() []Kind {
 			},
 		},
 		{
+			// The host's snapshot CRDs are copied into the virtual cluster,
+			// its VolumeSnapshotClasses shown read-only.
+			Name: "volumeSnapshots", Switch: "sync.toHost.volumeSnapshots.enabled",
+			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).VolumeSnapshots.Enabled },
+			HostKinds: []schema.GroupVersionKind{snapshotv1.SchemeGroupVersion.WithKind("VolumeSnapshot")},
+			ClusterRules: []rbacv1.PolicyRule{
+				{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, ResourceNames: volumesnapshots.CRDs(), Verbs: []string{"get"}},
+				{APIGroups: []string{snapshotv1.GroupName}, Resources: []string{"volumesnapshotclasses"}, Verbs: []string{"get", "list", "watch"}},
+			},
+			Register: registerVolumeSnapshots,
+		},
+		{
+			// The tenant's pre-provisioned contents; cluster-scoped.
+			Name: "volumeSnapshotContents", Switch: "sync.toHost.volumeSnapshots.enabled", ClusterScoped: true,
+			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).VolumeSnapshots.Enabled },
+			HostKinds: []schema.GroupVersionKind{snapshotv1.SchemeGroupVersion.WithKind("VolumeSnapshotContent")},
+			Register:  registerResource(volumesnapshots.NewContents),
+		},
+		{
 			Name: "configMaps", Switch: "sync.toHost.configMaps.enabled",
 			Patches:   func(cfg *config.Config) []config.Patch { return toHost(cfg).ConfigMaps.Translate },
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).ConfigMaps.Enabled },
@@ -433,6 +454,25 @@ func registerFromHostCustomResources(ctx context.Context, env Env) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// registerVolumeSnapshots copies the host's snapshot CRDs into the virtual
+// cluster and registers the VolumeSnapshot syncer, the stand-in contents
+// and the read-only VolumeSnapshotClasses. A host without the CRDs stops
+// the start with an error saying so.
+func registerVolumeSnapshots(ctx context.Context, env Env) error {
+	for _, name := range volumesnapshots.CRDs() {
+		if _, err := customresources.CopyDefinition(ctx, env.Host.GetAPIReader(), env.Manager.GetAPIReader(), env.Manager.GetClient(), name); err != nil {
+			return fmt.Errorf("sync.toHost.volumeSnapshots: %w (install the CRDs of https://github.com/kubernetes-csi/external-snapshotter on the host)", err)
+		}
+	}
+	if err := registerResource(volumesnapshots.NewSnapshots)(ctx, env); err != nil {
+		return err
+	}
+	if err := volumesnapshots.RegisterStandIns(env.Manager, env.Host, env.Syncer); err != nil {
+		return err
+	}
+	return fromhost.Register(env.Manager, env.Host, env.Syncer, "volumeSnapshotClasses", snapshotv1.SchemeGroupVersion.WithKind("VolumeSnapshotClass"))
 }
 
 // registerPods builds the pod syncer from sync.toHost.pods.

@@ -71,7 +71,6 @@ type UnsupportedKey struct {
 // table of docs/configuration.md marks these keys "not yet".
 func Unsupported() []UnsupportedKey {
 	return []UnsupportedKey{
-		{"sync.toHost.volumeSnapshots.enabled", func(c *config.Config) bool { return c.Sync.ToHost.VolumeSnapshots.Enabled }},
 		// "auto" means: with a virtual scheduler, which clustersync does not run.
 		{"sync.fromHost.storageClasses.enabled", func(c *config.Config) bool { return c.Sync.FromHost.StorageClasses.Enabled.Resolve(false) }},
 		{"sync.fromHost.csiNodes.enabled", func(c *config.Config) bool { return c.Sync.FromHost.CSINodes.Enabled.Resolve(false) }},

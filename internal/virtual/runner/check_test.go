@@ -29,7 +29,6 @@ sync:
 	cfg, err := config.Parse([]byte(`
 sync:
   toHost:
-    volumeSnapshots: {enabled: true}
     customResources:
       widgets.example.com:
         enabled: true
@@ -73,7 +72,7 @@ sync:
 			t.Errorf("error does not contain %q:\n%v", want, err)
 		}
 	}
-	for _, path := range []string{"sync.toHost.volumeSnapshots.enabled",
+	for _, path := range []string{
 		"sync.fromHost.storageClasses.enabled"} {
 		if !strings.Contains(err.Error(), path+": not supported") {
 			t.Errorf("error does not name %s:\n%v", path, err)

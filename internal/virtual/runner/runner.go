@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -156,9 +157,11 @@ func Run(ctx context.Context, o Options) error {
 	// v1 Endpoints are deprecated but are what vCluster syncs; keep the log clean.
 	vcfg.WarningHandlerWithContext, hcfg.WarningHandlerWithContext = rest.NoWarnings{}, rest.NoWarnings{}
 	// Protobuf, as kube-controller-manager uses: less encoding work for both
-	// API servers and for the syncer than JSON.
+	// API servers and for the syncer than JSON. ContentType stays unset:
+	// controller-runtime then sends protobuf for the built-in kinds and
+	// JSON for the others (custom resources, volume snapshots), which have
+	// no protobuf encoding.
 	for _, c := range []*rest.Config{vcfg, hcfg} {
-		c.ContentType = runtime.ContentTypeProtobuf
 		c.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 	}
 
@@ -167,6 +170,9 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	if err := apiextensionsv1.AddToScheme(scheme); err != nil { // customResources copy CRDs
+		return err
+	}
+	if err := snapshotv1.AddToScheme(scheme); err != nil { // sync.toHost.volumeSnapshots
 		return err
 	}
 	strip := cache.TransformStripManagedFields()
