@@ -29,7 +29,9 @@ func CRDs() []string {
 const StandInAnnotation = "clustersync.io/stand-in"
 
 // IsStandIn reports whether virtual content c was made by StandIn.
-func IsStandIn(c *snapshotv1.VolumeSnapshotContent) bool { return c.Annotations[StandInAnnotation] == "true" }
+func IsStandIn(c *snapshotv1.VolumeSnapshotContent) bool {
+	return c.Annotations[StandInAnnotation] == "true"
+}
 
 // HostSnapshotSpec is the host spec of virtual snapshot v: the claim it
 // snapshots is the claim's host copy, a pre-provisioned content the host
