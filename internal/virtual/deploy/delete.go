@@ -40,7 +40,7 @@ func Delete(ctx context.Context, host kubernetes.Interface, dyn dynamic.Interfac
 	if err := waitPodGone(ctx, host, PodName(o.Name), o.Namespace, o.Timeout); err != nil {
 		return "", err
 	}
-	if err := instance.DeleteHostObjects(ctx, dyn, o.Namespace, o.Name, o.Timeout); err != nil {
+	if err := instance.DeleteHostObjects(ctx, host.Discovery(), dyn, o.Namespace, o.Name, o.Timeout); err != nil {
 		return "", err
 	}
 	if !o.DeleteNamespace {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -140,7 +141,11 @@ func (i *Instance) Delete(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := DeleteHostObjects(ctx, dyn, i.HostNamespace, i.Name, 2*time.Minute); err != nil {
+	disc, err := discovery.NewDiscoveryClientForConfig(hostCfg)
+	if err != nil {
+		return err
+	}
+	if err := DeleteHostObjects(ctx, disc, dyn, i.HostNamespace, i.Name, 2*time.Minute); err != nil {
 		return err
 	}
 	if i.CreatedNamespace {
