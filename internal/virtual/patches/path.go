@@ -222,6 +222,20 @@ func (l Location) Get(obj map[string]any) (any, bool) {
 // other locations of the same Match stay valid). It reports whether it
 // found loc.
 func (l Location) Set(obj map[string]any, value any, remove bool) bool {
+	if remove {
+		value = nil
+	}
+	return l.write(obj, value, remove, false)
+}
+
+// Put sets the value at loc, creating the last map key when its parent
+// exists (a list index must exist). It reports whether it could.
+func (l Location) Put(obj map[string]any, value any) bool {
+	return l.write(obj, value, false, true)
+}
+
+// write is Set (create false) and Put (create true, remove false).
+func (l Location) write(obj map[string]any, value any, remove, create bool) bool {
 	if len(l) == 0 {
 		return false
 	}
@@ -235,16 +249,13 @@ func (l Location) Set(obj map[string]any, value any, remove bool) bool {
 		if !ok || last >= len(list) {
 			return false
 		}
-		if remove {
-			value = nil
-		}
 		list[last] = value
 	case string:
 		m, ok := parent.(map[string]any)
 		if !ok {
 			return false
 		}
-		if _, ok := m[last]; !ok {
+		if _, exists := m[last]; !exists && !create {
 			return false
 		}
 		if remove {
@@ -252,33 +263,6 @@ func (l Location) Set(obj map[string]any, value any, remove bool) bool {
 		} else {
 			m[last] = value
 		}
-	}
-	return true
-}
-
-// Put sets the value at loc, creating the last map key when its parent
-// exists (a list index must exist). It reports whether it could.
-func (l Location) Put(obj map[string]any, value any) bool {
-	if len(l) == 0 {
-		return false
-	}
-	parent, ok := l[:len(l)-1].Get(obj)
-	if !ok {
-		return false
-	}
-	switch last := l[len(l)-1].(type) {
-	case int:
-		list, ok := parent.([]any)
-		if !ok || last >= len(list) {
-			return false
-		}
-		list[last] = value
-	case string:
-		m, ok := parent.(map[string]any)
-		if !ok {
-			return false
-		}
-		m[last] = value
 	}
 	return true
 }
