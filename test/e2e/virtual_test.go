@@ -234,7 +234,10 @@ func TestVirtualCreateRejectsBadInput(t *testing.T) {
 	if err := os.WriteFile(vcfile, []byte(`sync:
   toHost:
     pods:
-      patches: []
+      patches:
+        - path: metadata.annotations["example.com/team"]
+          expression: '"team-" + value'
+          reverseExpression: 'value.slice("team-".length)'
       rewriteHosts:
         initContainer:
           image: {registry: docker.io, repository: library/alpine, tag: "3.20"}
