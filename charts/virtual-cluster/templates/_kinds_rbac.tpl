@@ -32,6 +32,16 @@
   resources: ["endpoints"]
   verbs: ["list", "delete"]
 {{- end }}
+# endpointSlices
+{{- if .Values.sync.toHost.endpointSlices.enabled }}
+- apiGroups: ["discovery.k8s.io"]
+  resources: ["endpointslices"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+{{- else }}
+- apiGroups: ["discovery.k8s.io"]
+  resources: ["endpointslices"]
+  verbs: ["list", "delete"]
+{{- end }}
 # ingresses
 {{- if .Values.sync.toHost.ingresses.enabled }}
 - apiGroups: ["networking.k8s.io"]

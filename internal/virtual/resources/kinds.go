@@ -16,6 +16,7 @@ import (
 
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -34,6 +35,7 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/resources/configmaps"
 	"github.com/clustersync/clustersync/internal/virtual/resources/customresources"
 	"github.com/clustersync/clustersync/internal/virtual/resources/endpoints"
+	"github.com/clustersync/clustersync/internal/virtual/resources/endpointslices"
 	"github.com/clustersync/clustersync/internal/virtual/resources/events"
 	"github.com/clustersync/clustersync/internal/virtual/resources/fromhost"
 	"github.com/clustersync/clustersync/internal/virtual/resources/ingresses"
@@ -191,6 +193,14 @@ func Kinds() []Kind {
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).Endpoints.Enabled },
 			HostKinds: core("Endpoints"),
 			Register:  registerResource(endpoints.New),
+		},
+		{
+			// Only the slices the tenant writes itself; Kubernetes'
+			// controllers make the others on both sides.
+			Name: "endpointSlices", Switch: "sync.toHost.endpointSlices.enabled",
+			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).EndpointSlices.Enabled },
+			HostKinds: []schema.GroupVersionKind{discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice")},
+			Register:  registerResource(endpointslices.New),
 		},
 		{
 			Name: "ingresses", Switch: "sync.toHost.ingresses.enabled",

@@ -81,14 +81,11 @@ func Unsupported() []UnsupportedKey {
 
 // Ignored returns the dotted paths of the keys of the configuration file
 // that CheckConfig accepts and the syncer does not act on: vCluster
-// settings that are on by default there. Each call returns a new slice. The
-// generated key table of docs/configuration.md marks these keys "accepted,
-// no effect", as it marks the vCluster sections kept as written
-// (config.Config.NoEffect).
+// settings that are on by default there (none today: the last one,
+// sync.toHost.endpointSlices.enabled, is implemented). Each call returns a
+// new slice. The generated key table of docs/configuration.md marks these
+// keys "accepted, no effect", as it marks the vCluster sections kept as
+// written (config.Config.NoEffect).
 func Ignored() []string {
-	return []string{
-		// The host's own controllers make EndpointSlices from the synced
-		// Endpoints and pods.
-		"sync.toHost.endpointSlices.enabled",
-	}
+	return []string{}
 }
