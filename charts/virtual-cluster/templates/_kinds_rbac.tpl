@@ -224,6 +224,24 @@
   resources: ["priorityclasses"]
   verbs: ["get", "list", "watch"]
 {{- end }}
+# fromHost storageClasses
+{{- if (eq (toString .Values.sync.fromHost.storageClasses.enabled) "true") }}
+- apiGroups: ["storage.k8s.io"]
+  resources: ["storageclasses"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
+# fromHost csiNodes
+{{- if (eq (toString .Values.sync.fromHost.csiNodes.enabled) "true") }}
+- apiGroups: ["storage.k8s.io"]
+  resources: ["csinodes"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
+# fromHost csiDrivers
+{{- if (eq (toString .Values.sync.fromHost.csiDrivers.enabled) "true") }}
+- apiGroups: ["storage.k8s.io"]
+  resources: ["csidrivers"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
 # customResources (sync.toHost and sync.fromHost.customResources)
 {{- $crds := list }}
 {{- range $name, $cr := .Values.sync.toHost.customResources }}{{ if $cr.enabled }}{{ $crds = append $crds $name }}{{ end }}{{ end }}

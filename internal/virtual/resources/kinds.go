@@ -84,6 +84,12 @@ type Kind struct {
 	// dotted) that turns it on; Enabled must follow it. "" for a kind
 	// without one.
 	Switch string
+	// AutoSwitch is set when Switch takes true, false or "auto"
+	// (config.AutoSwitch) and "auto" leaves the kind off: in vCluster it
+	// means "with the virtual scheduler", which clustersync does not run.
+	// The chart then grants the kind's rules for the value true only
+	// (a string "auto" is true to Helm's `if`).
+	AutoSwitch bool
 	// Enabled reports whether cfg runs the kind.
 	Enabled func(cfg *config.Config) bool
 	// HostKinds are the kinds of the host objects it creates in the host
@@ -330,6 +336,13 @@ func Kinds() []Kind {
 			schema.GroupVersionKind{Group: "node.k8s.io", Version: "v1", Kind: "RuntimeClass"}),
 		fromHostKind("priorityClasses", func(f config.FromHost) bool { return f.PriorityClasses.Enabled },
 			schema.GroupVersionKind{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass"}),
+		// The storage kinds a virtual scheduler would read; "auto" is off.
+		fromHostAutoKind("storageClasses", func(f config.FromHost) config.AutoSwitch { return f.StorageClasses.Enabled },
+			storagev1.SchemeGroupVersion.WithKind("StorageClass")),
+		fromHostAutoKind("csiNodes", func(f config.FromHost) config.AutoSwitch { return f.CSINodes.Enabled },
+			storagev1.SchemeGroupVersion.WithKind("CSINode")),
+		fromHostAutoKind("csiDrivers", func(f config.FromHost) config.AutoSwitch { return f.CSIDrivers.Enabled },
+			storagev1.SchemeGroupVersion.WithKind("CSIDriver")),
 		{
 			// Any CRD's objects, one controller per enabled entry; the chart's
 			// rules for them are generated from the entries (ChartRBAC).
@@ -408,6 +421,14 @@ func fromHostKind(key string, on func(config.FromHost) bool, gvk schema.GroupVer
 			return fromhost.Register(env.Manager, env.Host, env.Syncer, key, gvk)
 		},
 	}
+}
+
+// fromHostAutoKind is fromHostKind for a key that takes true, false or
+// "auto" (AutoSwitch): on only with true.
+func fromHostAutoKind(key string, on func(config.FromHost) config.AutoSwitch, gvk schema.GroupVersionKind) Kind {
+	k := fromHostKind(key, func(f config.FromHost) bool { return on(f).Resolve(false) }, gvk)
+	k.AutoSwitch = true
+	return k
 }
 
 // registerCustomResources copies the CRD of every enabled

@@ -1,10 +1,10 @@
 // Package fromhost keeps read-only virtual copies of cluster-scoped host
 // objects (vCluster's sync.fromHost ingressClasses, runtimeClasses,
-// priorityClasses): each host object of the kind appears in the virtual
-// cluster under its own name, labelled Label; a change on the host is
-// copied, a change in the virtual cluster is put back, and the copy goes
-// with the host object. A virtual object of that name the tenant made
-// itself (without Label) is never touched.
+// priorityClasses, storageClasses, csiNodes, csiDrivers): each host object
+// of the kind appears in the virtual cluster under its own name, labelled
+// Label; a change on the host is copied, a change in the virtual cluster
+// is put back, and the copy goes with the host object. A virtual object of
+// that name the tenant made itself (without Label) is never touched.
 package fromhost
 
 import (
