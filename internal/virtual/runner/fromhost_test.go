@@ -18,6 +18,7 @@ import (
 	"github.com/clustersync/clustersync/internal/testenv"
 	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/resources/fromhost"
+	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
 // With sync.fromHost ingressClasses, runtimeClasses and priorityClasses on,
@@ -114,14 +115,17 @@ func TestFromHostClasses(t *testing.T) {
 	})
 }
 
-// neverInVirtual checks for d that no virtual object named name of obj's
-// kind appears (a negative check: it gives the syncer time to act wrongly).
-func neverInVirtual(t *testing.T, obj client.Object, name string, d time.Duration) {
+// neverInVirtual checks for d that no cluster-scoped virtual object of
+// obj's kind named one of names appears (a negative check: it gives the
+// syncer time to act wrongly).
+func neverInVirtual(t *testing.T, obj client.Object, d time.Duration, names ...string) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
-		if err := env.VirtualClient.Get(ctx, client.ObjectKey{Name: name}, obj); err == nil {
-			t.Fatalf("virtual %T %s exists, want it not copied", obj, name)
+		for _, name := range names {
+			if err := env.VirtualClient.Get(ctx, client.ObjectKey{Name: name}, obj); err == nil {
+				t.Fatalf("virtual %T %s exists, want it not copied", obj, name)
+			}
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -129,7 +133,9 @@ func neverInVirtual(t *testing.T, obj client.Object, name string, d time.Duratio
 
 // sync.fromHost storageClasses, csiNodes and csiDrivers: "auto" (the
 // default: no virtual scheduler) and false copy nothing; true keeps
-// read-only copies labelled clustersync.io/from-host=true, and a host
+// read-only copies labelled clustersync.io/from-host=true, but not of the
+// host classes that are virtual clusters' copies (this tenant's own class,
+// synced with sync.toHost.storageClasses, or another cluster's); a host
 // object replaced while the syncer was away (its immutable fields changed)
 // replaces its copy.
 func TestFromHostStorage(t *testing.T) {
@@ -145,7 +151,7 @@ func TestFromHostStorage(t *testing.T) {
 		t.Cleanup(func() { _ = env.HostClient.Delete(ctx, o) })
 	}
 	// The syncer runs with the defaults ("auto"): no copies.
-	neverInVirtual(t, &storagev1.StorageClass{}, sc.Name, 3*time.Second)
+	neverInVirtual(t, &storagev1.StorageClass{}, 3*time.Second, sc.Name)
 	if err := env.VirtualClient.Get(ctx, client.ObjectKey{Name: driver}, &storagev1.CSIDriver{}); !apierrors.IsNotFound(err) {
 		t.Errorf("auto: virtual CSIDriver: %v, want not found", err)
 	}
@@ -157,6 +163,7 @@ func TestFromHostStorage(t *testing.T) {
 	on.Sync.FromHost.StorageClasses.Enabled = config.AutoSwitchOn
 	on.Sync.FromHost.CSINodes.Enabled = config.AutoSwitchOn
 	on.Sync.FromHost.CSIDrivers.Enabled = config.AutoSwitchOn
+	on.Sync.ToHost.StorageClasses.Enabled = true
 	withConfig(t, on)
 	copyOf := func(obj client.Object) {
 		t.Helper()
@@ -184,6 +191,21 @@ func TestFromHostStorage(t *testing.T) {
 	if len(vnode.Spec.Drivers) != 1 || vnode.Spec.Drivers[0].Name != driver || vnode.Spec.Drivers[0].NodeID != "node-1" {
 		t.Errorf("CSINode copy: %+v", vnode.Spec)
 	}
+
+	// The host copy of the tenant's own class, and another virtual
+	// cluster's copy, are no host classes: they are not copied.
+	mine := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "mine-" + suffix}, Provisioner: driver}
+	create(t, env.VirtualClient, mine)
+	t.Cleanup(func() { _ = env.VirtualClient.Delete(ctx, mine) })
+	mineOnHost := translate.Translator{VCluster: env.Name, HostNamespace: env.HostNamespace}.HostClusterScopedName(mine.Name)
+	testenv.Eventually(t, wait, func() error {
+		return env.HostClient.Get(ctx, client.ObjectKey{Name: mineOnHost}, &storagev1.StorageClass{})
+	})
+	theirs := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "theirs-" + suffix,
+		Labels: map[string]string{translate.LabelManagedBy: "other"}}, Provisioner: driver}
+	create(t, env.HostClient, theirs)
+	t.Cleanup(func() { _ = env.HostClient.Delete(ctx, theirs) })
+	neverInVirtual(t, &storagev1.StorageClass{}, 3*time.Second, mineOnHost, theirs.Name)
 
 	// Replaced on the host while the syncer is stopped, with another
 	// provisioner (immutable): the copy is replaced.
@@ -217,5 +239,5 @@ func TestFromHostStorage(t *testing.T) {
 	later := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "later-" + suffix}, Provisioner: driver}
 	create(t, env.HostClient, later)
 	t.Cleanup(func() { _ = env.HostClient.Delete(ctx, later) })
-	neverInVirtual(t, &storagev1.StorageClass{}, later.Name, 3*time.Second)
+	neverInVirtual(t, &storagev1.StorageClass{}, 3*time.Second, later.Name)
 }

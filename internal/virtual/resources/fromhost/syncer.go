@@ -52,7 +52,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	}
 	copied := verr == nil && v.GetLabels()[Label] == "true"
 	switch {
-	case apierrors.IsNotFound(herr):
+	case apierrors.IsNotFound(herr) || (herr == nil && !IsHostOwn(h)):
 		if copied {
 			uid := v.GetUID()
 			return ctrl.Result{}, client.IgnoreNotFound(c.s.Virtual.Delete(ctx, v, client.Preconditions{UID: &uid}))
