@@ -32,6 +32,16 @@
   resources: ["endpoints"]
   verbs: ["list", "delete"]
 {{- end }}
+# endpointSlices
+{{- if .Values.sync.toHost.endpointSlices.enabled }}
+- apiGroups: ["discovery.k8s.io"]
+  resources: ["endpointslices"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+{{- else }}
+- apiGroups: ["discovery.k8s.io"]
+  resources: ["endpointslices"]
+  verbs: ["list", "delete"]
+{{- end }}
 # ingresses
 {{- if .Values.sync.toHost.ingresses.enabled }}
 - apiGroups: ["networking.k8s.io"]
@@ -212,6 +222,24 @@
 {{- if .Values.sync.fromHost.priorityClasses.enabled }}
 - apiGroups: ["scheduling.k8s.io"]
   resources: ["priorityclasses"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
+# fromHost storageClasses
+{{- if (eq (toString .Values.sync.fromHost.storageClasses.enabled) "true") }}
+- apiGroups: ["storage.k8s.io"]
+  resources: ["storageclasses"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
+# fromHost csiNodes
+{{- if (eq (toString .Values.sync.fromHost.csiNodes.enabled) "true") }}
+- apiGroups: ["storage.k8s.io"]
+  resources: ["csinodes"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
+# fromHost csiDrivers
+{{- if (eq (toString .Values.sync.fromHost.csiDrivers.enabled) "true") }}
+- apiGroups: ["storage.k8s.io"]
+  resources: ["csidrivers"]
   verbs: ["get", "list", "watch"]
 {{- end }}
 # customResources (sync.toHost and sync.fromHost.customResources)

@@ -122,17 +122,20 @@ type FromHost struct {
 	// cluster.
 	PriorityClasses EnableSwitch `json:"priorityClasses"`
 	// StorageClasses defines if storage classes are synced from the host
-	// cluster; "auto" enables it when the virtual scheduler is enabled.
+	// cluster; "auto" enables it when the virtual scheduler is enabled,
+	// which clustersync does not run (off).
 	StorageClasses EnableAutoSwitch `json:"storageClasses"`
 	// CSINodes defines if CSI nodes are synced from the host cluster; "auto"
-	// enables it when the virtual scheduler is enabled.
+	// enables it when the virtual scheduler is enabled, which clustersync
+	// does not run (off).
 	CSINodes EnableAutoSwitch `json:"csiNodes"`
 	// CSIDrivers defines if CSI drivers are synced from the host cluster;
-	// "auto" enables it when the virtual scheduler is enabled.
+	// "auto" enables it when the virtual scheduler is enabled, which
+	// clustersync does not run (off).
 	CSIDrivers EnableAutoSwitch `json:"csiDrivers"`
 	// CSIStorageCapacities defines if CSI storage capacities are synced from
 	// the host cluster; "auto" enables it when the virtual scheduler is
-	// enabled.
+	// enabled, which clustersync does not run (off).
 	CSIStorageCapacities EnableAutoSwitch `json:"csiStorageCapacities"`
 	// CustomResources defines which custom resources are synced read-only
 	// from the host cluster, keyed by resource name (for example

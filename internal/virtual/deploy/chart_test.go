@@ -296,6 +296,47 @@ func TestChartClusterRoleNodes(t *testing.T) {
 	}
 }
 
+// The storage kinds read from the host (true, false or "auto") get their
+// ClusterRole rules for true only: "auto" means off in clustersync, though
+// Helm's `if` takes the string for true.
+func TestChartClusterRoleStorageFromHost(t *testing.T) {
+	// storage renders the chart with values and returns the storage.k8s.io
+	// resources the ClusterRole may read.
+	storage := func(values ...string) sets.Set[string] {
+		role := decode[rbacv1.ClusterRole](t, render(t, values...), "ClusterRole/vc-vc1-v-ns1")
+		got := sets.New[string]()
+		for _, r := range role.Rules {
+			if slices.Contains(r.APIGroups, "storage.k8s.io") && sets.New(r.Verbs...).HasAll("get", "list", "watch") {
+				got.Insert(r.Resources...)
+			}
+		}
+		return got
+	}
+	keys := []string{"storageClasses", "csiNodes", "csiDrivers"}
+	all := func(value string) []string {
+		var out []string
+		for _, k := range keys {
+			out = append(out, "sync.fromHost."+k+".enabled="+value)
+		}
+		return out
+	}
+	if got := storage(); got.Len() != 0 {
+		t.Errorf("defaults (auto): storage rules %v, want none", sets.List(got))
+	}
+	if got := storage(all("auto")...); got.Len() != 0 {
+		t.Errorf("auto: storage rules %v, want none", sets.List(got))
+	}
+	if got := storage(all("false")...); got.Len() != 0 {
+		t.Errorf("false: storage rules %v, want none", sets.List(got))
+	}
+	if got, want := storage(all("true")...), sets.New("storageclasses", "csinodes", "csidrivers"); !got.Equal(want) {
+		t.Errorf("true: read rules on %v, want %v", sets.List(got), sets.List(want))
+	}
+	if got := storage("sync.fromHost.csiDrivers.enabled=true"); !got.Equal(sets.New("csidrivers")) {
+		t.Errorf("csiDrivers true alone: read rules on %v", sets.List(got))
+	}
+}
+
 // `helm install` of the chart checks values.schema.json (generated from the
 // configuration types): a key in neither clustersync's nor vCluster's
 // sections is refused, a vCluster section and an image object pass.

@@ -16,6 +16,7 @@ import (
 
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -34,6 +35,7 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/resources/configmaps"
 	"github.com/clustersync/clustersync/internal/virtual/resources/customresources"
 	"github.com/clustersync/clustersync/internal/virtual/resources/endpoints"
+	"github.com/clustersync/clustersync/internal/virtual/resources/endpointslices"
 	"github.com/clustersync/clustersync/internal/virtual/resources/events"
 	"github.com/clustersync/clustersync/internal/virtual/resources/fromhost"
 	"github.com/clustersync/clustersync/internal/virtual/resources/ingresses"
@@ -82,6 +84,12 @@ type Kind struct {
 	// dotted) that turns it on; Enabled must follow it. "" for a kind
 	// without one.
 	Switch string
+	// AutoSwitch is set when Switch takes true, false or "auto"
+	// (config.AutoSwitch) and "auto" leaves the kind off: in vCluster it
+	// means "with the virtual scheduler", which clustersync does not run.
+	// The chart then grants the kind's rules for the value true only
+	// (a string "auto" is true to Helm's `if`).
+	AutoSwitch bool
 	// Enabled reports whether cfg runs the kind.
 	Enabled func(cfg *config.Config) bool
 	// HostKinds are the kinds of the host objects it creates in the host
@@ -191,6 +199,14 @@ func Kinds() []Kind {
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).Endpoints.Enabled },
 			HostKinds: core("Endpoints"),
 			Register:  registerResource(endpoints.New),
+		},
+		{
+			// Only the slices the tenant writes itself; Kubernetes'
+			// controllers make the others on both sides.
+			Name: "endpointSlices", Switch: "sync.toHost.endpointSlices.enabled",
+			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).EndpointSlices.Enabled },
+			HostKinds: []schema.GroupVersionKind{discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice")},
+			Register:  registerResource(endpointslices.New),
 		},
 		{
 			Name: "ingresses", Switch: "sync.toHost.ingresses.enabled",
@@ -320,6 +336,13 @@ func Kinds() []Kind {
 			schema.GroupVersionKind{Group: "node.k8s.io", Version: "v1", Kind: "RuntimeClass"}),
 		fromHostKind("priorityClasses", func(f config.FromHost) bool { return f.PriorityClasses.Enabled },
 			schema.GroupVersionKind{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass"}),
+		// The storage kinds a virtual scheduler would read; "auto" is off.
+		fromHostAutoKind("storageClasses", func(f config.FromHost) config.AutoSwitch { return f.StorageClasses.Enabled },
+			storagev1.SchemeGroupVersion.WithKind("StorageClass")),
+		fromHostAutoKind("csiNodes", func(f config.FromHost) config.AutoSwitch { return f.CSINodes.Enabled },
+			storagev1.SchemeGroupVersion.WithKind("CSINode")),
+		fromHostAutoKind("csiDrivers", func(f config.FromHost) config.AutoSwitch { return f.CSIDrivers.Enabled },
+			storagev1.SchemeGroupVersion.WithKind("CSIDriver")),
 		{
 			// Any CRD's objects, one controller per enabled entry; the chart's
 			// rules for them are generated from the entries (ChartRBAC).
@@ -398,6 +421,14 @@ func fromHostKind(key string, on func(config.FromHost) bool, gvk schema.GroupVer
 			return fromhost.Register(env.Manager, env.Host, env.Syncer, key, gvk)
 		},
 	}
+}
+
+// fromHostAutoKind is fromHostKind for a key that takes true, false or
+// "auto" (AutoSwitch): on only with true.
+func fromHostAutoKind(key string, on func(config.FromHost) config.AutoSwitch, gvk schema.GroupVersionKind) Kind {
+	k := fromHostKind(key, func(f config.FromHost) bool { return on(f).Resolve(false) }, gvk)
+	k.AutoSwitch = true
+	return k
 }
 
 // registerCustomResources copies the CRD of every enabled

@@ -70,6 +70,48 @@ func TestKindsFollowTheirSwitches(t *testing.T) {
 	}
 }
 
+// A kind is AutoSwitch exactly when its switch takes "auto", and "auto"
+// leaves it off (clustersync runs no virtual scheduler).
+func TestKindsAutoSwitches(t *testing.T) {
+	for _, k := range Kinds() {
+		if k.Switch == "" {
+			if k.AutoSwitch {
+				t.Errorf("kind %s: AutoSwitch without a Switch", k.Name)
+			}
+			continue
+		}
+		cfg, err := config.Parse([]byte(yamlFor(k.Switch, "auto")))
+		if takesAuto := err == nil; takesAuto != k.AutoSwitch {
+			t.Errorf("kind %s: %s takes \"auto\": %v (%v), AutoSwitch %v", k.Name, k.Switch, takesAuto, err, k.AutoSwitch)
+			continue
+		}
+		if k.AutoSwitch && k.Enabled(cfg) {
+			t.Errorf("kind %s: %s=auto turns it on", k.Name, k.Switch)
+		}
+		if k.AutoSwitch && k.Enabled(config.Default()) {
+			t.Errorf("kind %s: on by default", k.Name)
+		}
+	}
+}
+
+// The chart's rules of an AutoSwitch kind are granted for true only: to
+// Helm's `if`, the string "auto" is true.
+func TestChartRBACAutoSwitchCondition(t *testing.T) {
+	rbac := ChartRBAC()
+	for _, k := range Kinds() {
+		if !k.AutoSwitch {
+			continue
+		}
+		want := `{{- if (eq (toString .Values.` + k.Switch + `) "true") }}`
+		if !strings.Contains(rbac, want) {
+			t.Errorf("kind %s: no %s in the chart's rules", k.Name, want)
+		}
+		if strings.Contains(rbac, "{{- if .Values."+k.Switch+" }}") {
+			t.Errorf("kind %s: a plain `if` on %s grants its rules for \"auto\"", k.Name, k.Switch)
+		}
+	}
+}
+
 // The chart's generated RBAC is the table's (go generate ran).
 func TestChartRBACIsGenerated(t *testing.T) {
 	path := filepath.Join("..", "..", "..", "charts", "virtual-cluster", "templates", "_kinds_rbac.tpl")

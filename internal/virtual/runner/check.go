@@ -47,11 +47,29 @@ func CheckConfig(cfg *config.Config) error {
 		}
 	}
 	for _, k := range Unsupported() {
-		if k.On(cfg) {
+		if !k.On(cfg) {
+			continue
+		}
+		if why := unsupportedWhy(k.Path); why != "" {
+			errs = append(errs, fmt.Errorf("%s: not supported by clustersync yet: %s", k.Path, why))
+		} else {
 			errs = append(errs, fmt.Errorf("%s: not supported by clustersync yet", k.Path))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// unsupportedWhy says why the Unsupported key path is not implemented,
+// when that is more than "not yet"; CheckConfig adds it to the error.
+func unsupportedWhy(path string) string {
+	switch path {
+	case "sync.fromHost.csiStorageCapacities.enabled":
+		// CSI drivers publish CSIStorageCapacities in their own namespace
+		// (https://kubernetes.io/docs/concepts/storage/storage-capacity/).
+		return "the host's CSIStorageCapacities live in the CSI drivers' namespaces, which the syncer does not watch, " +
+			"and only a virtual scheduler (clustersync runs none) would read copies; the host's scheduler, which places the tenant's pods, reads the host's own"
+	}
+	return ""
 }
 
 // UnsupportedKey is a setting of the configuration file that clustersync
@@ -71,24 +89,19 @@ type UnsupportedKey struct {
 // table of docs/configuration.md marks these keys "not yet".
 func Unsupported() []UnsupportedKey {
 	return []UnsupportedKey{
-		// "auto" means: with a virtual scheduler, which clustersync does not run.
-		{"sync.fromHost.storageClasses.enabled", func(c *config.Config) bool { return c.Sync.FromHost.StorageClasses.Enabled.Resolve(false) }},
-		{"sync.fromHost.csiNodes.enabled", func(c *config.Config) bool { return c.Sync.FromHost.CSINodes.Enabled.Resolve(false) }},
-		{"sync.fromHost.csiDrivers.enabled", func(c *config.Config) bool { return c.Sync.FromHost.CSIDrivers.Enabled.Resolve(false) }},
+		// "auto" means: with a virtual scheduler, which clustersync does not
+		// run; true is refused (unsupportedWhy).
 		{"sync.fromHost.csiStorageCapacities.enabled", func(c *config.Config) bool { return c.Sync.FromHost.CSIStorageCapacities.Enabled.Resolve(false) }},
 	}
 }
 
 // Ignored returns the dotted paths of the keys of the configuration file
 // that CheckConfig accepts and the syncer does not act on: vCluster
-// settings that are on by default there. Each call returns a new slice. The
-// generated key table of docs/configuration.md marks these keys "accepted,
-// no effect", as it marks the vCluster sections kept as written
-// (config.Config.NoEffect).
+// settings that are on by default there (none today: the last one,
+// sync.toHost.endpointSlices.enabled, is implemented). Each call returns a
+// new slice. The generated key table of docs/configuration.md marks these
+// keys "accepted, no effect", as it marks the vCluster sections kept as
+// written (config.Config.NoEffect).
 func Ignored() []string {
-	return []string{
-		// The host's own controllers make EndpointSlices from the synced
-		// Endpoints and pods.
-		"sync.toHost.endpointSlices.enabled",
-	}
+	return []string{}
 }

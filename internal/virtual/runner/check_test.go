@@ -46,7 +46,7 @@ sync:
         - path: data.y
           expression: "value +"
   fromHost:
-    storageClasses: {enabled: true}
+    csiStorageCapacities: {enabled: true}
     customResources:
       widgets.example.com: {enabled: true}
       Gadgets: {enabled: true}
@@ -73,9 +73,42 @@ sync:
 		}
 	}
 	for _, path := range []string{
-		"sync.fromHost.storageClasses.enabled"} {
+		"sync.fromHost.csiStorageCapacities.enabled"} {
 		if !strings.Contains(err.Error(), path+": not supported") {
 			t.Errorf("error does not name %s:\n%v", path, err)
+		}
+	}
+	if want := "sync.fromHost.csiStorageCapacities.enabled: not supported by clustersync yet: the host's CSIStorageCapacities live in"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error does not say why csiStorageCapacities are refused:\n%v", err)
+	}
+}
+
+// The storage kinds read from the host take true, false and "auto"
+// ("auto": off, no virtual scheduler); csiStorageCapacities is refused
+// only when true.
+func TestCheckConfigStorageFromHost(t *testing.T) {
+	for _, value := range []string{"true", "false", "auto"} {
+		cfg, err := config.Parse([]byte(`
+sync:
+  fromHost:
+    storageClasses: {enabled: ` + value + `}
+    csiNodes: {enabled: ` + value + `}
+    csiDrivers: {enabled: ` + value + `}
+`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckConfig(cfg); err != nil {
+			t.Errorf("storage kinds from the host = %s: %v", value, err)
+		}
+	}
+	for _, value := range []string{"false", "auto"} {
+		cfg, err := config.Parse([]byte("sync: {fromHost: {csiStorageCapacities: {enabled: " + value + "}}}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckConfig(cfg); err != nil {
+			t.Errorf("csiStorageCapacities = %s: %v", value, err)
 		}
 	}
 }

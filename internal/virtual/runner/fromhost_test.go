@@ -3,18 +3,22 @@ package runner_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	nodev1 "k8s.io/api/node/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clustersync/clustersync/internal/testenv"
 	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/resources/fromhost"
+	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
 // With sync.fromHost ingressClasses, runtimeClasses and priorityClasses on,
@@ -109,4 +113,131 @@ func TestFromHostClasses(t *testing.T) {
 		}
 		return fmt.Errorf("virtual copy of %s still there (%v)", ic.Name, err)
 	})
+}
+
+// neverInVirtual checks for d that no cluster-scoped virtual object of
+// obj's kind named one of names appears (a negative check: it gives the
+// syncer time to act wrongly).
+func neverInVirtual(t *testing.T, obj client.Object, d time.Duration, names ...string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		for _, name := range names {
+			if err := env.VirtualClient.Get(ctx, client.ObjectKey{Name: name}, obj); err == nil {
+				t.Fatalf("virtual %T %s exists, want it not copied", obj, name)
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// sync.fromHost storageClasses, csiNodes and csiDrivers: "auto" (the
+// default: no virtual scheduler) and false copy nothing; true keeps
+// read-only copies labelled clustersync.io/from-host=true, but not of the
+// host classes that are virtual clusters' copies (this tenant's own class,
+// synced with sync.toHost.storageClasses, or another cluster's); a host
+// object replaced while the syncer was away (its immutable fields changed)
+// replaces its copy.
+func TestFromHostStorage(t *testing.T) {
+	suffix := env.NewNamespace(t) // a unique suffix for cluster-scoped names
+	driver := "csi-" + suffix + ".example.com"
+	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "sc-" + suffix, Labels: map[string]string{"tier": "fast"}},
+		Provisioner: driver, Parameters: map[string]string{"type": "ssd"}, VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer)}
+	csiDriver := &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: driver}, Spec: storagev1.CSIDriverSpec{AttachRequired: ptr.To(false)}}
+	csiNode := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: "node-" + suffix},
+		Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{{Name: driver, NodeID: "node-1"}}}}
+	for _, o := range []client.Object{sc, csiDriver, csiNode} {
+		create(t, env.HostClient, o)
+		t.Cleanup(func() { _ = env.HostClient.Delete(ctx, o) })
+	}
+	// The syncer runs with the defaults ("auto"): no copies.
+	neverInVirtual(t, &storagev1.StorageClass{}, 3*time.Second, sc.Name)
+	if err := env.VirtualClient.Get(ctx, client.ObjectKey{Name: driver}, &storagev1.CSIDriver{}); !apierrors.IsNotFound(err) {
+		t.Errorf("auto: virtual CSIDriver: %v, want not found", err)
+	}
+	if err := env.VirtualClient.Get(ctx, client.ObjectKey{Name: csiNode.Name}, &storagev1.CSINode{}); !apierrors.IsNotFound(err) {
+		t.Errorf("auto: virtual CSINode: %v, want not found", err)
+	}
+
+	on := config.Default()
+	on.Sync.FromHost.StorageClasses.Enabled = config.AutoSwitchOn
+	on.Sync.FromHost.CSINodes.Enabled = config.AutoSwitchOn
+	on.Sync.FromHost.CSIDrivers.Enabled = config.AutoSwitchOn
+	on.Sync.ToHost.StorageClasses.Enabled = true
+	withConfig(t, on)
+	copyOf := func(obj client.Object) {
+		t.Helper()
+		testenv.Eventually(t, wait, func() error {
+			if err := env.VirtualClient.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+				return err
+			}
+			if obj.GetLabels()[fromhost.Label] != "true" {
+				return fmt.Errorf("%s has no %s label", obj.GetName(), fromhost.Label)
+			}
+			return nil
+		})
+	}
+	vsc, vdriver, vnode := &storagev1.StorageClass{ObjectMeta: sc.ObjectMeta}, &storagev1.CSIDriver{ObjectMeta: csiDriver.ObjectMeta}, &storagev1.CSINode{ObjectMeta: csiNode.ObjectMeta}
+	copyOf(vsc)
+	copyOf(vdriver)
+	copyOf(vnode)
+	if vsc.Provisioner != driver || vsc.Parameters["type"] != "ssd" || vsc.Labels["tier"] != "fast" ||
+		vsc.VolumeBindingMode == nil || *vsc.VolumeBindingMode != storagev1.VolumeBindingWaitForFirstConsumer {
+		t.Errorf("StorageClass copy: %+v", vsc)
+	}
+	if vdriver.Spec.AttachRequired == nil || *vdriver.Spec.AttachRequired {
+		t.Errorf("CSIDriver copy: %+v", vdriver.Spec)
+	}
+	if len(vnode.Spec.Drivers) != 1 || vnode.Spec.Drivers[0].Name != driver || vnode.Spec.Drivers[0].NodeID != "node-1" {
+		t.Errorf("CSINode copy: %+v", vnode.Spec)
+	}
+
+	// The host copy of the tenant's own class, and another virtual
+	// cluster's copy, are no host classes: they are not copied.
+	mine := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "mine-" + suffix}, Provisioner: driver}
+	create(t, env.VirtualClient, mine)
+	t.Cleanup(func() { _ = env.VirtualClient.Delete(ctx, mine) })
+	mineOnHost := translate.Translator{VCluster: env.Name, HostNamespace: env.HostNamespace}.HostClusterScopedName(mine.Name)
+	testenv.Eventually(t, wait, func() error {
+		return env.HostClient.Get(ctx, client.ObjectKey{Name: mineOnHost}, &storagev1.StorageClass{})
+	})
+	theirs := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "theirs-" + suffix,
+		Labels: map[string]string{translate.LabelManagedBy: "other"}}, Provisioner: driver}
+	create(t, env.HostClient, theirs)
+	t.Cleanup(func() { _ = env.HostClient.Delete(ctx, theirs) })
+	neverInVirtual(t, &storagev1.StorageClass{}, 3*time.Second, mineOnHost, theirs.Name)
+
+	// Replaced on the host while the syncer is stopped, with another
+	// provisioner (immutable): the copy is replaced.
+	if err := env.StopSyncer(); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.HostClient.Delete(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	replaced := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: sc.Name}, Provisioner: "other." + driver}
+	create(t, env.HostClient, replaced)
+	if err := env.StartSyncer(on); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, wait, func() error {
+		var got storagev1.StorageClass
+		if err := env.VirtualClient.Get(ctx, client.ObjectKey{Name: sc.Name}, &got); err != nil {
+			return err
+		}
+		if got.Provisioner != replaced.Provisioner || got.Labels[fromhost.Label] != "true" || got.Parameters != nil {
+			return fmt.Errorf("virtual copy: provisioner %q, labels %v, parameters %v", got.Provisioner, got.Labels, got.Parameters)
+		}
+		return nil
+	})
+
+	// false: nothing new is copied.
+	off := config.Default()
+	off.Sync.FromHost.StorageClasses.Enabled = config.AutoSwitchOff
+	off.Sync.FromHost.CSIDrivers.Enabled = config.AutoSwitchOff
+	withConfig(t, off)
+	later := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "later-" + suffix}, Provisioner: driver}
+	create(t, env.HostClient, later)
+	t.Cleanup(func() { _ = env.HostClient.Delete(ctx, later) })
+	neverInVirtual(t, &storagev1.StorageClass{}, 3*time.Second, later.Name)
 }

@@ -178,6 +178,9 @@ func (e *engine[T]) reconcile(ctx context.Context, key types.NamespacedName) (ct
 			}
 			s.SetReferences(ctx, PatchesRef(ref), patchReferences(set, virtual))
 		}
+		if hv, ok := any(e.r).(HostViewer[T]); ok {
+			view = hv.VirtualView(view, virtual)
+		}
 		var base *translate.Meta
 		if m, ok := e.lastSeen.Load(key); ok {
 			mm := m.(translate.Meta)

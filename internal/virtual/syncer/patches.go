@@ -57,11 +57,11 @@ func (c *Create[T]) CreateHost(ctx context.Context, s *Context, obj T) (ctrl.Res
 // from a copy of p.Host: after gets the kind's patches applied (in place),
 // and the merge patch is computed against the host object as the host has
 // it (p.Host is the host object with the patches undone, see
-// patches.Set.ToVirtual). A patch that fails returns a *patches.Error and
-// nothing is written.
+// patches.Set.ToVirtual, and as a HostViewer shows it). A patch that fails
+// returns a *patches.Error and nothing is written.
 func (p *Pair[T]) PatchHost(ctx context.Context, s *Context, after T) error {
 	if p.patches == nil {
-		return s.PatchHost(ctx, p.Host, after)
+		return s.PatchHost(ctx, p.patched, after)
 	}
 	if err := patchInPlace(p.patches, after, p.Ref, s.Translator); err != nil {
 		return err

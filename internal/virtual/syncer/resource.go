@@ -56,7 +56,8 @@ type Pair[T client.Object] struct {
 	// Virtual and Host are the two objects (from the caches: do not
 	// modify). When the kind has patches, Host is the host object with
 	// them undone (patches.Set.ToVirtual), so it compares with and copies
-	// back to the virtual object field by field.
+	// back to the virtual object field by field; a HostViewer's Host is
+	// its VirtualView.
 	Virtual, Host T
 	Ref           translate.VirtualRef
 	// Meta is the merged metadata both sides should carry.
@@ -94,4 +95,17 @@ type Watcher interface {
 // created on the host, and its host copy is deleted.
 type Selector[T client.Object] interface {
 	ShouldSync(ctx context.Context, s *Context, virtual T) bool
+}
+
+// HostViewer is implemented by kinds whose host objects carry values the
+// syncer sets there itself and that are not host edits: an EndpointSlice's
+// kubernetes.io/service-name label names the host Service, not the
+// virtual one. VirtualView returns a copy of host (which it must not
+// modify) with those values as virtual has them. The engine merges the
+// labels and annotations of the pair against that view and passes it as
+// Pair.Host, so such values never flow back to the virtual object;
+// Pair.PatchHost still computes its patch against the host object as the
+// host has it.
+type HostViewer[T client.Object] interface {
+	VirtualView(host, virtual T) T
 }

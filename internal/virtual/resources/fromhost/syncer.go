@@ -52,7 +52,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	}
 	copied := verr == nil && v.GetLabels()[Label] == "true"
 	switch {
-	case apierrors.IsNotFound(herr):
+	case apierrors.IsNotFound(herr) || (herr == nil && !IsHostOwn(h)):
 		if copied {
 			uid := v.GetUID()
 			return ctrl.Result{}, client.IgnoreNotFound(c.s.Virtual.Delete(ctx, v, client.Preconditions{UID: &uid}))
@@ -70,10 +70,31 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	case !copied:
 		// The tenant's own object of that name: it stays as it is.
 	case Differs(want, v):
-		want.SetResourceVersion(v.GetResourceVersion())
-		if err := c.s.Virtual.Update(ctx, want); err != nil {
+		update := want.DeepCopy()
+		update.SetResourceVersion(v.GetResourceVersion())
+		err := c.s.Virtual.Update(ctx, update)
+		if apierrors.IsInvalid(err) {
+			// A field the API server keeps immutable (a StorageClass's
+			// provisioner, a PriorityClass's value) differs: the host object
+			// was replaced while the syncer did not look. Replace the copy.
+			return ctrl.Result{}, c.replace(ctx, v, want)
+		}
+		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("update the copy of host %s %s: %w", c.gvk.Kind, h.GetName(), err)
 		}
 	}
 	return ctrl.Result{}, nil
+}
+
+// replace deletes the virtual copy cur (only that object: UID
+// precondition) and creates want in its place.
+func (c *Controller) replace(ctx context.Context, cur, want *unstructured.Unstructured) error {
+	uid := cur.GetUID()
+	if err := c.s.Virtual.Delete(ctx, cur, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("replace the copy of host %s %s: %w", c.gvk.Kind, cur.GetName(), err)
+	}
+	if err := c.s.Virtual.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("replace the copy of host %s %s: %w", c.gvk.Kind, cur.GetName(), err)
+	}
+	return nil
 }

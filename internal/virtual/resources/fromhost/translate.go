@@ -1,21 +1,38 @@
 // Package fromhost keeps read-only virtual copies of cluster-scoped host
 // objects (vCluster's sync.fromHost ingressClasses, runtimeClasses,
-// priorityClasses): each host object of the kind appears in the virtual
-// cluster under its own name, labelled Label; a change on the host is
-// copied, a change in the virtual cluster is put back, and the copy goes
-// with the host object. A virtual object of that name the tenant made
-// itself (without Label) is never touched.
+// priorityClasses, storageClasses, csiNodes, csiDrivers): each host object
+// of the kind appears in the virtual cluster under its own name, labelled
+// Label; a change on the host is copied, a change in the virtual cluster
+// is put back, and the copy goes with the host object. A virtual object of
+// that name the tenant made itself (without Label) is never touched. Host
+// objects that are themselves a virtual cluster's copies (IsHostOwn) are
+// not copied.
 package fromhost
 
 import (
 	"maps"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
 // Label marks a virtual object that is a copy of a host object.
 const Label = "clustersync.io/from-host"
+
+// IsHostOwn reports whether host object h belongs to the host, and so is
+// copied into the virtual cluster: not when it is a virtual cluster's copy
+// of a tenant's object, labelled vcluster.loft.sh/managed-by (this
+// cluster's or another's, clustersync's or vCluster's), such as the host
+// copy vcluster-NAME-x-HOSTNAMESPACE-x-VCLUSTER of a tenant's StorageClass
+// under sync.toHost.storageClasses. Copying it would show the tenant its
+// own class twice, or another tenant's.
+func IsHostOwn(h metav1.Object) bool {
+	_, copied := h.GetLabels()[translate.LabelManagedBy]
+	return !copied
+}
 
 // VirtualCopy is the virtual copy of host object h: its apiVersion, kind,
 // name, labels (plus Label=true) and annotations, and every top-level field

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
 func priorityClass(labels map[string]any, value int64, extra map[string]any) *unstructured.Unstructured {
@@ -63,6 +65,23 @@ func TestDiffers(t *testing.T) {
 		edit(cur)
 		if !Differs(want, cur) {
 			t.Errorf("%s edited in the virtual cluster is not seen", name)
+		}
+	}
+}
+
+func TestIsHostOwn(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		labels map[string]any
+		want   bool
+	}{
+		{"the host's, no labels", nil, true},
+		{"the host's, labelled", map[string]any{"tier": "gold"}, true},
+		{"a virtual cluster's copy", map[string]any{translate.LabelManagedBy: "vc"}, false},
+		{"a copy of a cluster with an empty name", map[string]any{translate.LabelManagedBy: ""}, false},
+	} {
+		if got := IsHostOwn(priorityClass(c.labels, 1, nil)); got != c.want {
+			t.Errorf("%s: IsHostOwn = %v, want %v", c.name, got, c.want)
 		}
 	}
 }
