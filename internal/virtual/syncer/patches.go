@@ -125,3 +125,23 @@ func patchReferences(set *patches.Set, virtual client.Object) []mapping.Ref {
 	}
 	return set.References(m, virtual.GetNamespace())
 }
+
+// Write ends a Sync: it patches the host object to h (PatchHost, built
+// from a copy of p.Host), the virtual object to v (built from a copy of
+// p.Virtual), and, when status is set, the virtual object's status
+// subresource to a copy of p.Virtual that status changed. It returns the
+// first error; what follows it is not written.
+func (p *Pair[T]) Write(ctx context.Context, s *Context, h, v T, status func(vs T)) error {
+	if err := p.PatchHost(ctx, s, h); err != nil {
+		return err
+	}
+	if err := s.PatchVirtual(ctx, p.Virtual, v); err != nil {
+		return err
+	}
+	if status == nil {
+		return nil
+	}
+	vs := DeepCopy(p.Virtual)
+	status(vs)
+	return s.PatchVirtualStatus(ctx, p.Virtual, vs)
+}

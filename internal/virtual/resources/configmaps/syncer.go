@@ -50,8 +50,5 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 	if p.Host.Immutable == nil || !*p.Host.Immutable {
 		h.Data, h.BinaryData, h.Immutable = p.Virtual.Data, p.Virtual.BinaryData, p.Virtual.Immutable
 	}
-	if err := p.PatchHost(ctx, s, h); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{}, s.PatchVirtual(ctx, p.Virtual, v)
+	return ctrl.Result{}, p.Write(ctx, s, h, v, nil)
 }

@@ -67,8 +67,5 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*corev1.Endpoints]) (ctrl.Result, error) { //nolint:staticcheck
 	v, h := syncer.ApplyMeta(p)
 	h.Subsets = HostSubsets(p.Virtual, r.Translator)
-	if err := p.PatchHost(ctx, s, h); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{}, s.PatchVirtual(ctx, p.Virtual, v)
+	return ctrl.Result{}, p.Write(ctx, s, h, v, nil)
 }

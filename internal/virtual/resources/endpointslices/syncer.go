@@ -53,8 +53,5 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*di
 	h.Labels = HostLabels(h.Labels, p.Virtual, r.Translator)
 	h.Endpoints = HostEndpoints(p.Virtual, r.Translator)
 	h.Ports = HostPorts(p.Virtual)
-	if err := p.PatchHost(ctx, s, h); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{}, s.PatchVirtual(ctx, p.Virtual, v)
+	return ctrl.Result{}, p.Write(ctx, s, h, v, nil)
 }

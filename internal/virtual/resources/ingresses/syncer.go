@@ -34,13 +34,5 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*ne
 	s.SetReferences(ctx, Ref(p.Virtual), References(p.Virtual))
 	v, h := syncer.ApplyMeta(p)
 	h.Spec = HostSpec(p.Virtual, r.Translator)
-	if err := p.PatchHost(ctx, s, h); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := s.PatchVirtual(ctx, p.Virtual, v); err != nil {
-		return ctrl.Result{}, err
-	}
-	vs := syncer.DeepCopy(p.Virtual)
-	vs.Status = *p.Host.Status.DeepCopy()
-	return ctrl.Result{}, s.PatchVirtualStatus(ctx, p.Virtual, vs)
+	return ctrl.Result{}, p.Write(ctx, s, h, v, func(vs *networkingv1.Ingress) { vs.Status = *p.Host.Status.DeepCopy() })
 }

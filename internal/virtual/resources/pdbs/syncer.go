@@ -33,15 +33,7 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*policyv1.PodDisruptionBudget]) (ctrl.Result, error) {
 	v, h := syncer.ApplyMeta(p)
 	h.Spec = HostSpec(p.Virtual, r.Translator)
-	if err := p.PatchHost(ctx, s, h); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := s.PatchVirtual(ctx, p.Virtual, v); err != nil {
-		return ctrl.Result{}, err
-	}
-	vs := syncer.DeepCopy(p.Virtual)
-	vs.Status = VirtualStatus(p.Host, p.Virtual.Generation)
-	return ctrl.Result{}, s.PatchVirtualStatus(ctx, p.Virtual, vs)
+	return ctrl.Result{}, p.Write(ctx, s, h, v, func(vs *policyv1.PodDisruptionBudget) { vs.Status = VirtualStatus(p.Host, p.Virtual.Generation) })
 }
 
 // VirtualStatus is the virtual status from the host copy's: the counts

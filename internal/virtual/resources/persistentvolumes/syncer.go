@@ -52,13 +52,5 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 	if want.ClaimRef != nil && (h.Spec.ClaimRef == nil || h.Spec.ClaimRef.Name != want.ClaimRef.Name) {
 		h.Spec.ClaimRef = want.ClaimRef
 	}
-	if err := p.PatchHost(ctx, s, h); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := s.PatchVirtual(ctx, p.Virtual, v); err != nil {
-		return ctrl.Result{}, err
-	}
-	vs := syncer.DeepCopy(p.Virtual)
-	vs.Status = *p.Host.Status.DeepCopy()
-	return ctrl.Result{}, s.PatchVirtualStatus(ctx, p.Virtual, vs)
+	return ctrl.Result{}, p.Write(ctx, s, h, v, func(vs *corev1.PersistentVolume) { vs.Status = *p.Host.Status.DeepCopy() })
 }

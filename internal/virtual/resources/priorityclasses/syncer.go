@@ -47,8 +47,5 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*sc
 	}
 	v, h := syncer.ApplyMeta(p)
 	spec.Apply(h)
-	if err := p.PatchHost(ctx, s, h); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{}, s.PatchVirtual(ctx, p.Virtual, v)
+	return ctrl.Result{}, p.Write(ctx, s, h, v, nil)
 }

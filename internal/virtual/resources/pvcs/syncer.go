@@ -64,9 +64,6 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*corev1.PersistentVolumeClaim]) (ctrl.Result, error) {
 	v, h := syncer.ApplyMeta(p)
 	h.Spec.Resources.Requests = p.Virtual.Spec.Resources.Requests
-	if err := p.PatchHost(ctx, s, h); err != nil {
-		return ctrl.Result{}, err
-	}
 	if hv := p.Host.Spec.VolumeName; v.Spec.VolumeName == "" && hv != "" {
 		// The host bound it: to the host copy of one of the tenant's
 		// volumes (its virtual name), or to a host volume (its name; the
@@ -76,10 +73,5 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 			v.Spec.VolumeName = ref.Name
 		}
 	}
-	if err := s.PatchVirtual(ctx, p.Virtual, v); err != nil {
-		return ctrl.Result{}, err
-	}
-	vs := syncer.DeepCopy(p.Virtual)
-	vs.Status = *p.Host.Status.DeepCopy()
-	return ctrl.Result{}, s.PatchVirtualStatus(ctx, p.Virtual, vs)
+	return ctrl.Result{}, p.Write(ctx, s, h, v, func(vs *corev1.PersistentVolumeClaim) { vs.Status = *p.Host.Status.DeepCopy() })
 }

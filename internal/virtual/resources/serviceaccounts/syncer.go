@@ -34,8 +34,5 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 	s.SetReferences(ctx, Ref(p.Virtual), References(p.Virtual))
 	v, h := syncer.ApplyMeta(p)
 	HostFields(h, p.Virtual, r.Translator)
-	if err := p.PatchHost(ctx, s, h); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{}, s.PatchVirtual(ctx, p.Virtual, v)
+	return ctrl.Result{}, p.Write(ctx, s, h, v, nil)
 }

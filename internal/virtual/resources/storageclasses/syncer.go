@@ -47,10 +47,7 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*st
 	}
 	v, h := syncer.ApplyMeta(p)
 	Apply(h, p.Virtual)
-	if err := p.PatchHost(ctx, s, h); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{}, s.PatchVirtual(ctx, p.Virtual, v)
+	return ctrl.Result{}, p.Write(ctx, s, h, v, nil)
 }
 
 // HostClassOf is the host class for virtual class name (HostName), read

@@ -31,15 +31,9 @@ func (r *SnapshotSyncer) SyncToHost(ctx context.Context, s *syncer.Context, c *s
 func (r *SnapshotSyncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*snapshotv1.VolumeSnapshot]) (ctrl.Result, error) {
 	v, h := syncer.ApplyMeta(p)
 	h.Spec = HostSnapshotSpec(p.Virtual, r.Translator)
-	if err := p.PatchHost(ctx, s, h); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := s.PatchVirtual(ctx, p.Virtual, v); err != nil {
-		return ctrl.Result{}, err
-	}
-	vs := syncer.DeepCopy(p.Virtual)
-	vs.Status = VirtualSnapshotStatus(p.Host.Status, func(host string) string { return virtualContentName(s, host) })
-	return ctrl.Result{}, s.PatchVirtualStatus(ctx, p.Virtual, vs)
+	return ctrl.Result{}, p.Write(ctx, s, h, v, func(vs *snapshotv1.VolumeSnapshot) {
+		vs.Status = VirtualSnapshotStatus(p.Host.Status, func(host string) string { return virtualContentName(s, host) })
+	})
 }
 
 // virtualContentName is the virtual name of host content host: the
@@ -83,13 +77,5 @@ func (r *ContentSyncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.P
 	if h.Spec.VolumeSnapshotRef.Name != want.VolumeSnapshotRef.Name || h.Spec.VolumeSnapshotRef.Namespace != want.VolumeSnapshotRef.Namespace {
 		h.Spec.VolumeSnapshotRef = want.VolumeSnapshotRef
 	}
-	if err := p.PatchHost(ctx, s, h); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := s.PatchVirtual(ctx, p.Virtual, v); err != nil {
-		return ctrl.Result{}, err
-	}
-	vs := syncer.DeepCopy(p.Virtual)
-	vs.Status = p.Host.Status.DeepCopy()
-	return ctrl.Result{}, s.PatchVirtualStatus(ctx, p.Virtual, vs)
+	return ctrl.Result{}, p.Write(ctx, s, h, v, func(vs *snapshotv1.VolumeSnapshotContent) { vs.Status = p.Host.Status.DeepCopy() })
 }
