@@ -46,7 +46,7 @@ func TestDefault(t *testing.T) {
 		{"toHost.serviceAccounts", c.Sync.ToHost.ServiceAccounts.Enabled, false},
 		{"toHost.podDisruptionBudgets", c.Sync.ToHost.PodDisruptionBudgets.Enabled, false},
 		{"toHost.priorityClasses", c.Sync.ToHost.PriorityClasses.Enabled, false},
-		{"toHost.customResources", c.Sync.ToHost.CustomResources, map[string]EnableSwitchWithTranslate{}},
+		{"toHost.customResources", c.Sync.ToHost.CustomResources, map[string]ToHostCustomResource{}},
 		// sync.fromHost
 		{"fromHost.nodes", c.Sync.FromHost.Nodes, SyncNodes{Selector: NodeSelector{Labels: map[string]string{}}}},
 		{"fromHost.events", c.Sync.FromHost.Events.Enabled, true},
@@ -57,7 +57,7 @@ func TestDefault(t *testing.T) {
 		{"fromHost.csiNodes", c.Sync.FromHost.CSINodes.Enabled, AutoSwitchAuto},
 		{"fromHost.csiDrivers", c.Sync.FromHost.CSIDrivers.Enabled, AutoSwitchAuto},
 		{"fromHost.csiStorageCapacities", c.Sync.FromHost.CSIStorageCapacities.Enabled, AutoSwitchAuto},
-		{"fromHost.customResources", c.Sync.FromHost.CustomResources, map[string]EnableSwitch{}},
+		{"fromHost.customResources", c.Sync.FromHost.CustomResources, map[string]FromHostCustomResource{}},
 		// controlPlane
 		{"etcd.embedded", c.ControlPlane.BackingStore.Etcd.Embedded.Enabled, true},
 		{"etcd.external", c.ControlPlane.BackingStore.Etcd.External, EtcdExternal{}},
@@ -188,7 +188,7 @@ syncer:
 	}
 	want.Sync.ToHost.Secrets.All = true
 	want.Sync.ToHost.Ingresses.Enabled = true
-	want.Sync.ToHost.CustomResources["widgets.example.com"] = EnableSwitchWithTranslate{Enabled: true}
+	want.Sync.ToHost.CustomResources["widgets.example.com"] = ToHostCustomResource{Enabled: true}
 	want.Sync.FromHost.Nodes.Enabled = true
 	want.Sync.FromHost.Nodes.Selector.Labels = map[string]string{"topology.kubernetes.io/zone": "eu-west-1a"}
 	want.Sync.FromHost.StorageClasses.Enabled = AutoSwitchOn
@@ -292,7 +292,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown key inside a map entry",
 			yaml: "sync:\n  toHost:\n    customResources:\n      widgets.example.com:\n        enabeld: true\n",
-			want: []string{"sync.toHost.customResources[widgets.example.com].enabeld: unknown key (known: enabled, patches, translate)"},
+			want: []string{"sync.toHost.customResources[widgets.example.com].enabeld: unknown key (known: enabled, patches, scope, translate)"},
 		},
 		{
 			name: "unknown key inside a list item",
@@ -779,5 +779,69 @@ func TestSchemaIsGenerated(t *testing.T) {
 	}
 	if string(got) != string(want) {
 		t.Errorf("%s is not the configuration types' schema: run go generate ./internal/virtual/config", path)
+	}
+}
+
+// The keys of vCluster's current sync schema beyond the reference's parse:
+// patches on every toHost kind are honoured (kept as patches); the keys
+// clustersync does not act on — also inside a customResources entry — are
+// listed by NoEffect.
+func TestCurrentVClusterSyncKeys(t *testing.T) {
+	cfg, err := Parse([]byte(`
+sync:
+  toHost:
+    networkPolicies:
+      enabled: true
+      patches:
+        - path: metadata.annotations["a"]
+          expression: value
+    volumeSnapshotContents: {enabled: true}
+    namespaces: {enabled: false}
+    pods:
+      runtimeClassName: gvisor
+      hybridScheduling: {enabled: false}
+    customResources:
+      widgets.example.com: {enabled: true, scope: Namespaced}
+  fromHost:
+    events: {enabled: true, patches: []}
+    ingressClasses: {enabled: true, selector: {matchLabels: {a: b}}}
+    storageClasses: {enabled: auto, selector: {}}
+    csiDrivers: {enabled: auto, patches: []}
+    configMaps: {enabled: true, mappings: {byName: {"a/*": "b/*"}}}
+    nodes: {patches: []}
+    customResources:
+      gadgets.example.com:
+        enabled: true
+        scope: Cluster
+        mappings: {byName: {"": "x/*"}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(cfg.Sync.ToHost.NetworkPolicies.Translate); n != 1 {
+		t.Errorf("networkPolicies patches: %d, want 1", n)
+	}
+	if s := cfg.Sync.ToHost.CustomResources["widgets.example.com"].Scope; s != "Namespaced" {
+		t.Errorf("scope %q", s)
+	}
+	want := []string{
+		"sync.fromHost.configMaps.enabled", "sync.fromHost.configMaps.mappings.byName.a/*",
+		"sync.fromHost.csiDrivers.patches", "sync.fromHost.customResources.gadgets.example.com.mappings.byName.",
+		"sync.fromHost.events.patches", "sync.fromHost.ingressClasses.selector.matchLabels.a",
+		"sync.fromHost.nodes.patches", "sync.fromHost.storageClasses.selector",
+		"sync.toHost.namespaces.enabled", "sync.toHost.pods.hybridScheduling.enabled", "sync.toHost.pods.runtimeClassName",
+		"sync.toHost.volumeSnapshotContents.enabled",
+	}
+	got := cfg.NoEffect()
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("NoEffect lacks %s:\n%v", w, got)
+		}
+	}
+	if slices.ContainsFunc(got, func(k string) bool { return strings.Contains(k, "networkPolicies") || strings.Contains(k, "scope") }) {
+		t.Errorf("NoEffect lists a key clustersync acts on: %v", got)
+	}
+	if _, err := Parse([]byte("sync:\n  fromHost:\n    events: {selector: {}}\n")); err == nil || !strings.Contains(err.Error(), "sync.fromHost.events.selector: unknown key") {
+		t.Errorf("events has no selector in vCluster either: %v", err)
 	}
 }

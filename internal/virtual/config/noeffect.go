@@ -25,7 +25,8 @@ func (c *Config) NoEffect() []string {
 }
 
 // walkVCluster appends the leaves of the config:"vcluster" fields of the
-// struct v at path.
+// struct v at path, also in the entries of maps of structs
+// (customResources).
 func walkVCluster(path string, v reflect.Value, out *[]string) {
 	t := v.Type()
 	for i := range t.NumField() {
@@ -39,6 +40,13 @@ func walkVCluster(path string, v reflect.Value, out *[]string) {
 			}
 		case f.Type.Kind() == reflect.Struct && f.IsExported():
 			walkVCluster(p, v.Field(i), out)
+		case f.Type.Kind() == reflect.Map && f.Type.Elem().Kind() == reflect.Struct && f.IsExported():
+			m := v.Field(i)
+			keys := m.MapKeys()
+			slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
+			for _, k := range keys {
+				walkVCluster(keyPath(p, k.String()), m.MapIndex(k), out)
+			}
 		}
 	}
 }

@@ -65,6 +65,9 @@ func (EnableSwitchWithTranslate) JSONSchemaExtend(s *jsonschema.Schema) { addPat
 func (SelectiveSync) JSONSchemaExtend(s *jsonschema.Schema) { addPatchesAlias(s) }
 
 // JSONSchemaExtend adds `patches`, the same key as translate.
+func (ToHostCustomResource) JSONSchemaExtend(s *jsonschema.Schema) { addPatchesAlias(s) }
+
+// JSONSchemaExtend adds `patches`, the same key as translate.
 func (SyncPods) JSONSchemaExtend(s *jsonschema.Schema) { addPatchesAlias(s) }
 
 func addPatchesAlias(s *jsonschema.Schema) {

@@ -71,38 +71,59 @@ type ToHost struct {
 	Services EnableSwitchWithTranslate `json:"services"`
 	// Endpoints defines if endpoints created within the virtual cluster are
 	// synced to the host cluster.
-	Endpoints EnableSwitch `json:"endpoints"`
+	Endpoints EnableSwitchWithTranslate `json:"endpoints"`
 	// EndpointSlices defines if endpoint slices created within the virtual
 	// cluster are synced to the host cluster.
-	EndpointSlices EnableSwitch `json:"endpointSlices"`
+	EndpointSlices EnableSwitchWithTranslate `json:"endpointSlices"`
 	// NetworkPolicies defines if network policies created within the
 	// virtual cluster are synced to the host cluster.
-	NetworkPolicies EnableSwitch `json:"networkPolicies"`
+	NetworkPolicies EnableSwitchWithTranslate `json:"networkPolicies"`
 	// PersistentVolumeClaims defines if persistent volume claims created
 	// within the virtual cluster are synced to the host cluster.
 	PersistentVolumeClaims EnableSwitchWithTranslate `json:"persistentVolumeClaims"`
 	// PersistentVolumes defines if persistent volumes created within the
 	// virtual cluster are synced to the host cluster.
-	PersistentVolumes EnableSwitch `json:"persistentVolumes"`
+	PersistentVolumes EnableSwitchWithTranslate `json:"persistentVolumes"`
 	// VolumeSnapshots defines if volume snapshots created within the virtual
 	// cluster are synced to the host cluster.
-	VolumeSnapshots EnableSwitch `json:"volumeSnapshots"`
+	VolumeSnapshots EnableSwitchWithTranslate `json:"volumeSnapshots"`
 	// StorageClasses defines if storage classes created within the virtual
 	// cluster are synced to the host cluster.
-	StorageClasses EnableSwitch `json:"storageClasses"`
+	StorageClasses EnableSwitchWithTranslate `json:"storageClasses"`
 	// ServiceAccounts defines if service accounts created within the virtual
 	// cluster are synced to the host cluster.
-	ServiceAccounts EnableSwitch `json:"serviceAccounts"`
+	ServiceAccounts EnableSwitchWithTranslate `json:"serviceAccounts"`
 	// PodDisruptionBudgets defines if pod disruption budgets created within
 	// the virtual cluster are synced to the host cluster.
-	PodDisruptionBudgets EnableSwitch `json:"podDisruptionBudgets"`
+	PodDisruptionBudgets EnableSwitchWithTranslate `json:"podDisruptionBudgets"`
 	// PriorityClasses defines if priority classes created within the virtual
 	// cluster are synced to the host cluster.
-	PriorityClasses EnableSwitch `json:"priorityClasses"`
+	PriorityClasses EnableSwitchWithTranslate `json:"priorityClasses"`
 	// CustomResources defines which custom resources are synced from the
 	// virtual cluster to the host cluster, keyed by resource name (for
 	// example "widgets.example.com").
-	CustomResources map[string]EnableSwitchWithTranslate `json:"customResources"`
+	CustomResources map[string]ToHostCustomResource `json:"customResources"`
+
+	// The other keys of vCluster's sync.toHost: accepted, not acted on
+	// (NoEffect lists them). clustersync syncs VolumeSnapshotContents with
+	// volumeSnapshots.
+	VolumeSnapshotContents any `json:"volumeSnapshotContents,omitempty" config:"vcluster"`
+	Namespaces             any `json:"namespaces,omitempty" config:"vcluster"`
+	ResourceClaims         any `json:"resourceClaims,omitempty" config:"vcluster"`
+	ResourceClaimTemplates any `json:"resourceClaimTemplates,omitempty" config:"vcluster"`
+}
+
+// ToHostCustomResource configures the sync of one custom resource kind to
+// the host cluster.
+type ToHostCustomResource struct {
+	// Enabled defines if this option is enabled.
+	Enabled bool `json:"enabled"`
+	// Scope is the kind's scope as vCluster writes it: "" or "Namespaced";
+	// only namespaced kinds are synced to the host.
+	Scope string `json:"scope,omitempty"`
+	// Translate lists the patches applied to synced objects; `patches`
+	// is the same key as current vCluster spells it.
+	Translate []Patch `json:"translate" config:"alias=patches"`
 }
 
 // FromHost configures the resources that are synced read-only from the host
@@ -111,36 +132,100 @@ type FromHost struct {
 	// Nodes defines if real host nodes are synced into the virtual cluster.
 	Nodes SyncNodes `json:"nodes"`
 	// Events defines if events are synced from the host cluster.
-	Events EnableSwitch `json:"events"`
+	Events FromHostSwitch `json:"events"`
 	// IngressClasses defines if ingress classes are synced from the host
 	// cluster.
-	IngressClasses EnableSwitch `json:"ingressClasses"`
+	IngressClasses FromHostSelectableSwitch `json:"ingressClasses"`
 	// RuntimeClasses defines if runtime classes are synced from the host
 	// cluster.
-	RuntimeClasses EnableSwitch `json:"runtimeClasses"`
+	RuntimeClasses FromHostSelectableSwitch `json:"runtimeClasses"`
 	// PriorityClasses defines if priority classes are synced from the host
 	// cluster.
-	PriorityClasses EnableSwitch `json:"priorityClasses"`
+	PriorityClasses FromHostSelectableSwitch `json:"priorityClasses"`
 	// StorageClasses defines if storage classes are synced from the host
 	// cluster; "auto" enables it when the virtual scheduler is enabled,
 	// which clustersync does not run (off).
-	StorageClasses EnableAutoSwitch `json:"storageClasses"`
+	StorageClasses FromHostSelectableAutoSwitch `json:"storageClasses"`
 	// CSINodes defines if CSI nodes are synced from the host cluster; "auto"
 	// enables it when the virtual scheduler is enabled, which clustersync
 	// does not run (off).
-	CSINodes EnableAutoSwitch `json:"csiNodes"`
+	CSINodes FromHostAutoSwitch `json:"csiNodes"`
 	// CSIDrivers defines if CSI drivers are synced from the host cluster;
 	// "auto" enables it when the virtual scheduler is enabled, which
 	// clustersync does not run (off).
-	CSIDrivers EnableAutoSwitch `json:"csiDrivers"`
+	CSIDrivers FromHostAutoSwitch `json:"csiDrivers"`
 	// CSIStorageCapacities defines if CSI storage capacities are synced from
 	// the host cluster; "auto" enables it when the virtual scheduler is
 	// enabled, which clustersync does not run (off).
-	CSIStorageCapacities EnableAutoSwitch `json:"csiStorageCapacities"`
+	CSIStorageCapacities FromHostAutoSwitch `json:"csiStorageCapacities"`
 	// CustomResources defines which custom resources are synced read-only
 	// from the host cluster, keyed by resource name (for example
 	// "widgets.example.com").
-	CustomResources map[string]EnableSwitch `json:"customResources"`
+	CustomResources map[string]FromHostCustomResource `json:"customResources"`
+
+	// The other keys of vCluster's sync.fromHost: accepted, not acted on
+	// (NoEffect lists them). clustersync shows the host's
+	// VolumeSnapshotClasses with sync.toHost.volumeSnapshots.
+	VolumeSnapshotClasses any `json:"volumeSnapshotClasses,omitempty" config:"vcluster"`
+	ConfigMaps            any `json:"configMaps,omitempty" config:"vcluster"`
+	Secrets               any `json:"secrets,omitempty" config:"vcluster"`
+	DeviceClasses         any `json:"deviceClasses,omitempty" config:"vcluster"`
+}
+
+// FromHostSwitch turns the read-only copies of one host kind on or off.
+type FromHostSwitch struct {
+	// Enabled defines if this option is enabled.
+	Enabled bool `json:"enabled"`
+	// Patches are vCluster's patches of the copies: accepted, not acted on.
+	Patches any `json:"patches,omitempty" config:"vcluster"`
+}
+
+// FromHostSelectableSwitch turns the read-only copies of one host kind on
+// or off.
+type FromHostSelectableSwitch struct {
+	// Enabled defines if this option is enabled.
+	Enabled bool `json:"enabled"`
+	// Patches are vCluster's patches of the copies: accepted, not acted on.
+	Patches any `json:"patches,omitempty" config:"vcluster"`
+	// Selector is vCluster's label selector of the host objects copied:
+	// accepted, not acted on (every object of the kind is copied).
+	Selector any `json:"selector,omitempty" config:"vcluster"`
+}
+
+// FromHostAutoSwitch turns the read-only copies of one host kind on, off
+// or leaves it to clustersync ("auto").
+type FromHostAutoSwitch struct {
+	// Enabled is true, false or "auto".
+	Enabled AutoSwitch `json:"enabled"`
+	// Patches are vCluster's patches of the copies: accepted, not acted on.
+	Patches any `json:"patches,omitempty" config:"vcluster"`
+}
+
+// FromHostSelectableAutoSwitch is FromHostAutoSwitch with vCluster's
+// selector.
+type FromHostSelectableAutoSwitch struct {
+	// Enabled is true, false or "auto".
+	Enabled AutoSwitch `json:"enabled"`
+	// Patches are vCluster's patches of the copies: accepted, not acted on.
+	Patches any `json:"patches,omitempty" config:"vcluster"`
+	// Selector is vCluster's label selector of the host objects copied:
+	// accepted, not acted on (every object of the kind is copied).
+	Selector any `json:"selector,omitempty" config:"vcluster"`
+}
+
+// FromHostCustomResource configures the read-only copies of one custom
+// resource kind.
+type FromHostCustomResource struct {
+	// Enabled defines if this option is enabled.
+	Enabled bool `json:"enabled"`
+	// Scope is the kind's scope as vCluster writes it: "", "Cluster" or
+	// "Namespaced"; only cluster-scoped kinds are copied.
+	Scope string `json:"scope,omitempty"`
+	// Patches are vCluster's patches of the copies: accepted, not acted on.
+	Patches any `json:"patches,omitempty" config:"vcluster"`
+	// Mappings are vCluster's host-to-virtual namespace mappings of a
+	// namespaced kind: accepted, not acted on.
+	Mappings any `json:"mappings,omitempty" config:"vcluster"`
 }
 
 // EnableSwitch turns the sync of one resource kind on or off.
@@ -198,6 +283,12 @@ type SyncPods struct {
 	// Translate lists the patches applied to synced pods; `patches` is
 	// the same key as current vCluster spells it.
 	Translate []Patch `json:"translate" config:"alias=patches"`
+
+	// The other keys of vCluster's sync.toHost.pods: accepted, not acted
+	// on (NoEffect lists them).
+	RuntimeClassName  any `json:"runtimeClassName,omitempty" config:"vcluster"`
+	PriorityClassName any `json:"priorityClassName,omitempty" config:"vcluster"`
+	HybridScheduling  any `json:"hybridScheduling,omitempty" config:"vcluster"`
 }
 
 // RewriteHosts configures the rewrite of /etc/hosts in stateful set pods.
@@ -239,6 +330,9 @@ type SyncNodes struct {
 	ClearImageStatus bool `json:"clearImageStatus"`
 	// Selector picks which host nodes are synced.
 	Selector NodeSelector `json:"selector"`
+	// Patches are vCluster's patches of the node copies: accepted, not
+	// acted on.
+	Patches any `json:"patches,omitempty" config:"vcluster"`
 }
 
 // NodeSelector picks the host nodes synced into the virtual cluster.
@@ -543,3 +637,9 @@ func (s EnableSwitch) IsEnabled() bool { return s.Enabled }
 
 // IsEnabled reports Enabled.
 func (s EnableSwitchWithTranslate) IsEnabled() bool { return s.Enabled }
+
+// IsEnabled reports Enabled.
+func (s ToHostCustomResource) IsEnabled() bool { return s.Enabled }
+
+// IsEnabled reports Enabled.
+func (s FromHostCustomResource) IsEnabled() bool { return s.Enabled }

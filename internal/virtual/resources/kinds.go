@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
@@ -196,6 +197,7 @@ func Kinds() []Kind {
 		},
 		{
 			Name: "endpoints", Switch: "sync.toHost.endpoints.enabled",
+			Patches:   func(cfg *config.Config) []config.Patch { return toHost(cfg).Endpoints.Translate },
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).Endpoints.Enabled },
 			HostKinds: core("Endpoints"),
 			Register:  registerResource(endpoints.New),
@@ -204,6 +206,7 @@ func Kinds() []Kind {
 			// Only the slices the tenant writes itself; Kubernetes'
 			// controllers make the others on both sides.
 			Name: "endpointSlices", Switch: "sync.toHost.endpointSlices.enabled",
+			Patches:   func(cfg *config.Config) []config.Patch { return toHost(cfg).EndpointSlices.Translate },
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).EndpointSlices.Enabled },
 			HostKinds: []schema.GroupVersionKind{discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice")},
 			Register:  registerResource(endpointslices.New),
@@ -220,6 +223,7 @@ func Kinds() []Kind {
 		},
 		{
 			Name: "serviceAccounts", Switch: "sync.toHost.serviceAccounts.enabled",
+			Patches:   func(cfg *config.Config) []config.Patch { return toHost(cfg).ServiceAccounts.Translate },
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).ServiceAccounts.Enabled },
 			HostKinds: core("ServiceAccount"),
 			Register:  registerResource(serviceaccounts.New),
@@ -229,12 +233,14 @@ func Kinds() []Kind {
 		},
 		{
 			Name: "networkPolicies", Switch: "sync.toHost.networkPolicies.enabled",
+			Patches:   func(cfg *config.Config) []config.Patch { return toHost(cfg).NetworkPolicies.Translate },
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).NetworkPolicies.Enabled },
 			HostKinds: []schema.GroupVersionKind{networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy")},
 			Register:  registerResource(networkpolicies.New),
 		},
 		{
 			Name: "podDisruptionBudgets", Switch: "sync.toHost.podDisruptionBudgets.enabled",
+			Patches:   func(cfg *config.Config) []config.Patch { return toHost(cfg).PodDisruptionBudgets.Translate },
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).PodDisruptionBudgets.Enabled },
 			HostKinds: []schema.GroupVersionKind{policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget")},
 			Register:  registerResource(pdbs.New),
@@ -242,6 +248,7 @@ func Kinds() []Kind {
 		{
 			// Cluster-scoped: host copies vcluster-NAME-x-HOSTNAMESPACE-x-VCLUSTER.
 			Name: "priorityClasses", Switch: "sync.toHost.priorityClasses.enabled", ClusterScoped: true,
+			Patches:   func(cfg *config.Config) []config.Patch { return toHost(cfg).PriorityClasses.Translate },
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).PriorityClasses.Enabled },
 			HostKinds: []schema.GroupVersionKind{schedulingv1.SchemeGroupVersion.WithKind("PriorityClass")},
 			Register:  registerResource(priorityclasses.New),
@@ -268,6 +275,7 @@ func Kinds() []Kind {
 		{
 			// Cluster-scoped: host copies vcluster-NAME-x-HOSTNAMESPACE-x-VCLUSTER.
 			Name: "persistentVolumes", Switch: "sync.toHost.persistentVolumes.enabled", ClusterScoped: true,
+			Patches:   func(cfg *config.Config) []config.Patch { return toHost(cfg).PersistentVolumes.Translate },
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).PersistentVolumes.Enabled },
 			HostKinds: core("PersistentVolume"),
 			Register: func(_ context.Context, env Env) error {
@@ -284,19 +292,17 @@ func Kinds() []Kind {
 			Name: "storageClasses", Switch: "sync.toHost.storageClasses.enabled", ClusterScoped: true,
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).StorageClasses.Enabled },
 			HostKinds: []schema.GroupVersionKind{storagev1.SchemeGroupVersion.WithKind("StorageClass")},
-			Register: func(ctx context.Context, env Env) error {
-				set, err := patches.Compile("storageClasses (built in)", storageclasses.BuiltinPatches(), patches.DefaultLimits())
-				if err != nil {
-					return err
-				}
-				env.Syncer.SetPatches(storagev1.SchemeGroupVersion.WithKind("StorageClass"), set)
-				return registerResource(storageclasses.New)(ctx, env)
+			// The user's patches, then the built-in one (storageclasses.BuiltinPatches).
+			Patches: func(cfg *config.Config) []config.Patch {
+				return append(slices.Clone(toHost(cfg).StorageClasses.Translate), storageclasses.BuiltinPatches()...)
 			},
+			Register: registerResource(storageclasses.New),
 		},
 		{
 			// The host's snapshot CRDs are copied into the virtual cluster,
 			// its VolumeSnapshotClasses shown read-only.
 			Name: "volumeSnapshots", Switch: "sync.toHost.volumeSnapshots.enabled",
+			Patches:   func(cfg *config.Config) []config.Patch { return toHost(cfg).VolumeSnapshots.Translate },
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).VolumeSnapshots.Enabled },
 			HostKinds: []schema.GroupVersionKind{snapshotv1.SchemeGroupVersion.WithKind("VolumeSnapshot")},
 			ClusterRules: []rbacv1.PolicyRule{

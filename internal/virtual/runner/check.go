@@ -16,7 +16,8 @@ import (
 // CheckConfig returns one error per setting of cfg that the syncer cannot
 // honour, naming the setting's path: values it cannot use (an enforced
 // toleration it cannot parse, a patch whose path or expression does not
-// compile, a customResources key that is not <plural>.<group>) and the
+// compile, a customResources key that is not <plural>.<group> or a scope
+// the direction cannot take) and the
 // features of Unsupported, which clustersync does not implement yet, so
 // that a vCluster configuration is never silently half-applied. The errors
 // are joined with errors.Join; it returns nil when there are none. The
@@ -40,10 +41,25 @@ func CheckConfig(cfg *config.Config) error {
 		if _, err := patches.Compile(key+".patches", th.CustomResources[name].Translate, patches.DefaultLimits()); err != nil {
 			errs = append(errs, err)
 		}
+		switch sc := th.CustomResources[name].Scope; sc {
+		case "", "Namespaced":
+		case "Cluster":
+			errs = append(errs, fmt.Errorf("%s.scope: Cluster: only namespaced kinds are synced to the host (their objects need a host namespace)", key))
+		default:
+			errs = append(errs, fmt.Errorf("%s.scope: must be Namespaced, got %q", key, sc))
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(fh.CustomResources)) {
+		key := "sync.fromHost.customResources[" + name + "]"
 		if _, err := customresources.ParseName(name); err != nil {
-			errs = append(errs, fmt.Errorf("sync.fromHost.customResources[%s]: %w", name, err))
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+		}
+		switch sc := fh.CustomResources[name].Scope; sc {
+		case "", "Cluster":
+		case "Namespaced":
+			errs = append(errs, fmt.Errorf("%s.scope: Namespaced: not supported by clustersync yet; only cluster-scoped kinds are copied from the host", key))
+		default:
+			errs = append(errs, fmt.Errorf("%s.scope: must be Cluster or Namespaced, got %q", key, sc))
 		}
 	}
 	for _, k := range Unsupported() {

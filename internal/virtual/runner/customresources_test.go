@@ -92,12 +92,12 @@ func TestCustomResources(t *testing.T) {
 	create(t, env.HostClient, object(gadget, "g1", "", map[string]any{"spec": map[string]any{"color": "red"}}))
 
 	cfg := config.Default()
-	cfg.Sync.ToHost.CustomResources = map[string]config.EnableSwitchWithTranslate{"widgets.example.com": {Enabled: true,
+	cfg.Sync.ToHost.CustomResources = map[string]config.ToHostCustomResource{"widgets.example.com": {Enabled: true,
 		Translate: []config.Patch{
 			{Path: "spec.secretName", Reference: &config.PatchReference{APIVersion: "v1", Kind: "Secret"}},
 			{Path: "spec.selector", Labels: &config.PatchLabels{}},
 		}}}
-	cfg.Sync.FromHost.CustomResources = map[string]config.EnableSwitch{"gadgets.example.com": {Enabled: true}}
+	cfg.Sync.FromHost.CustomResources = map[string]config.FromHostCustomResource{"gadgets.example.com": {Enabled: true}}
 	withConfig(t, cfg)
 
 	// The definitions are in the virtual cluster, marked as copies.
