@@ -813,6 +813,7 @@ sync:
       gadgets.example.com:
         enabled: true
         scope: Cluster
+        patches: []
         mappings: {byName: {"": "x/*"}}
 `))
 	if err != nil {
@@ -826,7 +827,7 @@ sync:
 	}
 	want := []string{
 		"sync.fromHost.configMaps.enabled", "sync.fromHost.configMaps.mappings.byName.a/*",
-		"sync.fromHost.csiDrivers.patches", "sync.fromHost.customResources.gadgets.example.com.mappings.byName.",
+		"sync.fromHost.csiDrivers.patches", "sync.fromHost.customResources.gadgets.example.com.patches",
 		"sync.fromHost.events.patches", "sync.fromHost.ingressClasses.selector.matchLabels.a",
 		"sync.fromHost.nodes.patches", "sync.fromHost.storageClasses.selector",
 		"sync.toHost.namespaces.enabled", "sync.toHost.pods.hybridScheduling.enabled", "sync.toHost.pods.runtimeClassName",
@@ -838,7 +839,9 @@ sync:
 			t.Errorf("NoEffect lacks %s:\n%v", w, got)
 		}
 	}
-	if slices.ContainsFunc(got, func(k string) bool { return strings.Contains(k, "networkPolicies") || strings.Contains(k, "scope") }) {
+	if slices.ContainsFunc(got, func(k string) bool {
+		return strings.Contains(k, "networkPolicies") || strings.Contains(k, "scope") || strings.Contains(k, "customResources.gadgets.example.com.mappings")
+	}) {
 		t.Errorf("NoEffect lists a key clustersync acts on: %v", got)
 	}
 	if _, err := Parse([]byte("sync:\n  fromHost:\n    events: {selector: {}}\n")); err == nil || !strings.Contains(err.Error(), "sync.fromHost.events.selector: unknown key") {

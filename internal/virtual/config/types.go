@@ -223,9 +223,18 @@ type FromHostCustomResource struct {
 	Scope string `json:"scope,omitempty"`
 	// Patches are vCluster's patches of the copies: accepted, not acted on.
 	Patches any `json:"patches,omitempty" config:"vcluster"`
-	// Mappings are vCluster's host-to-virtual namespace mappings of a
-	// namespaced kind: accepted, not acted on.
-	Mappings any `json:"mappings,omitempty" config:"vcluster"`
+	// Mappings say which objects of a namespaced kind are copied, and to
+	// which virtual namespace and name.
+	Mappings FromHostMappings `json:"mappings"`
+}
+
+// FromHostMappings maps host objects of a namespaced kind to their virtual
+// copies.
+type FromHostMappings struct {
+	// ByName maps "hostNamespace/name" (or "hostNamespace/*", "" for every
+	// object of the virtual cluster's host namespace, "/name" for one of
+	// them) to "virtualNamespace/name" (or "virtualNamespace/*").
+	ByName map[string]string `json:"byName"`
 }
 
 // EnableSwitch turns the sync of one resource kind on or off.

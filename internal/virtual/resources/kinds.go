@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
@@ -470,23 +471,45 @@ func registerCustomResources(ctx context.Context, env Env) error {
 
 // registerFromHostCustomResources copies the CRD of every enabled
 // sync.fromHost.customResources entry from the host and keeps read-only
-// copies of its objects. Only cluster-scoped kinds: a namespaced host
-// object has no virtual namespace it belongs to (vCluster maps them with
-// mappings.byName, which its reference of these keys does not have).
+// copies of its objects: a cluster-scoped kind's under their own names; a
+// namespaced kind's as its mappings.byName say, read through a cache of
+// their own that watches the host namespaces the mappings name.
 func registerFromHostCustomResources(ctx context.Context, env Env) error {
+	entries := env.Config.Sync.FromHost.CustomResources
 	var errs []error
-	for _, name := range customresources.Enabled(env.Config.Sync.FromHost.CustomResources) {
+	for _, name := range customresources.Enabled(entries) {
 		key := "sync.fromHost.customResources[" + name + "]"
 		def, err := customresources.CopyDefinition(ctx, env.Host.GetAPIReader(), env.Manager.GetAPIReader(), env.Manager.GetClient(), name)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", key, err))
 			continue
 		}
-		if def.Namespaced {
-			errs = append(errs, fmt.Errorf("%s: %s is namespaced; only cluster-scoped kinds are copied from the host", key, def.GVK.Kind))
+		if !def.Namespaced {
+			if err := fromhost.Register(env.Manager, env.Host, env.Syncer, name, def.GVK); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", key, err))
+			}
 			continue
 		}
-		if err := fromhost.Register(env.Manager, env.Host, env.Syncer, name, def.GVK); err != nil {
+		m, err := customresources.ParseMappings(entries[name].Mappings.ByName, env.Syncer.Translator.HostNamespace)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %s is namespaced: %w", key, def.GVK.Kind, err))
+			continue
+		}
+		namespaces := map[string]cache.Config{}
+		for _, ns := range m.HostNamespaces() {
+			namespaces[ns] = cache.Config{}
+		}
+		hostCache, err := cache.New(env.Host.GetConfig(), cache.Options{Scheme: env.Host.GetScheme(), Mapper: env.Host.GetRESTMapper(),
+			DefaultNamespaces: namespaces})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+			continue
+		}
+		if err := env.Manager.Add(hostCache); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+			continue
+		}
+		if err := fromhost.RegisterMapped(env.Manager, hostCache, env.Syncer, name, def.GVK, m); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", key, err))
 		}
 	}

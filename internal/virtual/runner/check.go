@@ -54,12 +54,18 @@ func CheckConfig(cfg *config.Config) error {
 		if _, err := customresources.ParseName(name); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", key, err))
 		}
-		switch sc := fh.CustomResources[name].Scope; sc {
-		case "", "Cluster":
-		case "Namespaced":
-			errs = append(errs, fmt.Errorf("%s.scope: Namespaced: not supported by clustersync yet; only cluster-scoped kinds are copied from the host", key))
+		entry := fh.CustomResources[name]
+		switch entry.Scope {
+		case "", "Cluster", "Namespaced":
 		default:
-			errs = append(errs, fmt.Errorf("%s.scope: must be Cluster or Namespaced, got %q", key, sc))
+			errs = append(errs, fmt.Errorf("%s.scope: must be Cluster or Namespaced, got %q", key, entry.Scope))
+		}
+		if len(entry.Mappings.ByName) > 0 || entry.Scope == "Namespaced" {
+			// The virtual cluster's host namespace is not known here: any
+			// valid name stands for it.
+			if _, err := customresources.ParseMappings(entry.Mappings.ByName, "host-namespace"); err != nil {
+				errs = append(errs, fmt.Errorf("%s.%w", key, err))
+			}
 		}
 	}
 	for _, k := range Unsupported() {

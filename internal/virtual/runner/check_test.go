@@ -50,7 +50,7 @@ sync:
     customResources:
       widgets.example.com: {enabled: true}
       Gadgets: {enabled: true}
-      things.example.com: {enabled: true, scope: Namespaced, mappings: {byName: {"a/*": "b/*"}}}
+      things.example.com: {enabled: true, scope: Namespaced, mappings: {byName: {"a/*": "b/x"}}}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ sync:
 		"sync.toHost.configMaps.patches[1].expression: does not compile",
 		"sync.toHost.customResources[widgets.example.com].patches[0]: needs exactly one of",
 		`sync.fromHost.customResources[Gadgets]: "Gadgets" is not <plural>.<group>`,
-		"sync.fromHost.customResources[things.example.com].scope: Namespaced: not supported by clustersync yet",
+		`sync.fromHost.customResources[things.example.com].mappings.byName: "a/*": "b/x": a whole namespace maps to a whole namespace`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not contain %q:\n%v", want, err)

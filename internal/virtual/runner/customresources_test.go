@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -194,4 +195,98 @@ func TestCustomResources(t *testing.T) {
 		t.Fatal(err)
 	}
 	hostGone(t, object(widget, "", "", map[string]any{}), "w1", ns)
+}
+
+// A namespaced host kind in sync.fromHost.customResources is copied as its
+// mappings.byName say: every object of a host namespace into a virtual
+// namespace, one object renamed, one object of the virtual cluster's own
+// host namespace into a virtual namespace the syncer creates; a host edit
+// follows, a virtual edit is put back, a host deletion removes the copy.
+func TestFromHostNamespacedCustomResources(t *testing.T) {
+	ns := env.NewNamespace(t)
+	src, copies := "src-"+ns, ns+"-copies"
+	create(t, env.HostClient, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: src}})
+	t.Cleanup(func() { _ = env.HostClient.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: src}}) })
+	t.Cleanup(func() {
+		_ = env.VirtualClient.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: copies}})
+	})
+	installCRD(t, crdClient(t, env.Host.Config), "doohickeys", "Doohickey", apiextensionsv1.NamespaceScoped, false)
+	gvk := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Doohickey"}
+	for _, o := range []*unstructured.Unstructured{
+		object(gvk, "d1", src, map[string]any{"spec": map[string]any{"size": int64(1)}}),
+		object(gvk, "d2", src, map[string]any{"spec": map[string]any{"size": int64(2)}}),
+		object(gvk, "own-"+ns, env.HostNamespace, map[string]any{"spec": map[string]any{"size": int64(3)}}),
+	} {
+		create(t, env.HostClient, o)
+	}
+	t.Cleanup(func() { _ = env.HostClient.Delete(ctx, object(gvk, "own-"+ns, env.HostNamespace, map[string]any{})) })
+
+	cfg := config.Default()
+	cfg.Sync.FromHost.CustomResources = map[string]config.FromHostCustomResource{"doohickeys.example.com": {Enabled: true, Scope: "Namespaced",
+		Mappings: config.FromHostMappings{ByName: map[string]string{src + "/*": ns + "/*", src + "/d2": ns + "/renamed", "/own-" + ns: copies + "/own"}}}}
+	withConfig(t, cfg)
+
+	size := func(key client.ObjectKey) func() (int64, error) {
+		return func() (int64, error) {
+			v := object(gvk, "", "", map[string]any{})
+			if err := env.VirtualClient.Get(ctx, key, v); err != nil {
+				return 0, err
+			}
+			if v.GetLabels()[fromhost.Label] != "true" {
+				return 0, fmt.Errorf("%s is not labelled as a copy: %v", key, v.GetLabels())
+			}
+			n, _, _ := unstructured.NestedInt64(v.Object, "spec", "size")
+			return n, nil
+		}
+	}
+	wantSize := func(key client.ObjectKey, want int64) {
+		t.Helper()
+		testenv.Eventually(t, wait, func() error {
+			n, err := size(key)()
+			if err != nil {
+				return err
+			}
+			if n != want {
+				return fmt.Errorf("virtual %s size %d, want %d", key, n, want)
+			}
+			return nil
+		})
+	}
+	wantSize(client.ObjectKey{Namespace: ns, Name: "d1"}, 1)
+	wantSize(client.ObjectKey{Namespace: ns, Name: "renamed"}, 2)
+	wantSize(client.ObjectKey{Namespace: copies, Name: "own"}, 3)
+	if err := env.VirtualClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "d2"}, object(gvk, "", "", map[string]any{})); !apierrors.IsNotFound(err) {
+		t.Errorf("d2 copied under its own name too (err %v)", err)
+	}
+
+	// A host edit follows; a virtual edit is put back.
+	setSize := func(c client.Client, key client.ObjectKey, n int64) {
+		t.Helper()
+		o := object(gvk, "", "", map[string]any{})
+		if err := c.Get(ctx, key, o); err != nil {
+			t.Fatal(err)
+		}
+		if err := unstructured.SetNestedField(o.Object, n, "spec", "size"); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Update(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setSize(env.HostClient, client.ObjectKey{Namespace: src, Name: "d1"}, 10)
+	wantSize(client.ObjectKey{Namespace: ns, Name: "d1"}, 10)
+	setSize(env.VirtualClient, client.ObjectKey{Namespace: ns, Name: "d1"}, 99)
+	wantSize(client.ObjectKey{Namespace: ns, Name: "d1"}, 10)
+
+	// Deleted on the host: the copy goes.
+	if err := env.HostClient.Delete(ctx, object(gvk, "d1", src, map[string]any{})); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, wait, func() error {
+		err := env.VirtualClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "d1"}, object(gvk, "", "", map[string]any{}))
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("virtual d1 still there (err %v)", err)
+	})
 }

@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -17,14 +21,30 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/syncer"
 )
 
-// Controller keeps the virtual copies of one cluster-scoped host kind.
+// Controller keeps the virtual copies of one host kind.
 type Controller struct {
 	gvk schema.GroupVersionKind
 	s   *syncer.Context
 	// host and virtual read the kind from the caches the controller's
 	// watches fill (the clients would read unstructured objects live).
 	host, virtual client.Reader
+	// m maps host keys to virtual keys and back.
+	m Mapping
 }
+
+// Mapping maps the key of a host object to the key of its virtual copy and
+// back; ok false: the object is not copied.
+type Mapping interface {
+	Virtual(host types.NamespacedName) (types.NamespacedName, bool)
+	Host(virtual types.NamespacedName) (types.NamespacedName, bool)
+}
+
+// sameName is the Mapping of cluster-scoped kinds: a copy has its host
+// object's name.
+type sameName struct{}
+
+func (sameName) Virtual(h types.NamespacedName) (types.NamespacedName, bool) { return h, true }
+func (sameName) Host(v types.NamespacedName) (types.NamespacedName, bool)    { return v, true }
 
 func (c *Controller) newObject() *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
@@ -35,17 +55,33 @@ func (c *Controller) newObject() *unstructured.Unstructured {
 // Register adds the controller of kind gvk (cluster-scoped, served by both
 // API servers) to mgr, named fromhost-<name>.
 func Register(mgr ctrl.Manager, host cluster.Cluster, s *syncer.Context, name string, gvk schema.GroupVersionKind) error {
-	c := &Controller{gvk: gvk, s: s, host: host.GetCache(), virtual: mgr.GetCache()}
+	return RegisterMapped(mgr, host.GetCache(), s, name, gvk, sameName{})
+}
+
+// RegisterMapped adds the controller of kind gvk to mgr, named
+// fromhost-<name>, reading host objects from hostCache (which must watch
+// the host namespaces m reads) and copying them under the keys m gives.
+func RegisterMapped(mgr ctrl.Manager, hostCache cache.Cache, s *syncer.Context, name string, gvk schema.GroupVersionKind, m Mapping) error {
+	c := &Controller{gvk: gvk, s: s, host: hostCache, virtual: mgr.GetCache(), m: m}
+	toVirtual := func(_ context.Context, h *unstructured.Unstructured) []reconcile.Request {
+		if v, ok := m.Virtual(client.ObjectKeyFromObject(h)); ok {
+			return []reconcile.Request{{NamespacedName: v}}
+		}
+		return nil
+	}
 	return ctrl.NewControllerManagedBy(mgr).Named("fromhost-" + name).
 		For(c.newObject()).
-		WatchesRawSource(source.Kind(host.GetCache(), c.newObject(), &handler.TypedEnqueueRequestForObject[*unstructured.Unstructured]{})).
+		WatchesRawSource(source.Kind(hostCache, c.newObject(), handler.TypedEnqueueRequestsFromMapFunc(toVirtual))).
 		Complete(c)
 }
 
 // Reconcile implements reconcile.Reconciler.
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	h, v := c.newObject(), c.newObject()
-	herr := c.host.Get(ctx, req.NamespacedName, h)
+	var herr error = apierrors.NewNotFound(schema.GroupResource{Group: c.gvk.Group, Resource: c.gvk.Kind}, req.Name)
+	if hostKey, ok := c.m.Host(req.NamespacedName); ok {
+		herr = c.host.Get(ctx, hostKey, h)
+	}
 	verr := c.virtual.Get(ctx, req.NamespacedName, v)
 	if verr != nil && !apierrors.IsNotFound(verr) {
 		return ctrl.Result{}, verr
@@ -62,8 +98,13 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		return ctrl.Result{}, herr
 	}
 	want := VirtualCopy(h)
+	want.SetName(req.Name)
+	want.SetNamespace(req.Namespace)
 	switch {
 	case apierrors.IsNotFound(verr):
+		if err := c.ensureNamespace(ctx, req.Namespace); err != nil {
+			return ctrl.Result{}, err
+		}
 		if err := c.s.Virtual.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
 			return ctrl.Result{}, fmt.Errorf("copy host %s %s: %w", c.gvk.Kind, h.GetName(), err)
 		}
@@ -84,6 +125,19 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		}
 	}
 	return ctrl.Result{}, nil
+}
+
+// ensureNamespace creates the virtual namespace ns of a copy when it does
+// not exist ("" is cluster-scoped: nothing to do).
+func (c *Controller) ensureNamespace(ctx context.Context, ns string) error {
+	if ns == "" {
+		return nil
+	}
+	err := c.s.Virtual.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create virtual namespace %s for the copies of host %s: %w", ns, c.gvk.Kind, err)
+	}
+	return nil
 }
 
 // replace deletes the virtual copy cur (only that object: UID
