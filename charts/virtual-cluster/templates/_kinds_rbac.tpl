@@ -242,6 +242,12 @@
   resources: ["csidrivers"]
   verbs: ["get", "list", "watch"]
 {{- end }}
+# fromHost csiStorageCapacities
+{{- if (eq (toString .Values.sync.fromHost.csiStorageCapacities.enabled) "true") }}
+- apiGroups: ["storage.k8s.io"]
+  resources: ["csistoragecapacities"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
 # customResources (sync.toHost and sync.fromHost.customResources)
 {{- $crds := list }}
 {{- range $name, $cr := .Values.sync.toHost.customResources }}{{ if $cr.enabled }}{{ $crds = append $crds $name }}{{ end }}{{ end }}

@@ -25,6 +25,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -351,6 +352,15 @@ func Kinds() []Kind {
 		fromHostAutoKind("csiDrivers", func(f config.FromHost) config.AutoSwitch { return f.CSIDrivers.Enabled },
 			storagev1.SchemeGroupVersion.WithKind("CSIDriver")),
 		{
+			// CSI drivers publish capacities in their own namespaces: every
+			// host namespace is read, the copies go to kube-system.
+			Name: "fromHost csiStorageCapacities", Switch: "sync.fromHost.csiStorageCapacities.enabled", AutoSwitch: true,
+			Enabled: func(cfg *config.Config) bool { return cfg.Sync.FromHost.CSIStorageCapacities.Enabled.Resolve(false) },
+			ClusterRules: []rbacv1.PolicyRule{{APIGroups: []string{storagev1.GroupName}, Resources: []string{"csistoragecapacities"},
+				Verbs: []string{"get", "list", "watch"}}},
+			Register: registerCSIStorageCapacities,
+		},
+		{
 			// Any CRD's objects, one controller per enabled entry; the chart's
 			// rules for them are generated from the entries (ChartRBAC).
 			Name: "customResources",
@@ -514,6 +524,21 @@ func registerFromHostCustomResources(ctx context.Context, env Env) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// registerCSIStorageCapacities keeps read-only copies of the host's
+// CSIStorageCapacities of every host namespace in the virtual namespace
+// kube-system (NAME-x-HOSTNAMESPACE), read through a cache of their own.
+func registerCSIStorageCapacities(_ context.Context, env Env) error {
+	hostCache, err := cache.New(env.Host.GetConfig(), cache.Options{Scheme: env.Host.GetScheme(), Mapper: env.Host.GetRESTMapper()})
+	if err != nil {
+		return err
+	}
+	if err := env.Manager.Add(hostCache); err != nil {
+		return err
+	}
+	return fromhost.RegisterMapped(env.Manager, hostCache, env.Syncer, "csiStorageCapacities",
+		storagev1.SchemeGroupVersion.WithKind("CSIStorageCapacity"), fromhost.NewIntoNamespace(metav1.NamespaceSystem))
 }
 
 // registerVolumeSnapshots copies the host's snapshot CRDs into the virtual

@@ -72,26 +72,9 @@ func CheckConfig(cfg *config.Config) error {
 		if !k.On(cfg) {
 			continue
 		}
-		if why := unsupportedWhy(k.Path); why != "" {
-			errs = append(errs, fmt.Errorf("%s: not supported by clustersync yet: %s", k.Path, why))
-		} else {
-			errs = append(errs, fmt.Errorf("%s: not supported by clustersync yet", k.Path))
-		}
+		errs = append(errs, fmt.Errorf("%s: not supported by clustersync yet", k.Path))
 	}
 	return errors.Join(errs...)
-}
-
-// unsupportedWhy says why the Unsupported key path is not implemented,
-// when that is more than "not yet"; CheckConfig adds it to the error.
-func unsupportedWhy(path string) string {
-	switch path {
-	case "sync.fromHost.csiStorageCapacities.enabled":
-		// CSI drivers publish CSIStorageCapacities in their own namespace
-		// (https://kubernetes.io/docs/concepts/storage/storage-capacity/).
-		return "the host's CSIStorageCapacities live in the CSI drivers' namespaces, which the syncer does not watch, " +
-			"and only a virtual scheduler (clustersync runs none) would read copies; the host's scheduler, which places the tenant's pods, reads the host's own"
-	}
-	return ""
 }
 
 // UnsupportedKey is a setting of the configuration file that clustersync
@@ -110,11 +93,7 @@ type UnsupportedKey struct {
 // slice. Implementing a feature means deleting its row; the generated key
 // table of docs/configuration.md marks these keys "not yet".
 func Unsupported() []UnsupportedKey {
-	return []UnsupportedKey{
-		// "auto" means: with a virtual scheduler, which clustersync does not
-		// run; true is refused (unsupportedWhy).
-		{"sync.fromHost.csiStorageCapacities.enabled", func(c *config.Config) bool { return c.Sync.FromHost.CSIStorageCapacities.Enabled.Resolve(false) }},
-	}
+	return []UnsupportedKey{}
 }
 
 // Ignored returns the dotted paths of the keys of the configuration file

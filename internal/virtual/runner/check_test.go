@@ -46,7 +46,6 @@ sync:
         - path: data.y
           expression: "value +"
   fromHost:
-    csiStorageCapacities: {enabled: true}
     customResources:
       widgets.example.com: {enabled: true}
       Gadgets: {enabled: true}
@@ -74,20 +73,13 @@ sync:
 			t.Errorf("error does not contain %q:\n%v", want, err)
 		}
 	}
-	for _, path := range []string{
-		"sync.fromHost.csiStorageCapacities.enabled"} {
-		if !strings.Contains(err.Error(), path+": not supported") {
-			t.Errorf("error does not name %s:\n%v", path, err)
-		}
-	}
-	if want := "sync.fromHost.csiStorageCapacities.enabled: not supported by clustersync yet: the host's CSIStorageCapacities live in"; !strings.Contains(err.Error(), want) {
-		t.Errorf("error does not say why csiStorageCapacities are refused:\n%v", err)
+	if strings.Contains(err.Error(), "not supported") {
+		t.Errorf("a key is refused as not supported, but Unsupported() is empty:\n%v", err)
 	}
 }
 
 // The storage kinds read from the host take true, false and "auto"
-// ("auto": off, no virtual scheduler); csiStorageCapacities is refused
-// only when true.
+// ("auto": off, no virtual scheduler).
 func TestCheckConfigStorageFromHost(t *testing.T) {
 	for _, value := range []string{"true", "false", "auto"} {
 		cfg, err := config.Parse([]byte(`
@@ -96,21 +88,13 @@ sync:
     storageClasses: {enabled: ` + value + `}
     csiNodes: {enabled: ` + value + `}
     csiDrivers: {enabled: ` + value + `}
+    csiStorageCapacities: {enabled: ` + value + `}
 `))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := CheckConfig(cfg); err != nil {
 			t.Errorf("storage kinds from the host = %s: %v", value, err)
-		}
-	}
-	for _, value := range []string{"false", "auto"} {
-		cfg, err := config.Parse([]byte("sync: {fromHost: {csiStorageCapacities: {enabled: " + value + "}}}"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := CheckConfig(cfg); err != nil {
-			t.Errorf("csiStorageCapacities = %s: %v", value, err)
 		}
 	}
 }

@@ -5,11 +5,13 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	nodev1 "k8s.io/api/node/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
@@ -240,4 +242,59 @@ func TestFromHostStorage(t *testing.T) {
 	create(t, env.HostClient, later)
 	t.Cleanup(func() { _ = env.HostClient.Delete(ctx, later) })
 	neverInVirtual(t, &storagev1.StorageClass{}, 3*time.Second, later.Name)
+}
+
+// sync.fromHost.csiStorageCapacities: true copies the CSIStorageCapacities
+// a driver publishes in any host namespace into the virtual kube-system as
+// NAME-x-HOSTNAMESPACE, read-only; a host change follows, a host deletion
+// removes the copy. With the default ("auto") nothing is copied.
+func TestFromHostCSIStorageCapacities(t *testing.T) {
+	drivers := "drivers-" + env.NewNamespace(t)
+	create(t, env.HostClient, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: drivers}})
+	t.Cleanup(func() {
+		_ = env.HostClient.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: drivers}})
+	})
+	capacity := &storagev1.CSIStorageCapacity{ObjectMeta: metav1.ObjectMeta{Name: "cap", Namespace: drivers},
+		StorageClassName: "standard", Capacity: ptr.To(resource.MustParse("10Gi"))}
+	create(t, env.HostClient, capacity)
+	copyKey := client.ObjectKey{Namespace: metav1.NamespaceSystem, Name: translate.SafeConcatName("cap", "x", drivers)}
+	if err := env.VirtualClient.Get(ctx, copyKey, &storagev1.CSIStorageCapacity{}); !apierrors.IsNotFound(err) {
+		t.Errorf("auto: virtual copy %s: %v, want not found", copyKey, err)
+	}
+
+	on := config.Default()
+	on.Sync.FromHost.CSIStorageCapacities.Enabled = config.AutoSwitchOn
+	withConfig(t, on)
+	wantCapacity := func(want string) {
+		t.Helper()
+		testenv.Eventually(t, wait, func() error {
+			var v storagev1.CSIStorageCapacity
+			if err := env.VirtualClient.Get(ctx, copyKey, &v); err != nil {
+				return err
+			}
+			if v.Capacity == nil || v.Capacity.String() != want || v.StorageClassName != "standard" || v.Labels[fromhost.Label] != "true" {
+				return fmt.Errorf("virtual copy: capacity %v class %q labels %v; want %s", v.Capacity, v.StorageClassName, v.Labels, want)
+			}
+			return nil
+		})
+	}
+	wantCapacity("10Gi")
+	if err := env.HostClient.Get(ctx, client.ObjectKeyFromObject(capacity), capacity); err != nil {
+		t.Fatal(err)
+	}
+	capacity.Capacity = ptr.To(resource.MustParse("4Gi"))
+	if err := env.HostClient.Update(ctx, capacity); err != nil {
+		t.Fatal(err)
+	}
+	wantCapacity("4Gi")
+	if err := env.HostClient.Delete(ctx, capacity); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, wait, func() error {
+		err := env.VirtualClient.Get(ctx, copyKey, &storagev1.CSIStorageCapacity{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("virtual copy still there (err %v)", err)
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
@@ -83,5 +84,23 @@ func TestIsHostOwn(t *testing.T) {
 		if got := IsHostOwn(priorityClass(c.labels, 1, nil)); got != c.want {
 			t.Errorf("%s: IsHostOwn = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+func TestIntoNamespace(t *testing.T) {
+	m := NewIntoNamespace("kube-system")
+	if _, ok := m.Host(types.NamespacedName{Namespace: "kube-system", Name: "cap-x-drivers"}); ok {
+		t.Error("Host of a copy never named")
+	}
+	h := types.NamespacedName{Namespace: "drivers", Name: "cap"}
+	v, ok := m.Virtual(h)
+	if !ok || v != (types.NamespacedName{Namespace: "kube-system", Name: "cap-x-drivers"}) {
+		t.Errorf("Virtual = %v, %v", v, ok)
+	}
+	if got, ok := m.Host(v); !ok || got != h {
+		t.Errorf("Host = %v, %v", got, ok)
+	}
+	if other, _ := m.Virtual(types.NamespacedName{Namespace: "other", Name: "cap"}); other == v {
+		t.Error("the same name in two host namespaces collides")
 	}
 }
