@@ -50,6 +50,7 @@ bench: binaries build
 	$(GO) run ./test/bench $(BENCH_ARGS)
 	$(GO) run ./test/bench/hosted $(HOSTED_BENCH_ARGS)
 	$(GO) run ./test/bench/realnode
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x ./internal/virtual/patches/
 
 # controller-gen (built once into the cache by hack/build-binaries.sh unless
 # CLUSTERSYNC_CONTROLLER_GEN_BIN names one) writes the deepcopy functions of
