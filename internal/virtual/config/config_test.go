@@ -848,3 +848,34 @@ sync:
 		t.Errorf("events has no selector in vCluster either: %v", err)
 	}
 }
+
+// The controlPlane keys of vCluster's current schema that clustersync does
+// not act on parse and are listed by NoEffect.
+func TestCurrentVClusterControlPlaneKeys(t *testing.T) {
+	cfg, err := Parse([]byte(`
+controlPlane:
+  endpoint: vc.example.com:443
+  proxy: {bindAddress: 0.0.0.0, port: 8443, extraSANs: [vc.example.com]}
+  backingStore:
+    etcd:
+      embedded: {enabled: true, migrateFromDeployedEtcd: false, extraArgs: []}
+  statefulSet:
+    persistence:
+      volumeClaim: {enabled: auto, retentionPolicy: Retain}
+      addVolumes: []
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.ControlPlane.Proxy.ExtraSANs; len(got) != 1 || got[0] != "vc.example.com" {
+		t.Errorf("extraSANs %v", got)
+	}
+	got := cfg.NoEffect()
+	for _, w := range []string{"controlPlane.endpoint", "controlPlane.proxy.bindAddress", "controlPlane.proxy.port",
+		"controlPlane.backingStore.etcd.embedded.migrateFromDeployedEtcd", "controlPlane.backingStore.etcd.embedded.extraArgs",
+		"controlPlane.statefulSet.persistence.volumeClaim.retentionPolicy", "controlPlane.statefulSet.persistence.addVolumes"} {
+		if !slices.Contains(got, w) {
+			t.Errorf("NoEffect lacks %s:\n%v", w, got)
+		}
+	}
+}

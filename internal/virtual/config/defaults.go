@@ -64,7 +64,7 @@ func Default() *Config {
 		ControlPlane: ControlPlane{
 			BackingStore: BackingStore{
 				Etcd: Etcd{
-					Embedded: EnableSwitch{Enabled: true},
+					Embedded: EtcdEmbedded{Enabled: true},
 					External: EtcdExternal{Enabled: false},
 				},
 			},

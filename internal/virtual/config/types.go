@@ -406,6 +406,8 @@ type ControlPlane struct {
 	HostPathMapper any `json:"hostPathMapper,omitempty" config:"vcluster"`
 	Advanced       any `json:"advanced,omitempty" config:"vcluster"`
 	ServiceMonitor any `json:"serviceMonitor,omitempty" config:"vcluster"`
+	Endpoint       any `json:"endpoint,omitempty" config:"vcluster"`
+	Standalone     any `json:"standalone,omitempty" config:"vcluster"`
 
 	// BackingStore configures where the virtual cluster stores its objects.
 	BackingStore BackingStore `json:"backingStore"`
@@ -422,6 +424,11 @@ type ControlPlaneProxy struct {
 	// ExtraSANs are more host names and IP addresses the API server's
 	// certificate covers, beyond the Service's names and cluster IP.
 	ExtraSANs []string `json:"extraSANs"`
+
+	// vCluster's address and port of its proxy: accepted, not acted on
+	// (the API server listens where the chart's Service says).
+	BindAddress any `json:"bindAddress,omitempty" config:"vcluster"`
+	Port        any `json:"port,omitempty" config:"vcluster"`
 }
 
 // ControlPlaneStatefulSet configures the control plane's pod.
@@ -470,6 +477,13 @@ type Image struct {
 type Persistence struct {
 	// VolumeClaim configures the PersistentVolumeClaim of etcd's data.
 	VolumeClaim VolumeClaim `json:"volumeClaim"`
+
+	// The other keys of vCluster's persistence: accepted, not acted on.
+	VolumeClaimTemplates any `json:"volumeClaimTemplates,omitempty" config:"vcluster"`
+	DataVolume           any `json:"dataVolume,omitempty" config:"vcluster"`
+	BinariesVolume       any `json:"binariesVolume,omitempty" config:"vcluster"`
+	AddVolumes           any `json:"addVolumes,omitempty" config:"vcluster"`
+	AddVolumeMounts      any `json:"addVolumeMounts,omitempty" config:"vcluster"`
 }
 
 // VolumeClaim configures the data volume claim of the control plane pod.
@@ -486,6 +500,10 @@ type VolumeClaim struct {
 	StorageClass string `json:"storageClass"`
 	// AccessModes are the claim's access modes.
 	AccessModes []string `json:"accessModes"`
+	// RetentionPolicy is vCluster's claim retention policy: accepted, not
+	// acted on (the claim stays after `virtual delete` unless the host
+	// namespace goes).
+	RetentionPolicy any `json:"retentionPolicy,omitempty" config:"vcluster"`
 }
 
 // BackingStore configures the storage of the virtual cluster's objects.
@@ -504,9 +522,21 @@ type Etcd struct {
 	// acted on.
 	Deploy any `json:"deploy,omitempty" config:"vcluster"`
 	// Embedded runs etcd inside the clustersync process.
-	Embedded EnableSwitch `json:"embedded"`
+	Embedded EtcdEmbedded `json:"embedded"`
 	// External connects to an etcd that runs elsewhere.
 	External EtcdExternal `json:"external"`
+}
+
+// EtcdEmbedded switches the embedded etcd.
+type EtcdEmbedded struct {
+	// Enabled defines if the embedded etcd is used.
+	Enabled bool `json:"enabled"`
+
+	// The other keys of vCluster's embedded etcd: accepted, not acted on.
+	MigrateFromDeployedEtcd any `json:"migrateFromDeployedEtcd,omitempty" config:"vcluster"`
+	SnapshotCount           any `json:"snapshotCount,omitempty" config:"vcluster"`
+	DefragTimeout           any `json:"defragTimeout,omitempty" config:"vcluster"`
+	ExtraArgs               any `json:"extraArgs,omitempty" config:"vcluster"`
 }
 
 // EtcdExternal configures the connection to an external etcd.
