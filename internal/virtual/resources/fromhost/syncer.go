@@ -43,8 +43,11 @@ type Mapping interface {
 // object's name.
 type sameName struct{}
 
+// Virtual implements Mapping: the host key itself.
 func (sameName) Virtual(h types.NamespacedName) (types.NamespacedName, bool) { return h, true }
-func (sameName) Host(v types.NamespacedName) (types.NamespacedName, bool)    { return v, true }
+
+// Host implements Mapping: the virtual key itself.
+func (sameName) Host(v types.NamespacedName) (types.NamespacedName, bool) { return v, true }
 
 func (c *Controller) newObject() *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
