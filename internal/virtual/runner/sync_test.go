@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clustersync/clustersync/internal/testenv"
@@ -351,5 +352,49 @@ func TestSkipBacksync(t *testing.T) {
 	hostGone(t, &corev1.ConfigMap{}, "dropped", ns)
 	if err := env.HostClient.Get(ctx, env.HostKey("kept", ns), &corev1.ConfigMap{}); err != nil {
 		t.Errorf("host copy with skip-backsync was deleted: %v", err)
+	}
+}
+
+// The Endpoints of a Service with a selector are the host's own (its
+// endpoints controller makes them for the synced Service under the same
+// name): they are not synced and raise no SyncError event on the virtual
+// Endpoints, although a host object of that name exists that the virtual
+// cluster does not manage.
+func TestSelectorEndpointsRaiseNoEvent(t *testing.T) {
+	ns := env.NewNamespace(t)
+	create(t, env.VirtualClient, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Port: 80}}}})
+	var he corev1.Endpoints //nolint:staticcheck // what the host's endpoints controller writes
+	testenv.Eventually(t, wait, func() error { return env.HostClient.Get(ctx, env.HostKey("web", ns), &he) })
+	if he.Annotations[translate.AnnotationObjectName] != "" {
+		t.Fatalf("host Endpoints written by the syncer, not the host's controller: %v", he.Annotations)
+	}
+	// A change of the virtual Endpoints (as when pods come and go) makes
+	// the syncer look at them with the host's Endpoints in place.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var ve corev1.Endpoints //nolint:staticcheck
+		if err := env.VirtualClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &ve); err != nil {
+			return err
+		}
+		if ve.Annotations == nil {
+			ve.Annotations = map[string]string{}
+		}
+		ve.Annotations["example.com/touched"] = "true"
+		return env.VirtualClient.Update(ctx, &ve)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		var list corev1.EventList
+		if err := env.VirtualClient.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range list.Items {
+			if e.Reason == "SyncError" {
+				t.Fatalf("SyncError event on %s %s: %s", e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Message)
+			}
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 }

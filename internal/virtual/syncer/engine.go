@@ -133,8 +133,16 @@ func (e *engine[T]) reconcile(ctx context.Context, key types.NamespacedName) (ct
 		return ctrl.Result{RequeueAfter: behindRetry}, nil
 	}
 
+	selected := true
+	if sel, ok := any(e.r).(Selector[T]); ok && vok {
+		selected = sel.ShouldSync(ctx, s, virtual)
+	}
+
 	if hok && !s.Translator.IsManaged(host, e.kind, e.r.HostName) {
-		if vok && virtual.GetDeletionTimestamp() == nil {
+		// A virtual object the kind does not sync (the Endpoints of a
+		// Service with a selector, which the host's own controller makes
+		// under the same name) does not collide with anything.
+		if vok && virtual.GetDeletionTimestamp() == nil && selected {
 			s.ReportSyncError(virtual, "cannot sync to host: %s %s/%s exists and is not managed by virtual cluster %s; it is left untouched",
 				e.r.GVK().Kind, hostKey.Namespace, hostKey.Name, s.Translator.VCluster)
 			return ctrl.Result{RequeueAfter: collisionRetry}, nil
@@ -146,11 +154,6 @@ func (e *engine[T]) reconcile(ctx context.Context, key types.NamespacedName) (ct
 			}
 		}
 		return ctrl.Result{}, nil
-	}
-
-	selected := true
-	if sel, ok := any(e.r).(Selector[T]); ok && vok {
-		selected = sel.ShouldSync(ctx, s, virtual)
 	}
 
 	switch {
