@@ -457,7 +457,7 @@ func registerCustomResources(ctx context.Context, env Env) error {
 	var errs []error
 	for _, name := range customresources.Enabled(entries) {
 		key := "sync.toHost.customResources[" + name + "]"
-		def, err := customresources.CopyDefinition(ctx, env.Host.GetAPIReader(), env.Manager.GetAPIReader(), env.Manager.GetClient(), name)
+		def, err := copyCRD(ctx, env, name)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", key, err))
 			continue
@@ -489,7 +489,7 @@ func registerFromHostCustomResources(ctx context.Context, env Env) error {
 	var errs []error
 	for _, name := range customresources.Enabled(entries) {
 		key := "sync.fromHost.customResources[" + name + "]"
-		def, err := customresources.CopyDefinition(ctx, env.Host.GetAPIReader(), env.Manager.GetAPIReader(), env.Manager.GetClient(), name)
+		def, err := copyCRD(ctx, env, name)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", key, err))
 			continue
@@ -509,13 +509,8 @@ func registerFromHostCustomResources(ctx context.Context, env Env) error {
 		for _, ns := range m.HostNamespaces() {
 			namespaces[ns] = cache.Config{}
 		}
-		hostCache, err := cache.New(env.Host.GetConfig(), cache.Options{Scheme: env.Host.GetScheme(), Mapper: env.Host.GetRESTMapper(),
-			DefaultNamespaces: namespaces})
+		hostCache, err := hostCacheOf(env, namespaces)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", key, err))
-			continue
-		}
-		if err := env.Manager.Add(hostCache); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", key, err))
 			continue
 		}
@@ -526,15 +521,30 @@ func registerFromHostCustomResources(ctx context.Context, env Env) error {
 	return errors.Join(errs...)
 }
 
+// copyCRD copies the host's CustomResourceDefinition name into the virtual
+// cluster (customresources.CopyDefinition), reading both sides live.
+func copyCRD(ctx context.Context, env Env, name string) (customresources.Definition, error) {
+	return customresources.CopyDefinition(ctx, env.Host.GetAPIReader(), env.Manager.GetAPIReader(), env.Manager.GetClient(), name)
+}
+
+// hostCacheOf is a host cache of its own, run by env.Manager, for the
+// controllers that read host namespaces beyond the shared cache's one:
+// namespaces (nil: all of them).
+func hostCacheOf(env Env, namespaces map[string]cache.Config) (cache.Cache, error) {
+	c, err := cache.New(env.Host.GetConfig(), cache.Options{Scheme: env.Host.GetScheme(), Mapper: env.Host.GetRESTMapper(),
+		DefaultNamespaces: namespaces})
+	if err != nil {
+		return nil, err
+	}
+	return c, env.Manager.Add(c)
+}
+
 // registerCSIStorageCapacities keeps read-only copies of the host's
 // CSIStorageCapacities of every host namespace in the virtual namespace
 // kube-system (NAME-x-HOSTNAMESPACE), read through a cache of their own.
 func registerCSIStorageCapacities(_ context.Context, env Env) error {
-	hostCache, err := cache.New(env.Host.GetConfig(), cache.Options{Scheme: env.Host.GetScheme(), Mapper: env.Host.GetRESTMapper()})
+	hostCache, err := hostCacheOf(env, nil)
 	if err != nil {
-		return err
-	}
-	if err := env.Manager.Add(hostCache); err != nil {
 		return err
 	}
 	return fromhost.RegisterMapped(env.Manager, hostCache, env.Syncer, "csiStorageCapacities",
@@ -547,7 +557,7 @@ func registerCSIStorageCapacities(_ context.Context, env Env) error {
 // the start with an error saying so.
 func registerVolumeSnapshots(ctx context.Context, env Env) error {
 	for _, name := range volumesnapshots.CRDs() {
-		if _, err := customresources.CopyDefinition(ctx, env.Host.GetAPIReader(), env.Manager.GetAPIReader(), env.Manager.GetClient(), name); err != nil {
+		if _, err := copyCRD(ctx, env, name); err != nil {
 			return fmt.Errorf("sync.toHost.volumeSnapshots: %w (install the CRDs of https://github.com/kubernetes-csi/external-snapshotter on the host)", err)
 		}
 	}

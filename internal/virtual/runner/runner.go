@@ -39,6 +39,7 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/mapping"
 	"github.com/clustersync/clustersync/internal/virtual/metricsapi"
 	"github.com/clustersync/clustersync/internal/virtual/mtls"
+	"github.com/clustersync/clustersync/internal/virtual/patches"
 	"github.com/clustersync/clustersync/internal/virtual/resources"
 	"github.com/clustersync/clustersync/internal/virtual/resources/services"
 	"github.com/clustersync/clustersync/internal/virtual/syncer"
@@ -224,7 +225,11 @@ func Run(ctx context.Context, o Options) error {
 	if err := bootstrap(ctx, tr, vc, hc, !o.HostNamespaceExists); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
-	if err := rebuildReferences(ctx, vc, store, o.Config); err != nil {
+	sets, err := compilePatches(o.Config)
+	if err != nil {
+		return err
+	}
+	if err := rebuildReferences(ctx, vc, store, o.Config, sets); err != nil {
 		return fmt.Errorf("rebuild mapping store: %w", err)
 	}
 
@@ -254,7 +259,7 @@ func Run(ctx context.Context, o Options) error {
 	} else if len(deleted) > 0 {
 		o.Log.Info("deleted the host copies of kinds switched off", "deleted", deleted)
 	}
-	if err := register(ctx, resources.Env{Manager: mgr, Host: host, Syncer: s, Config: o.Config, DNS: o.DNS,
+	if err := register(ctx, sets, resources.Env{Manager: mgr, Host: host, Syncer: s, Config: o.Config, DNS: o.DNS,
 		HostServiceAccount: HostServiceAccount(tr.VCluster), ClusterDomain: "cluster.local"}); err != nil {
 		return err
 	}
@@ -287,20 +292,37 @@ func Run(ctx context.Context, o Options) error {
 	return mgr.Start(ctx)
 }
 
-// register adds the controllers of every kind the configuration switches
-// on (resources.Kinds).
-func register(ctx context.Context, env resources.Env) error {
+// compilePatches compiles, once for the start, the patches of every kind
+// the configuration switches on, keyed by the kind's name (kinds without
+// patches have none).
+func compilePatches(cfg *config.Config) (map[string]*patches.Set, error) {
+	sets := map[string]*patches.Set{}
 	var errs []error
 	for _, k := range resources.Kinds() {
-		if !k.Enabled(env.Config) {
+		if !k.Enabled(cfg) {
 			continue
 		}
-		set, err := k.CompilePatches(env.Config)
+		set, err := k.CompilePatches(cfg)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		if set != nil {
+			sets[k.Name] = set
+		}
+	}
+	return sets, errors.Join(errs...)
+}
+
+// register adds the controllers of every kind the configuration switches
+// on (resources.Kinds), each with its compiled patches from sets.
+func register(ctx context.Context, sets map[string]*patches.Set, env resources.Env) error {
+	var errs []error
+	for _, k := range resources.Kinds() {
+		if !k.Enabled(env.Config) {
+			continue
+		}
+		if set := sets[k.Name]; set != nil {
 			env.Syncer.SetPatches(k.HostKinds[0], set)
 		}
 		if err := k.Register(ctx, env); err != nil {
@@ -315,8 +337,9 @@ func register(ctx context.Context, env resources.Env) error {
 // Secret or ConfigMap looks unused to its controller while the referring
 // kind's controller has not caught up after a restart; referrers that are
 // gone, or whose kind is off, are forgotten. What the reference patches of
-// a kind name is recomputed the same way (syncer.PatchesRef).
-func rebuildReferences(ctx context.Context, vc client.Client, store *mapping.Store, cfg *config.Config) error {
+// a kind name (sets, compiled by compilePatches) is recomputed the same way
+// (syncer.PatchesRef).
+func rebuildReferences(ctx context.Context, vc client.Client, store *mapping.Store, cfg *config.Config, sets map[string]*patches.Set) error {
 	live := map[mapping.Ref]bool{}
 	for _, k := range resources.Kinds() {
 		if k.Referrers == nil || !k.Enabled(cfg) {
@@ -332,12 +355,9 @@ func rebuildReferences(ctx context.Context, vc client.Client, store *mapping.Sto
 		}
 	}
 	for _, k := range resources.Kinds() {
-		if !k.Enabled(cfg) {
+		set := sets[k.Name]
+		if !k.Enabled(cfg) || !set.HasReferences() {
 			continue
-		}
-		set, err := k.CompilePatches(cfg)
-		if err != nil || !set.HasReferences() {
-			continue // a patch that does not compile stops the start later
 		}
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(k.HostKinds[0].GroupVersion().WithKind(k.HostKinds[0].Kind + "List"))
