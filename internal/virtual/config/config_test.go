@@ -697,7 +697,6 @@ telemetry:
 		"exportKubeConfig.context",
 		"exportKubeConfig.server",
 		"networking.advanced.clusterDomain",
-		"policies.resourceQuota.enabled",
 		"telemetry.enabled",
 	}
 	if got := cfg.NoEffect(); !slices.Equal(got, want) {

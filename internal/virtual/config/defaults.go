@@ -90,6 +90,36 @@ func Default() *Config {
 			VirtualQPS:   1000,
 			VirtualBurst: 2000,
 		},
+		Policies: defaultPolicies(),
+	}
+}
+
+// defaultPolicies are clustersync's secure defaults: vCluster's quota,
+// limit range and network policy values, each switched on, pods checked at
+// the baseline level, every isolation rule on.
+func defaultPolicies() Policies {
+	q := resource.MustParse
+	return Policies{
+		PodSecurityStandard: PodSecurityBaseline,
+		ResourceQuota: ResourceQuota{Enabled: AutoSwitchAuto, Labels: map[string]string{}, Annotations: map[string]string{},
+			Quota: map[string]resource.Quantity{
+				"requests.cpu": q("10"), "requests.memory": q("20Gi"), "requests.storage": q("100Gi"),
+				"requests.ephemeral-storage": q("60Gi"), "limits.cpu": q("20"), "limits.memory": q("40Gi"),
+				"limits.ephemeral-storage": q("160Gi"), "services.nodeports": q("0"), "services.loadbalancers": q("1"),
+				"count/endpoints": q("40"), "count/pods": q("20"), "count/services": q("20"), "count/secrets": q("100"),
+				"count/configmaps": q("100"), "count/persistentvolumeclaims": q("20"),
+			},
+			Scopes: []string{}},
+		LimitRange: LimitRange{Enabled: AutoSwitchAuto, Labels: map[string]string{}, Annotations: map[string]string{},
+			Default:        map[string]resource.Quantity{"ephemeral-storage": q("8Gi"), "memory": q("512Mi"), "cpu": q("1")},
+			DefaultRequest: map[string]resource.Quantity{"ephemeral-storage": q("3Gi"), "memory": q("128Mi"), "cpu": q("100m")},
+			Min:            map[string]resource.Quantity{}, Max: map[string]resource.Quantity{}},
+		NetworkPolicy: NetworkPolicy{Enabled: true, Labels: map[string]string{}, Annotations: map[string]string{},
+			FallbackDNS: "8.8.8.8",
+			OutgoingConnections: OutgoingConnections{IPBlock: IPBlock{CIDR: "0.0.0.0/0",
+				Except: []string{"100.64.0.0/10", "127.0.0.0/8", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"}}},
+			ExtraControlPlaneRules: []any{}, ExtraWorkloadRules: []any{}},
+		Isolation: Isolation{NodeName: true, Tolerations: true, ExternalIPs: true, Endpoints: true},
 	}
 }
 

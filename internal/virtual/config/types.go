@@ -17,6 +17,9 @@ type Config struct {
 	ControlPlane ControlPlane `json:"controlPlane"`
 	// Syncer tunes clustersync's syncer; it has no vCluster counterpart.
 	Syncer Syncer `json:"syncer"`
+	// Policies are the rules enforced on the virtual cluster's tenants
+	// (vCluster's `policies:`, on by default in clustersync).
+	Policies Policies `json:"policies"`
 
 	// The other top-level sections of vCluster's vcluster.yaml (0.2x,
 	// 0.3x): accepted as written, so that a vCluster file is usable
@@ -24,7 +27,6 @@ type Config struct {
 	// content is not checked.
 	ExportKubeConfig any `json:"exportKubeConfig,omitempty" config:"vcluster"`
 	Networking       any `json:"networking,omitempty" config:"vcluster"`
-	Policies         any `json:"policies,omitempty" config:"vcluster"`
 	RBAC             any `json:"rbac,omitempty" config:"vcluster"`
 	Plugins          any `json:"plugins,omitempty" config:"vcluster"`
 	Plugin           any `json:"plugin,omitempty" config:"vcluster"`

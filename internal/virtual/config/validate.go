@@ -86,6 +86,27 @@ func (c *Config) validate() []*FieldError {
 		}
 	}
 
+	switch c.Policies.PodSecurityStandard {
+	case PodSecurityPrivileged, PodSecurityBaseline, PodSecurityRestricted:
+	default:
+		fail("policies.podSecurityStandard", "must be privileged, baseline or restricted, got %q", c.Policies.PodSecurityStandard)
+	}
+	np := c.Policies.NetworkPolicy
+	if np.FallbackDNS != "" && net.ParseIP(np.FallbackDNS) == nil {
+		fail("policies.networkPolicy.fallbackDns", "must be an IP address, got %q", np.FallbackDNS)
+	}
+	const ipBlock = "policies.networkPolicy.outgoingConnections.ipBlock"
+	if cidr := np.OutgoingConnections.IPBlock.CIDR; cidr != "" {
+		if _, _, err := net.ParseCIDR(cidr); err != nil {
+			fail(ipBlock+".cidr", "must be a CIDR such as 0.0.0.0/0, got %q", cidr)
+		}
+	}
+	for i, e := range np.OutgoingConnections.IPBlock.Except {
+		if _, _, err := net.ParseCIDR(e); err != nil {
+			fail(fmt.Sprintf("%s.except[%d]", ipBlock, i), "must be a CIDR such as 10.0.0.0/8, got %q", e)
+		}
+	}
+
 	if rh := c.Sync.ToHost.Pods.RewriteHosts; rh.Enabled && rh.InitContainer.Image == "" {
 		fail("sync.toHost.pods.rewriteHosts.initContainer.image", "required when rewriteHosts is enabled")
 	}

@@ -389,6 +389,10 @@ func userType(t reflect.Type) (string, bool) {
 		return "map of strings", true
 	case reflect.TypeFor[map[string]resource.Quantity]():
 		return "map of quantities", true
+	case reflect.TypeFor[any]():
+		return "object, as Kubernetes writes it", true
+	case reflect.TypeFor[[]any]():
+		return "list of objects, as Kubernetes writes them", true
 	}
 	switch t.Kind() {
 	case reflect.Bool:
