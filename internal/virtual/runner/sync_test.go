@@ -287,7 +287,9 @@ func TestUnmanagedCollisionLeftAlone(t *testing.T) {
 	create(t, env.HostClient, foreign)
 	create(t, env.VirtualClient, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns,
 		Annotations: map[string]string{translate.AnnotationForceSync: "true"}}, StringData: map[string]string{"keep": "not"}})
-	syncErrorEvent(t, ns, "db", "not managed")
+	if msg := syncErrorEvent(t, ns, "db", "does not manage"); strings.Contains(msg, env.HostNamespace) || strings.Contains(msg, foreign.Name) {
+		t.Errorf("the tenant's event names the host object: %s", msg)
+	}
 	var h corev1.Secret
 	if err := env.HostClient.Get(ctx, client.ObjectKeyFromObject(foreign), &h); err != nil {
 		t.Fatal(err)

@@ -138,13 +138,17 @@ func (e *engine[T]) reconcile(ctx context.Context, key types.NamespacedName) (ct
 		selected = sel.ShouldSync(ctx, s, virtual)
 	}
 
-	if hok && !s.Translator.IsManaged(host, e.kind, e.r.HostName) {
+	if hok && !e.owns(host, key) {
 		// A virtual object the kind does not sync (the Endpoints of a
 		// Service with a selector, which the host's own controller makes
 		// under the same name) does not collide with anything.
 		if vok && virtual.GetDeletionTimestamp() == nil && selected {
-			s.ReportSyncError(virtual, "cannot sync to host: %s %s/%s exists and is not managed by virtual cluster %s; it is left untouched",
-				e.r.GVK().Kind, hostKey.Namespace, hostKey.Name, s.Translator.VCluster)
+			// The tenant is told what happened without the host names; the
+			// log, read by the host's administrators, has them.
+			s.Log.Info("host name taken", "virtual", key, "host", hostKey, "managedBy", host.GetLabels()[translate.LabelManagedBy],
+				"objectName", host.GetAnnotations()[translate.AnnotationObjectName],
+				"objectNamespace", host.GetAnnotations()[translate.AnnotationObjectNamespace])
+			s.ReportSyncError(virtual, "%s", e.collisionMessage(host))
 			return ctrl.Result{RequeueAfter: collisionRetry}, nil
 		}
 		if vok {
@@ -235,6 +239,35 @@ func (e *engine[T]) reconcile(ctx context.Context, key types.NamespacedName) (ct
 		s.EnqueueRefs(ctx, s.Mappings.Forget(PatchesRef(ref)))
 		return ctrl.Result{}, nil
 	}
+}
+
+// owns tells whether host object host is this virtual cluster's copy of
+// the virtual object key: managed (translate.IsManaged), and made from key
+// itself. Two virtual objects can have the same host name — vCluster's
+// NAME-x-NAMESPACE-x-VCLUSTER maps "a-x-b" in namespace "c" and "a" in
+// namespace "b-x-c" to one name — and the copy of one is never taken over
+// by the other.
+func (e *engine[T]) owns(host T, key types.NamespacedName) bool {
+	ann := host.GetAnnotations()
+	return e.s.Translator.IsManaged(host, e.kind, e.r.HostName) &&
+		ann[translate.AnnotationObjectName] == key.Name && ann[translate.AnnotationObjectNamespace] == key.Namespace
+}
+
+// collisionMessage is the SyncError a virtual object gets when its host
+// name is taken by host object host that it does not own. It names no host
+// object: the tenant learns that the name is taken, and by another of its
+// own objects when that is so, not what else lives in the host namespace.
+func (e *engine[T]) collisionMessage(host T) string {
+	if e.s.Translator.IsManaged(host, e.kind, e.r.HostName) {
+		ann := host.GetAnnotations()
+		name := ann[translate.AnnotationObjectName]
+		if ns := ann[translate.AnnotationObjectNamespace]; ns != "" {
+			name = ns + "/" + name
+		}
+		return fmt.Sprintf("cannot sync to host: its host name is that of the host copy of %s %s; "+
+			"names with \"-x-\" can map to the same host name, rename one of the two", e.r.GVK().Kind, name)
+	}
+	return "cannot sync to host: its host name is taken by an object this virtual cluster does not manage, which is left untouched"
 }
 
 func (e *engine[T]) virtualRef(v T) translate.VirtualRef {

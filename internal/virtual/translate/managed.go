@@ -61,7 +61,8 @@ type HostNameFunc func(name, namespace string) string
 // namespace (namespaced objects), carry label managed-by=<vcluster> and the
 // object-name annotation, have the name hostName(object-name,
 // object-namespace), and match object-kind, object-host-name and
-// object-host-namespace where those are set. hostName nil means
+// object-host-namespace (the translator's host namespace, also for
+// cluster-scoped objects) where those are set. hostName nil means
 // Translator.HostName. Every other object is never touched.
 func (t Translator) IsManaged(obj metav1.Object, kind string, hostName HostNameFunc) bool {
 	if obj.GetNamespace() != "" && obj.GetNamespace() != t.HostNamespace {
@@ -87,7 +88,9 @@ func (t Translator) IsManaged(obj metav1.Object, kind string, hostName HostNameF
 	if n, ok := ann[AnnotationObjectHostName]; ok && n != obj.GetName() {
 		return false
 	}
-	if ns, ok := ann[AnnotationObjectHostNamespace]; ok && obj.GetNamespace() != "" && ns != obj.GetNamespace() {
+	// Also for cluster-scoped objects, whose names hold the host namespace
+	// in a way that is not unique (vcluster-NAME-x-HOSTNAMESPACE-x-VCLUSTER).
+	if ns, ok := ann[AnnotationObjectHostNamespace]; ok && ns != t.HostNamespace {
 		return false
 	}
 	return true

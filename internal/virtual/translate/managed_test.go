@@ -47,6 +47,26 @@ func TestIsManaged(t *testing.T) {
 			}
 		})
 	}
+	t.Run("cluster-scoped, other host namespace", func(t *testing.T) {
+		// vc in host namespace "c" names virtual object "a-x-b"
+		// vcluster-a-x-b-x-c-x-vc, as vc in host namespace "b-x-c" names
+		// "a": only the host-namespace annotation tells them apart.
+		other := Translator{VCluster: "vc", HostNamespace: "b-x-c"}
+		mine := Translator{VCluster: "vc", HostNamespace: "c"}
+		name := other.HostClusterScopedName("a")
+		if name != mine.HostClusterScopedName("a-x-b") {
+			t.Fatalf("the example does not collide: %s", name)
+		}
+		ref := VirtualRef{Kind: "scheduling.k8s.io/v1, Kind=PriorityClass", Name: "a"}
+		m := &metav1.ObjectMeta{Name: name, Labels: map[string]string{LabelManagedBy: "vc"},
+			Annotations: other.BookkeepingAnnotations(ref, name)}
+		// The name check alone would take it for mine if the annotation
+		// said "a-x-b"; the host-namespace annotation still refuses it.
+		m.Annotations[AnnotationObjectName] = "a-x-b"
+		if mine.IsManaged(m, ref.Kind, func(n, _ string) string { return mine.HostClusterScopedName(n) }) {
+			t.Fatal("a cluster-scoped copy of another host namespace's virtual cluster counts as managed")
+		}
+	})
 	t.Run("custom host name", func(t *testing.T) {
 		m := good()
 		m.Name = "vc"
