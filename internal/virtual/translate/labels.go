@@ -13,14 +13,59 @@ import (
 // (release, vcluster.loft.sh/namespace, vcluster.loft.sh/managed-by,
 // vcluster.loft.sh/controlled-by) become
 // vcluster.loft.sh/label-<vcluster>-x-<sha256(key)[0:10]> so a tenant cannot
-// forge ownership; every other key is kept verbatim.
+// forge ownership. A key in the syncer's own host key space
+// (vcluster.loft.sh/label-…, vcluster.loft.sh/ns-label-…) gets
+// escapedKeyPrefix in front, so a tenant can neither forge a rewritten key
+// nor a namespace label that host network policies select by (see
+// escapedKey); every other key is kept verbatim.
 func (t Translator) HostLabelKey(key string) string {
 	for _, r := range reservedLabels {
 		if r == key {
-			return SafeConcatName(LabelPrefixRewritten+t.VCluster, "x", hash10(key))
+			return t.rewrittenKey(key)
 		}
 	}
+	if escapedKey(key) {
+		if prefix, _, _ := strings.Cut(key, "/"); len(prefix)+len(escapedKeyPrefix) > maxLabelPrefixLength {
+			// Escaping would make the prefix too long for a label key:
+			// store it hashed, like a reserved key (not read back).
+			return t.rewrittenKey(key)
+		}
+		return escapedKeyPrefix + key
+	}
 	return key
+}
+
+// rewrittenKey is the hashed host form of virtual key:
+// vcluster.loft.sh/label-<vcluster>-x-<sha256(key)[0:10]>.
+func (t Translator) rewrittenKey(key string) string {
+	return SafeConcatName(LabelPrefixRewritten+t.VCluster, "x", hash10(key))
+}
+
+// escapedKeyPrefix is put in front of a virtual label key that HostLabelKey
+// must move out of the syncer's own host keys: tenant.vcluster.loft.sh/ns-label-a
+// on the host is the tenant's vcluster.loft.sh/ns-label-a.
+const escapedKeyPrefix = "tenant."
+
+// maxLabelPrefixLength is the longest prefix (DNS subdomain) of a label key.
+const maxLabelPrefixLength = 253
+
+// escapedKey tells whether virtual key gets escapedKeyPrefix on the host:
+// it starts with LabelPrefixRewritten or LabelPrefixNamespace, which only
+// the syncer writes, or it already looks escaped (its prefix is
+// vcluster.loft.sh after one or more escapedKeyPrefix), so that the escape
+// stays one-to-one.
+func escapedKey(key string) bool {
+	if strings.HasPrefix(key, LabelPrefixRewritten) || strings.HasPrefix(key, LabelPrefixNamespace) {
+		return true
+	}
+	rest, ok := strings.CutPrefix(key, escapedKeyPrefix)
+	for ok {
+		if strings.HasPrefix(rest, "vcluster.loft.sh/") {
+			return true
+		}
+		rest, ok = strings.CutPrefix(rest, escapedKeyPrefix)
+	}
+	return false
 }
 
 // VirtualLabelKey is the inverse of HostLabelKey. ok is false for keys that
@@ -38,6 +83,9 @@ func (t Translator) VirtualLabelKey(hostKey string) (key string, ok bool) {
 			}
 		}
 		return "", false
+	}
+	if key, ok := strings.CutPrefix(hostKey, escapedKeyPrefix); ok && escapedKey(key) {
+		return key, true
 	}
 	return hostKey, true
 }

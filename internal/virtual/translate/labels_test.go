@@ -3,6 +3,7 @@ package translate
 import (
 	"maps"
 	"reflect"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +19,16 @@ func TestHostLabelKey(t *testing.T) {
 		{LabelManagedBy, "vcluster.loft.sh/label-vc-x-" + hash10(LabelManagedBy)},
 		{LabelNamespace, "vcluster.loft.sh/label-vc-x-" + hash10(LabelNamespace)},
 		{LabelControlledBy, "vcluster.loft.sh/label-vc-x-" + hash10(LabelControlledBy)},
+		// Keys of the syncer's own host key space, found by FuzzLabels: kept
+		// verbatim, a tenant label forged the rewritten key of release and
+		// a namespace label of its pod's namespace (host network policies
+		// select by those), and neither read back.
+		{"vcluster.loft.sh/label-vc-x-a4d451ec23", "tenant.vcluster.loft.sh/label-vc-x-a4d451ec23"},
+		{"vcluster.loft.sh/ns-label-vc-x-" + hash10("team"), "tenant.vcluster.loft.sh/ns-label-vc-x-" + hash10("team")},
+		{"tenant.vcluster.loft.sh/label-a", "tenant.tenant.vcluster.loft.sh/label-a"},
+		{"tenant.vcluster.loft.sh/app", "tenant.tenant.vcluster.loft.sh/app"},
+		{"vcluster.loft.sh/fake-node", "vcluster.loft.sh/fake-node"},
+		{"tenant.example.com/app", "tenant.example.com/app"},
 	}
 	for _, tt := range tests {
 		got := tr.HostLabelKey(tt.key)
@@ -28,6 +39,11 @@ func TestHostLabelKey(t *testing.T) {
 		if !ok || back != tt.key {
 			t.Errorf("VirtualLabelKey(%q) = %q, %v; want %q, true", got, back, ok, tt.key)
 		}
+	}
+	// Escaped, the prefix would be longer than 253 characters: hashed.
+	long := strings.Repeat("tenant.", 33) + "vcluster.loft.sh/a"
+	if got := tr.HostLabelKey(long); !strings.HasPrefix(got, LabelPrefixRewritten+"vc-x-") {
+		t.Errorf("HostLabelKey(%q) = %q, want a rewritten key", long, got)
 	}
 	for _, hostOnly := range []string{LabelManagedBy, LabelNamespace, tr.NamespaceLabelKey("team"), "vcluster.loft.sh/label-other-x-0123456789"} {
 		if k, ok := tr.VirtualLabelKey(hostOnly); ok {
