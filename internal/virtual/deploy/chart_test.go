@@ -65,7 +65,8 @@ func TestChartLints(t *testing.T) {
 func TestChartObjects(t *testing.T) {
 	m := render(t)
 	want := []string{"ServiceAccount/vc-vc1", "Secret/vc-config-vc1", "Service/vc1", "Service/vc1-headless",
-		"Role/vc-vc1", "RoleBinding/vc-vc1", "ClusterRole/vc-vc1-v-ns1", "ClusterRoleBinding/vc-vc1-v-ns1", "StatefulSet/vc1"}
+		"Role/vc-vc1", "RoleBinding/vc-vc1", "ClusterRole/vc-vc1-v-ns1", "ClusterRoleBinding/vc-vc1-v-ns1", "StatefulSet/vc1",
+		"ResourceQuota/vc-vc1", "LimitRange/vc-vc1", "NetworkPolicy/vc-work-vc1", "NetworkPolicy/vc-cp-vc1"}
 	if got := sets.List(sets.KeySet(m)); !sets.New(want...).Equal(sets.New(got...)) {
 		t.Errorf("objects = %v, want %v", got, want)
 	}
