@@ -506,6 +506,10 @@ func TestParseInvalidYAML(t *testing.T) {
 		{"bad indentation", "sync:\n  toHost:\n    pods:\n  enabled: true\n   x: y\n", "line 5"},
 		{"unclosed flow", "sync: {toHost: [\n", "line"},
 		{"duplicate key", "syncer:\n  workers: 1\n  workers: 2\n", `line 3: key "workers" already set`},
+		// FuzzParse: the parser's list of problems came on lines of their
+		// own, which named no path and did not say invalid YAML.
+		{"two duplicate keys, one line", "syncer:\n  workers: 1\n  workers: 2\nsync: {}\nsync: {}\n",
+			`invalid YAML: yaml: unmarshal errors: line 3: key "workers" already set in map; line 5: key "sync" already set in map`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -515,6 +519,9 @@ func TestParseInvalidYAML(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), "invalid YAML") || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %q does not say invalid YAML and %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q spans lines", err)
 			}
 		})
 	}

@@ -76,15 +76,36 @@ func Parse(data []byte) (*Config, error) {
 func parseTree(data []byte) (any, error) {
 	j, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
-		return nil, fmt.Errorf("invalid YAML: %w", err)
+		return nil, invalidYAML(err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(j))
 	dec.UseNumber()
 	var tree any
 	if err := dec.Decode(&tree); err != nil {
-		return nil, fmt.Errorf("invalid YAML: %w", err)
+		return nil, invalidYAML(err)
 	}
 	return tree, nil
+}
+
+// invalidYAML is "invalid YAML: " and the parser's error on one line: the
+// YAML library puts each of several problems on a line of its own
+// ("unmarshal errors:\n  line 3: …"), which would read as lines of Parse's
+// one-problem-per-line list that name no path.
+func invalidYAML(err error) error {
+	var parts []string
+	for line := range strings.SplitSeq(err.Error(), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			parts = append(parts, line)
+		}
+	}
+	if len(parts) == 0 {
+		return errors.New("invalid YAML")
+	}
+	msg := parts[0]
+	if len(parts) > 1 {
+		msg += " " + strings.Join(parts[1:], "; ")
+	}
+	return fmt.Errorf("invalid YAML: %s", msg)
 }
 
 // prefixErrors puts prefix in front of err, or of each error err joins.
