@@ -300,6 +300,13 @@ func TestParseErrors(t *testing.T) {
 			want: []string{"sync.toHost.secrets.translate[1].pth: unknown key (known: expression, labels, path, reference, reverseExpression)"},
 		},
 		{
+			// FuzzParse: the key's line break split the error over two
+			// lines, the second naming no path.
+			name: "key with a line break",
+			yaml: "\"sinc\\nsync\": {}\nsync:\n  toHost:\n    customResources:\n      \"a\\nb\": {enabeld: true}\n",
+			want: []string{`"sinc\nsync": unknown key (known: `, `sync.toHost.customResources["a\nb"].enabeld: unknown key`},
+		},
+		{
 			name: "labels takes no keys",
 			yaml: "sync:\n  toHost:\n    services:\n      translate:\n        - path: spec.selector\n          labels: {match: all}\n",
 			want: []string{"sync.toHost.services.translate[0].labels.match: unknown key (no keys are allowed here)"},

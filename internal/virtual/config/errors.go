@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode"
 )
 
 // FieldError is one problem found in a configuration file, located by the
@@ -45,6 +47,7 @@ func joinFieldErrors(errs []*FieldError) error {
 
 // keyPath is the path of the key named key inside the object at path.
 func keyPath(path, key string) string {
+	key = printableKey(key)
 	if path == "" {
 		return key
 	}
@@ -53,7 +56,16 @@ func keyPath(path, key string) string {
 
 // entryPath is the path of the entry named key inside the map at path.
 func entryPath(path, key string) string {
-	return path + "[" + key + "]"
+	return path + "[" + printableKey(key) + "]"
+}
+
+// printableKey is key, Go-quoted if it has a character that is not
+// printable (a line break would split a FieldError over two lines).
+func printableKey(key string) string {
+	if strings.ContainsFunc(key, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return strconv.Quote(key)
+	}
+	return key
 }
 
 // indexPath is the path of item i of the list at path.
