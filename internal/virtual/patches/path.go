@@ -27,7 +27,9 @@ type step struct {
 	isIndex, all bool
 }
 
-// String writes the path back in its canonical form.
+// String writes the path back in its canonical form, which ParsePath reads
+// as the same path: a key that is not plain goes in double quotes, in
+// single quotes when it has a double quote (quoted keys have no escapes).
 func (p Path) String() string {
 	var b strings.Builder
 	for i, s := range p {
@@ -41,7 +43,19 @@ func (p Path) String() string {
 				b.WriteByte('.')
 			}
 			b.WriteString(s.key)
+		case !strings.Contains(s.key, `"`):
+			b.WriteString(`["` + s.key + `"]`)
+		case !strings.Contains(s.key, "'"):
+			b.WriteString(`['` + s.key + `']`)
+		case s.key != "" && !strings.ContainsAny(s.key, ".["):
+			// Both quotes: only a dotted field can hold it.
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(s.key)
 		default:
+			// No path holds it (a key of an object, not of a parsed path):
+			// Go-quoted, for messages.
 			b.WriteString("[" + strconv.Quote(s.key) + "]")
 		}
 	}

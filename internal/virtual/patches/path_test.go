@@ -16,6 +16,12 @@ func TestParsePath(t *testing.T) {
 		{in: "spec.containers[0].env[12].value", canonical: "spec.containers[0].env[12].value"},
 		{in: "metadata.labels.app", canonical: "metadata.labels.app"},
 		{in: `["top.level"].x`, canonical: `["top.level"].x`},
+		// FuzzPath: keys with quotes or backslashes were printed Go-quoted
+		// (["\""]), which ParsePath does not read back.
+		{in: `a["it's"]['say "hi"']`, canonical: `a["it's"]['say "hi"']`},
+		{in: `a."b'c`, canonical: `a."b'c`},
+		{in: `a["back\slash"]`, canonical: `a["back\slash"]`},
+		{in: `["é"]`, canonical: `["é"]`},
 		{in: "", wantErr: true},
 		{in: "a..b", wantErr: true},
 		{in: "a.", wantErr: true},
