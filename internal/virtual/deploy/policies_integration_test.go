@@ -21,10 +21,12 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
-// The chart installed into a real host (kube-apiserver and
-// kube-controller-manager, no nodes) leaves a ResourceQuota, a LimitRange and
-// two NetworkPolicies in the host namespace; the API server admits the
-// control plane pod under them without changing its resources, gives a
+// The chart installed into a real host (kube-apiserver,
+// kube-controller-manager, kube-scheduler and one kwok node, which like the
+// local real node reports no ephemeral storage) leaves a ResourceQuota, a
+// LimitRange and two NetworkPolicies in the host namespace; the API server
+// admits the control plane pod under them without changing its resources,
+// the scheduler places it on the node, the API server gives a
 // container without resources the LimitRange's defaults and refuses a
 // NodePort Service. (Whether the NetworkPolicies are enforced depends on the
 // host's CNI; the local clusters have none that does.)
@@ -34,7 +36,7 @@ func TestInstallPolicies(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	host, err := hostcluster.Create(ctx, hostcluster.Options{
-		Name: "cs-test-" + rand.String(6), Dir: filepath.Join(dir, "host"), Nodes: hostcluster.NoNodes, Binaries: b,
+		Name: "cs-test-" + rand.String(6), Dir: filepath.Join(dir, "host"), Nodes: 1, Binaries: b,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -114,10 +116,20 @@ func TestInstallPolicies(t *testing.T) {
 		return err
 	})
 	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
-		if c.Name == "kube-apiserver" && (c.Resources.Limits.Memory().String() != "2Gi" || c.Resources.Requests.StorageEphemeral().String() != "64Mi") {
-			t.Errorf("kube-apiserver resources %+v, want the chart's (2Gi memory limit, 64Mi ephemeral storage)", c.Resources)
+		if c.Name == "kube-apiserver" && (c.Resources.Limits.Memory().String() != "2Gi" || !c.Resources.Requests.StorageEphemeral().IsZero()) {
+			t.Errorf("kube-apiserver resources %+v, want the chart's (2Gi memory limit, no ephemeral storage requested)", c.Resources)
 		}
 	}
+	poll(ctx, t, "the control plane pod on the node", func() error {
+		p, err := kube.CoreV1().Pods(ns).Get(ctx, PodName(name), metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if p.Spec.NodeName == "" {
+			return fmt.Errorf("not scheduled: %+v", p.Status.Conditions)
+		}
+		return nil
+	})
 	poll(ctx, t, "the quota to count the control plane pod", func() error {
 		q, err := kube.CoreV1().ResourceQuotas(ns).Get(ctx, "vc-"+name, metav1.GetOptions{})
 		if err != nil {
