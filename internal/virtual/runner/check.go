@@ -103,6 +103,5 @@ func Unsupported() []UnsupportedKey {
 // keys "accepted, no effect", as it marks the vCluster sections kept as
 // written (config.Config.NoEffect).
 func Ignored() []string {
-	return []string{"policies.podSecurityStandard", "policies.resourceQuota", "policies.limitRange",
-		"policies.networkPolicy", "policies.isolation"}
+	return []string{"policies.podSecurityStandard", "policies.isolation"}
 }
