@@ -24,7 +24,7 @@ func TestDefault(t *testing.T) {
 		{"toHost.pods.enabled", c.Sync.ToHost.Pods.Enabled, true},
 		{"toHost.pods.translateImage", c.Sync.ToHost.Pods.TranslateImage, map[string]string{}},
 		{"toHost.pods.enforceTolerations", c.Sync.ToHost.Pods.EnforceTolerations, []string{}},
-		{"toHost.pods.useSecretsForSATokens", c.Sync.ToHost.Pods.UseSecretsForSATokens, false},
+		{"toHost.pods.useSecretsForSATokens", c.Sync.ToHost.Pods.UseSecretsForSATokens, true},
 		{"toHost.pods.rewriteHosts.enabled", c.Sync.ToHost.Pods.RewriteHosts.Enabled, true},
 		{"toHost.pods.rewriteHosts.initContainer.image", c.Sync.ToHost.Pods.RewriteHosts.InitContainer.Image, ImageRef("library/alpine:3.20")},
 		{"toHost.pods.rewriteHosts.initContainer.resources.limits.cpu", quantity(c.Sync.ToHost.Pods.RewriteHosts.InitContainer.Resources.Limits, "cpu"), "30m"},
@@ -305,6 +305,12 @@ func TestParseErrors(t *testing.T) {
 			name: "key with a line break",
 			yaml: "\"sinc\\nsync\": {}\nsync:\n  toHost:\n    customResources:\n      \"a\\nb\": {enabeld: true}\n",
 			want: []string{`"sinc\nsync": unknown key (known: `, `sync.toHost.customResources["a\nb"].enabeld: unknown key`},
+		},
+		{
+			// FuzzParse: an empty key made an error that named no path.
+			name: "empty key",
+			yaml: "\"\": 1\nsync:\n  \"\": {}\n",
+			want: []string{`"": unknown key (known: `, `sync."": unknown key (known: `},
 		},
 		{
 			name: "labels takes no keys",

@@ -59,10 +59,11 @@ func entryPath(path, key string) string {
 	return path + "[" + printableKey(key) + "]"
 }
 
-// printableKey is key, Go-quoted if it has a character that is not
-// printable (a line break would split a FieldError over two lines).
+// printableKey is key, Go-quoted if it is empty (the error would name no
+// path) or has a character that is not printable (a line break would split
+// a FieldError over two lines).
 func printableKey(key string) string {
-	if strings.ContainsFunc(key, func(r rune) bool { return !unicode.IsPrint(r) }) {
+	if key == "" || strings.ContainsFunc(key, func(r rune) bool { return !unicode.IsPrint(r) }) {
 		return strconv.Quote(key)
 	}
 	return key
