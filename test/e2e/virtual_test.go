@@ -258,7 +258,7 @@ exportKubeConfig:
 	out, err = cliErr("virtual", "create", "fromvcluster", "-f", vcfile, "--host-kubeconfig", missing, "--connect=false")
 	if err == nil || !strings.Contains(out, "Note: accepted, no effect in clustersync: controlPlane.backingStore.database.embedded.enabled, "+
 		"controlPlane.backingStore.etcd (neither embedded nor external enabled: clustersync runs its embedded etcd), "+
-		"exportKubeConfig.context, networking.advanced.clusterDomain, policies.resourceQuota.enabled\n") || !strings.Contains(out, missing) {
+		"exportKubeConfig.context, networking.advanced.clusterDomain\n") || !strings.Contains(out, missing) {
 		t.Errorf("a vCluster 0.3x file: want the no-effect note, then the missing host: err %v, output:\n%s", err, out)
 	}
 	if out, err := cliErr("virtual", "connect", "missing", "--print"); err == nil || !strings.Contains(out, `virtual cluster "missing" not found`) {

@@ -14,7 +14,7 @@ func Default() *Config {
 					Enabled:               true,
 					TranslateImage:        map[string]string{},
 					EnforceTolerations:    []string{},
-					UseSecretsForSATokens: false,
+					UseSecretsForSATokens: true, // vCluster: false (docs/security.md)
 					RewriteHosts: RewriteHosts{
 						Enabled: true,
 						InitContainer: RewriteHostsInitContainer{
@@ -112,7 +112,7 @@ func defaultPolicies() Policies {
 			Scopes: []string{}},
 		LimitRange: LimitRange{Enabled: AutoSwitchAuto, Labels: map[string]string{}, Annotations: map[string]string{},
 			Default:        map[string]resource.Quantity{"ephemeral-storage": q("8Gi"), "memory": q("512Mi"), "cpu": q("1")},
-			DefaultRequest: map[string]resource.Quantity{"ephemeral-storage": q("3Gi"), "memory": q("128Mi"), "cpu": q("100m")},
+			DefaultRequest: map[string]resource.Quantity{"ephemeral-storage": q("0"), "memory": q("128Mi"), "cpu": q("100m")},
 			Min:            map[string]resource.Quantity{}, Max: map[string]resource.Quantity{}},
 		NetworkPolicy: NetworkPolicy{Enabled: true, Labels: map[string]string{}, Annotations: map[string]string{},
 			FallbackDNS: "8.8.8.8",

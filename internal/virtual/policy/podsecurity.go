@@ -40,11 +40,15 @@ func NewPodSecurity(level string) (*PodSecurity, error) {
 func (p *PodSecurity) Level() string { return p.level.String() }
 
 // Check evaluates pod — its metadata and spec, with init and ephemeral
-// containers — and returns nil when it passes. Otherwise the error is the
+// containers — and returns nil when it passes (always, on a nil
+// *PodSecurity). Otherwise the error is the
 // one PodSecurity admission returns, word for word, e.g.
 //
 //	pods "web" is forbidden: violates PodSecurity "baseline:latest": privileged (container "c" must not set securityContext.privileged=true)
 func (p *PodSecurity) Check(pod *corev1.Pod) error {
+	if p == nil {
+		return nil
+	}
 	result := psapolicy.AggregateCheckResults(p.evaluator.EvaluatePod(p.level, &pod.ObjectMeta, &pod.Spec))
 	if result.Allowed {
 		return nil

@@ -35,6 +35,7 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/mapping"
 	"github.com/clustersync/clustersync/internal/virtual/patches"
+	"github.com/clustersync/clustersync/internal/virtual/policy"
 	"github.com/clustersync/clustersync/internal/virtual/resources/configmaps"
 	"github.com/clustersync/clustersync/internal/virtual/resources/customresources"
 	"github.com/clustersync/clustersync/internal/virtual/resources/endpoints"
@@ -194,7 +195,9 @@ func Kinds() []Kind {
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).Services.Enabled },
 			HostKinds: core("Service"),
 			Register: func(_ context.Context, env Env) error {
-				return syncer.Register(env.Manager, env.Host, env.Syncer, services.New(env.Syncer.Translator, env.DNS), env.Config.Syncer.Workers)
+				r := services.New(env.Syncer.Translator, env.DNS)
+				r.StripExternalIPs = env.Config.Policies.Isolation.ExternalIPs
+				return syncer.Register(env.Manager, env.Host, env.Syncer, r, env.Config.Syncer.Workers)
 			},
 		},
 		{
@@ -202,7 +205,11 @@ func Kinds() []Kind {
 			Patches:   func(cfg *config.Config) []config.Patch { return toHost(cfg).Endpoints.Translate },
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).Endpoints.Enabled },
 			HostKinds: core("Endpoints"),
-			Register:  registerResource(endpoints.New),
+			Register: func(_ context.Context, env Env) error {
+				r := endpoints.New(env.Syncer.Translator)
+				r.RestrictAddresses = env.Config.Policies.Isolation.Endpoints
+				return syncer.Register(env.Manager, env.Host, env.Syncer, r, env.Config.Syncer.Workers)
+			},
 		},
 		{
 			// Only the slices the tenant writes itself; Kubernetes'
@@ -211,7 +218,11 @@ func Kinds() []Kind {
 			Patches:   func(cfg *config.Config) []config.Patch { return toHost(cfg).EndpointSlices.Translate },
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).EndpointSlices.Enabled },
 			HostKinds: []schema.GroupVersionKind{discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice")},
-			Register:  registerResource(endpointslices.New),
+			Register: func(_ context.Context, env Env) error {
+				r := endpointslices.New(env.Syncer.Translator)
+				r.RestrictAddresses = env.Config.Policies.Isolation.Endpoints
+				return syncer.Register(env.Manager, env.Host, env.Syncer, r, env.Config.Syncer.Workers)
+			},
 		},
 		{
 			Name: "ingresses", Switch: "sync.toHost.ingresses.enabled",
@@ -583,6 +594,16 @@ func registerPods(_ context.Context, env Env) error {
 		SyncServiceAccounts: env.Config.Sync.ToHost.ServiceAccounts.Enabled, UseSecretsForSATokens: p.UseSecretsForSATokens,
 		SyncPriorityClasses: env.Config.Sync.ToHost.PriorityClasses.Enabled,
 		EnforceNodeSelector: env.Config.Sync.FromHost.Nodes.Selector.Labels,
+		RealNodes:           env.Config.Sync.FromHost.Nodes.Enabled,
+		RestrictNodeName:    env.Config.Policies.Isolation.NodeName,
+		RestrictTolerations: env.Config.Policies.Isolation.Tolerations,
+	}
+	if level := env.Config.Policies.PodSecurityStandard; level != config.PodSecurityPrivileged {
+		ps, err := policy.NewPodSecurity(level)
+		if err != nil {
+			return fmt.Errorf("policies.podSecurityStandard: %w", err)
+		}
+		pe.PodSecurity = ps
 	}
 	if rh := p.RewriteHosts; rh.Enabled {
 		pe.RewriteHosts = &pods.RewriteHosts{Image: string(rh.InitContainer.Image), Resources: corev1.ResourceRequirements{

@@ -13,7 +13,6 @@ import (
 
 	"github.com/clustersync/clustersync/internal/testenv"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
-	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
 // The virtual cluster has what workloads expect of a cluster: the
@@ -40,24 +39,16 @@ func TestBootstrapServices(t *testing.T) {
 	}
 }
 
-// A host pod gets a token minted in the virtual cluster (through an
-// annotation and a downward-API file, never host credentials), the virtual
-// DNS Service as nameserver and the virtual API Service in KUBERNETES_*.
+// A host pod gets a token minted in the virtual cluster (through a Secret
+// its token volume reads, never host credentials), the virtual DNS Service
+// as nameserver and the virtual API Service in KUBERNETES_*.
 func TestPodTokenAndDNS(t *testing.T) {
 	ns := env.NewNamespace(t)
 	create(t, env.VirtualClient, pod("tok", ns, nil))
 	runningPod(t, "tok", ns)
 	hp := hostObject(t, &corev1.Pod{}, "tok", ns)
 
-	var tokenKey string
-	for k, v := range hp.Annotations {
-		if strings.HasPrefix(k, translate.AnnotationPodTokenPrefix) && strings.Count(v, ".") == 2 {
-			tokenKey = k
-		}
-	}
-	if tokenKey == "" {
-		t.Fatalf("no token annotation (a JWT) on the host pod: %v", hp.Annotations)
-	}
+	secret := pods.TokenSecretName(hp.Name)
 	found := false
 	for _, vol := range hp.Spec.Volumes {
 		if vol.Projected == nil {
@@ -67,17 +58,17 @@ func TestPodTokenAndDNS(t *testing.T) {
 			if src.ServiceAccountToken != nil {
 				t.Errorf("host pod still projects a host service-account token: %+v", src)
 			}
-			if src.DownwardAPI != nil {
-				for _, item := range src.DownwardAPI.Items {
-					if item.Path == "token" && item.FieldRef != nil && item.FieldRef.FieldPath == "metadata.annotations['"+tokenKey+"']" {
-						found = true
-					}
-				}
+			if src.Secret != nil && src.Secret.Name == secret && len(src.Secret.Items) == 1 && src.Secret.Items[0].Path == "token" {
+				found = true
 			}
 		}
 	}
 	if !found {
-		t.Errorf("no downward-API token file reading %s in %+v", tokenKey, hp.Spec.Volumes)
+		t.Errorf("no token file reading Secret %s in %+v", secret, hp.Spec.Volumes)
+	}
+	var s corev1.Secret
+	if err := env.HostClient.Get(ctx, client.ObjectKey{Namespace: env.HostNamespace, Name: secret}, &s); err != nil || strings.Count(string(s.Data[pods.TokenKey]), ".") != 2 {
+		t.Errorf("token Secret %s: %v, want a JWT under %s", secret, err, pods.TokenKey)
 	}
 	hostDNS := hostObject(t, &corev1.Service{}, "kube-dns", "kube-system")
 	if hp.Spec.DNSConfig == nil || hp.Spec.DNSConfig.Nameservers[0] != hostDNS.Spec.ClusterIP {

@@ -97,11 +97,11 @@ func Unsupported() []UnsupportedKey {
 }
 
 // Ignored returns the dotted paths of the keys of the configuration file
-// that CheckConfig accepts and the syncer does not act on yet: the
-// policies of issue 12 still being built. Each call returns a
-// new slice. The generated key table of docs/configuration.md marks these
+// that CheckConfig accepts and the syncer does not act on: none today
+// (the last ones, the policies, are implemented). Each call returns a new
+// slice. The generated key table of docs/configuration.md marks these
 // keys "accepted, no effect", as it marks the vCluster sections kept as
 // written (config.Config.NoEffect).
 func Ignored() []string {
-	return []string{"policies.podSecurityStandard", "policies.isolation"}
+	return []string{}
 }

@@ -44,8 +44,11 @@ func selectorless(name, ns string) *corev1.Service {
 // and deleting the virtual slice deletes it.
 func TestEndpointSliceSync(t *testing.T) {
 	ns := env.NewNamespace(t)
+	// The addresses are the tenant's own pods' (policies.isolation.endpoints).
+	ip0 := runningPodOf(t, pod("db-0", ns, nil)).Status.PodIP
+	ip1 := runningPodOf(t, pod("db-1", ns, nil)).Status.PodIP
 	create(t, env.VirtualClient, selectorless("db", ns))
-	create(t, env.VirtualClient, tenantSlice("db-1", ns, "db", "10.1.2.3", "db-0"))
+	create(t, env.VirtualClient, tenantSlice("db-1", ns, "db", ip0, "db-0"))
 
 	host := hostObject(t, &discoveryv1.EndpointSlice{}, "db-1", ns)
 	if got, want := host.Labels[discoveryv1.LabelServiceName], env.HostKey("db", ns).Name; got != want {
@@ -57,7 +60,7 @@ func TestEndpointSliceSync(t *testing.T) {
 	if host.Labels["tier"] != "db" || host.Labels[translate.LabelManagedBy] != env.Name {
 		t.Errorf("host labels %v", host.Labels)
 	}
-	if len(host.Endpoints) != 1 || !slices.Equal(host.Endpoints[0].Addresses, []string{"10.1.2.3"}) {
+	if len(host.Endpoints) != 1 || !slices.Equal(host.Endpoints[0].Addresses, []string{ip0}) {
 		t.Fatalf("host endpoints %+v", host.Endpoints)
 	}
 	if ref := host.Endpoints[0].TargetRef; ref == nil || ref.Name != env.HostKey("db-0", ns).Name || ref.Namespace != env.HostNamespace {
@@ -74,7 +77,7 @@ func TestEndpointSliceSync(t *testing.T) {
 		if err := env.VirtualClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-1"}, &v); err != nil {
 			return err
 		}
-		v.Endpoints[0].Addresses = []string{"10.1.2.4"}
+		v.Endpoints[0].Addresses = []string{ip1}
 		return env.VirtualClient.Update(ctx, &v)
 	}); err != nil {
 		t.Fatal(err)
@@ -84,7 +87,7 @@ func TestEndpointSliceSync(t *testing.T) {
 		if err := env.HostClient.Get(ctx, env.HostKey("db-1", ns), &h); err != nil {
 			return err
 		}
-		if len(h.Endpoints) != 1 || !slices.Equal(h.Endpoints[0].Addresses, []string{"10.1.2.4"}) {
+		if len(h.Endpoints) != 1 || !slices.Equal(h.Endpoints[0].Addresses, []string{ip1}) {
 			return fmt.Errorf("host endpoints %+v", h.Endpoints)
 		}
 		return nil

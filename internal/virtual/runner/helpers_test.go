@@ -118,6 +118,14 @@ func virtualPods(t *testing.T, ns, app string) []corev1.Pod {
 // name in ns whose message contains each of want, and returns its message.
 func syncErrorEvent(t *testing.T, ns, name string, want ...string) string {
 	t.Helper()
+	return warningEvent(t, ns, name, "SyncError", want...)
+}
+
+// warningEvent waits for a Warning event with reason on virtual object
+// name/ns whose message contains every string of want, and returns the
+// message.
+func warningEvent(t *testing.T, ns, name, reason string, want ...string) string {
+	t.Helper()
 	var msg string
 	testenv.Eventually(t, wait, func() error {
 		var list corev1.EventList
@@ -126,7 +134,7 @@ func syncErrorEvent(t *testing.T, ns, name string, want ...string) string {
 		}
 	events:
 		for _, e := range list.Items {
-			if e.Reason != "SyncError" || e.Type != corev1.EventTypeWarning || e.InvolvedObject.Name != name {
+			if e.Reason != reason || e.Type != corev1.EventTypeWarning || e.InvolvedObject.Name != name {
 				continue
 			}
 			for _, w := range want {
@@ -137,7 +145,7 @@ func syncErrorEvent(t *testing.T, ns, name string, want ...string) string {
 			msg = e.Message
 			return nil
 		}
-		return fmt.Errorf("no SyncError event on %s/%s containing %q among %d events", ns, name, want, len(list.Items))
+		return fmt.Errorf("no %s event on %s/%s containing %q among %d events", reason, ns, name, want, len(list.Items))
 	})
 	return msg
 }

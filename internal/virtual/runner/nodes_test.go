@@ -104,8 +104,19 @@ func editNode(t *testing.T, c client.Client, name string, edit func(*corev1.Node
 	}
 }
 
-func realNodes(mutate func(*config.SyncNodes)) *config.Config {
+// nodeTestConfig is the default configuration with the test nodes'
+// taint among the enforced tolerations: the isolation rule
+// (policies.isolation.tolerations) keeps a tenant's own toleration of it
+// off the host pod, as it would a toleration of a host's dedicated nodes,
+// unless the host's administrator grants it this way.
+func nodeTestConfig() *config.Config {
 	cfg := config.Default()
+	cfg.Sync.ToHost.Pods.EnforceTolerations = []string{testTaintKey + ":"}
+	return cfg
+}
+
+func realNodes(mutate func(*config.SyncNodes)) *config.Config {
+	cfg := nodeTestConfig()
 	cfg.Sync.FromHost.Nodes.Enabled = true
 	if mutate != nil {
 		mutate(&cfg.Sync.FromHost.Nodes)
@@ -344,6 +355,7 @@ func TestNodesRealSyncBackChanges(t *testing.T) {
 func TestNodesRealAndFakeSwitch(t *testing.T) {
 	ns := env.NewNamespace(t)
 	n := newHostNode(t, "switch-"+ns, nil)
+	withConfig(t, nodeTestConfig())
 	create(t, env.VirtualClient, podOn("web", ns, n.Name))
 	p := runningPod(t, "web", ns)
 	fake := func(v *corev1.Node) error {

@@ -2,6 +2,8 @@ package runner_test
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,15 +16,13 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
 )
 
-// With sync.toHost.pods.useSecretsForSATokens, a pod's service-account
-// token is in a host Secret owned by the host pod, read by its token
-// volume, and in none of the host pod's annotations; the Secret goes with
-// the pod.
+// By default (sync.toHost.pods.useSecretsForSATokens true, vCluster's
+// default is false), a pod's service-account token is in a host Secret
+// owned by the host pod, read by its token volume, and in none of the host
+// pod's annotations, which anyone who may read host pods reads; the Secret
+// goes with the pod.
 func TestTokensInSecrets(t *testing.T) {
 	ns := env.NewNamespace(t)
-	on := config.Default()
-	on.Sync.ToHost.Pods.UseSecretsForSATokens = true
-	withConfig(t, on)
 	// The virtual API server's admission adds the token volume.
 	create(t, env.VirtualClient, pod("api-client", ns, nil))
 	hostPod := hostObject(t, &corev1.Pod{}, "api-client", ns)
@@ -70,4 +70,19 @@ func TestTokensInSecrets(t *testing.T) {
 		}
 		return fmt.Errorf("token secret %s still there (%v)", secretName, err)
 	})
+}
+
+// With sync.toHost.pods.useSecretsForSATokens false (vCluster's default),
+// the token is in an annotation of the host pod, read by its downward-API
+// volume: the switch works both ways.
+func TestTokensInAnnotations(t *testing.T) {
+	ns := env.NewNamespace(t)
+	off := config.Default()
+	off.Sync.ToHost.Pods.UseSecretsForSATokens = false
+	withConfig(t, off)
+	create(t, env.VirtualClient, pod("api-client", ns, nil))
+	hostPod := hostObject(t, &corev1.Pod{}, "api-client", ns)
+	if key, ok := pods.TokenAnnotation(hostPod.Annotations); !ok || len(hostPod.Annotations[key]) < 100 {
+		t.Errorf("host pod annotations %v, want a token annotation", slices.Collect(maps.Keys(hostPod.Annotations)))
+	}
 }

@@ -46,6 +46,10 @@ type Context struct {
 	// reported remembers SyncError events already recorded, per object and
 	// message, so a collision is reported once rather than at every retry.
 	reported map[string]string
+	// policyReported remembers the PolicyEnforced events recorded, per
+	// object, so each is recorded once; it is emptied when it reaches
+	// maxPolicyReported objects (an event then repeats once).
+	policyReported map[types.UID]string
 	// echoes are the object versions this syncer wrote.
 	echoes echoes
 	// patches are the compiled patches of each kind (SetPatches).
@@ -69,7 +73,8 @@ func NewContext(t translate.Translator, cfg *config.Config, virtual, host client
 		Translator: t, Config: cfg, Virtual: virtual, Host: host, VirtualReader: virtualReader, HostReader: hostReader,
 		Events: ev, Mappings: store, Log: log,
 		queues: map[string]chan event.GenericEvent{}, controllerOf: map[string]string{}, reported: map[string]string{},
-		patches: map[schema.GroupVersionKind]*patches.Set{},
+		policyReported: map[types.UID]string{},
+		patches:        map[schema.GroupVersionKind]*patches.Set{},
 	}
 }
 
@@ -132,6 +137,33 @@ func (s *Context) ReportSyncError(virtual client.Object, format string, args ...
 		s.Events.Eventf(virtual, nil, "Warning", "SyncError", "Sync", "%s", msg)
 	}
 	s.Log.Info("sync error", "object", client.ObjectKeyFromObject(virtual), "message", msg)
+}
+
+// maxPolicyReported bounds Context.policyReported, in objects.
+const maxPolicyReported = 4096
+
+// ReasonPolicyEnforced is the reason of the Warning events ReportPolicy
+// records.
+const ReasonPolicyEnforced = "PolicyEnforced"
+
+// ReportPolicy records a Warning PolicyEnforced event on a virtual object
+// whose host copy an isolation rule changed (docs/security.md): what was
+// left out and which `policies:` key did it. The same message is recorded
+// once per object. The message must name no host object.
+func (s *Context) ReportPolicy(virtual client.Object, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	s.mu.Lock()
+	same := s.policyReported[virtual.GetUID()] == msg
+	if !same {
+		if len(s.policyReported) >= maxPolicyReported {
+			clear(s.policyReported)
+		}
+		s.policyReported[virtual.GetUID()] = msg
+	}
+	s.mu.Unlock()
+	if !same {
+		s.Events.Eventf(virtual, nil, "Warning", ReasonPolicyEnforced, "Sync", "%s", msg)
+	}
 }
 
 // clearReported forgets the reported errors of a virtual object.

@@ -70,7 +70,7 @@ func Register[T client.Object](mgr ctrl.Manager, host cluster.Cluster, s *Contex
 			handler.TypedEnqueueRequestsFromMapFunc(e.hostToVirtual), typedPredicate[T](predicate.And(managedBy, notEcho)))).
 		WatchesRawSource(source.Channel(s.queue(r.Name()), &handler.EnqueueRequestForObject{}))
 	if w, ok := any(r).(Watcher); ok {
-		b = w.Watch(b, s)
+		b = w.Watch(b, s, host)
 	}
 	return b.Complete(e)
 }
@@ -212,12 +212,15 @@ func (e *engine[T]) reconcile(ctx context.Context, key types.NamespacedName) (ct
 		}
 		labels, anns, seen := s.Translator.NewHostMetadata(virtual, vref, hostName)
 		_, wasSynced := e.lastSeen.Load(key)
-		res, err := e.r.SyncToHost(ctx, s, &Create[T]{Virtual: virtual, Ref: vref, HostName: hostName,
-			Labels: labels, Annotations: anns, WasSynced: wasSynced, patches: set})
+		c := &Create[T]{Virtual: virtual, Ref: vref, HostName: hostName,
+			Labels: labels, Annotations: anns, WasSynced: wasSynced, patches: set}
+		res, err := e.r.SyncToHost(ctx, s, c)
 		if err != nil {
 			return e.patchFailed(virtual, err)
 		}
-		e.lastSeen.Store(key, seen)
+		if c.created {
+			e.lastSeen.Store(key, seen)
+		}
 		s.Mappings.Record(ref, hostName)
 		return res, nil
 

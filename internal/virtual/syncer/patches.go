@@ -50,7 +50,9 @@ func (c *Create[T]) CreateHost(ctx context.Context, s *Context, obj T) (ctrl.Res
 	if err := patchInPlace(c.patches, obj, c.Ref, s.Translator); err != nil {
 		return ctrl.Result{}, err
 	}
-	return s.CreateHost(ctx, obj)
+	res, err := s.CreateHost(ctx, obj)
+	c.created = err == nil && res.IsZero()
+	return res, err
 }
 
 // PatchHost patches the host object of p to after, which a resource built

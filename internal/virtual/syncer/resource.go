@@ -7,6 +7,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"github.com/clustersync/clustersync/internal/virtual/patches"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
@@ -43,12 +44,16 @@ type Create[T client.Object] struct {
 	// Labels and Annotations are the host object's metadata as the engine
 	// computed it (translated labels, bookkeeping annotations).
 	Labels, Annotations map[string]string
-	// WasSynced is true when this syncer saw the host object before: it has
-	// been deleted on the host since (a host pod evicted, say).
+	// WasSynced is true when this syncer created or saw the host object
+	// before: it has been deleted on the host since (a host pod evicted,
+	// say). A SyncToHost that returned without creating (a pod refused by
+	// policy, waiting for its service account) does not count.
 	WasSynced bool
 
 	// patches are the kind's patches, which CreateHost applies.
 	patches *patches.Set
+	// created is set by CreateHost when it made the host object.
+	created bool
 }
 
 // Pair is the input of Sync. Write the host object with Pair.PatchHost.
@@ -85,9 +90,10 @@ type UIDPolicy interface {
 }
 
 // Watcher is implemented by kinds that need more watches than their own kind
-// on both sides.
+// on both sides; host is the host cluster, whose cache the extra watches
+// of host objects use.
 type Watcher interface {
-	Watch(b *builder.Builder, s *Context) *builder.Builder
+	Watch(b *builder.Builder, s *Context, host cluster.Cluster) *builder.Builder
 }
 
 // Selector is implemented by kinds that sync only some virtual objects

@@ -6,17 +6,30 @@ package endpoints
 
 import (
 	"context"
+	"net/netip"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/clustersync/clustersync/internal/virtual/policy"
+	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
 	"github.com/clustersync/clustersync/internal/virtual/syncer"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
 // Syncer is the Endpoints resource syncer.
-type Syncer struct{ syncer.Kind[*corev1.Endpoints] }
+type Syncer struct {
+	syncer.Kind[*corev1.Endpoints]
+	// RestrictAddresses keeps on the host only the addresses of the
+	// tenant's own pods (policies.isolation.endpoints, pods.OwnPodIPs).
+	RestrictAddresses bool
+}
 
 // New returns the Endpoints syncer.
 func New(tr translate.Translator) *Syncer {
@@ -58,14 +71,89 @@ func HostSubsets(v *corev1.Endpoints, tr translate.Translator) []corev1.Endpoint
 	return subsets
 }
 
+// RestrictSubsets keeps in subsets only the addresses policy.AllowedAddresses
+// allows for own (the tenant's pod IPs); refused lists the others, in
+// order. A subset left with no address is dropped. subsets is not
+// modified.
+func RestrictSubsets(subsets []corev1.EndpointSubset, own map[netip.Addr]bool) (kept []corev1.EndpointSubset, refused []string) { //nolint:staticcheck
+	keep := func(addrs []corev1.EndpointAddress) []corev1.EndpointAddress { //nolint:staticcheck
+		var out []corev1.EndpointAddress //nolint:staticcheck
+		for _, a := range addrs {
+			if ok, no := policy.AllowedAddresses([]string{a.IP}, own); len(ok) > 0 {
+				out = append(out, a)
+			} else {
+				refused = append(refused, no...)
+			}
+		}
+		return out
+	}
+	for _, sub := range subsets {
+		sub = *sub.DeepCopy()
+		sub.Addresses, sub.NotReadyAddresses = keep(sub.Addresses), keep(sub.NotReadyAddresses)
+		if len(sub.Addresses)+len(sub.NotReadyAddresses) > 0 {
+			kept = append(kept, sub)
+		}
+	}
+	return kept, refused
+}
+
+// hostSubsets are the host copy's subsets: HostSubsets, restricted to the
+// tenant's own pods when RestrictAddresses, with a Warning PolicyEnforced
+// event naming the addresses left out.
+func (r *Syncer) hostSubsets(ctx context.Context, s *syncer.Context, v *corev1.Endpoints) ([]corev1.EndpointSubset, error) { //nolint:staticcheck
+	subsets := HostSubsets(v, r.Translator)
+	if !r.RestrictAddresses {
+		return subsets, nil
+	}
+	own, err := pods.OwnPodIPs(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	subsets, refused := RestrictSubsets(subsets, own)
+	if len(refused) > 0 {
+		s.ReportPolicy(v, "not applied on the host: addresses %s, which are not this virtual cluster's pods (policies.isolation.endpoints)",
+			strings.Join(refused, ", "))
+	}
+	return subsets, nil
+}
+
+// Watch implements syncer.Watcher: with RestrictAddresses, an Endpoints
+// is checked again when a pod whose IP it names gets or loses it.
+func (r *Syncer) Watch(b *builder.Builder, s *syncer.Context, host cluster.Cluster) *builder.Builder {
+	if !r.RestrictAddresses {
+		return b
+	}
+	return pods.WatchPodIPs(b, s, host, func() *corev1.EndpointsList { return &corev1.EndpointsList{} }, //nolint:staticcheck
+		func(l *corev1.EndpointsList) map[reconcile.Request][]string { //nolint:staticcheck
+			out := map[reconcile.Request][]string{}
+			for _, e := range l.Items {
+				req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: e.Namespace, Name: e.Name}}
+				for _, sub := range e.Subsets {
+					for _, a := range append(slices.Clip(sub.Addresses), sub.NotReadyAddresses...) {
+						out[req] = append(out[req], a.IP)
+					}
+				}
+			}
+			return out
+		})
+}
+
 // SyncToHost implements syncer.Resource.
 func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Create[*corev1.Endpoints]) (ctrl.Result, error) { //nolint:staticcheck
-	return c.CreateHost(ctx, s, &corev1.Endpoints{ObjectMeta: syncer.HostMeta(s, c), Subsets: HostSubsets(c.Virtual, r.Translator)}) //nolint:staticcheck
+	subsets, err := r.hostSubsets(ctx, s, c.Virtual)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return c.CreateHost(ctx, s, &corev1.Endpoints{ObjectMeta: syncer.HostMeta(s, c), Subsets: subsets}) //nolint:staticcheck
 }
 
 // Sync implements syncer.Resource.
 func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*corev1.Endpoints]) (ctrl.Result, error) { //nolint:staticcheck
+	subsets, err := r.hostSubsets(ctx, s, p.Virtual)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	v, h := syncer.ApplyMeta(p)
-	h.Subsets = HostSubsets(p.Virtual, r.Translator)
+	h.Subsets = subsets
 	return ctrl.Result{}, p.Write(ctx, s, h, v, nil)
 }

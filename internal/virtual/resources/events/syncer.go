@@ -62,7 +62,13 @@ func VirtualEvent(h *corev1.Event, virtual client.Object, hostName string) *core
 		Namespace: virtual.GetNamespace(), Name: virtual.GetName(), UID: virtual.GetUID(),
 	}
 	e.Related = nil
-	e.Message = strings.ReplaceAll(h.Message, hostName, virtual.GetName())
+	// "Successfully assigned HOSTNS/HOSTNAME to node": the host namespace
+	// goes with the name, so that the tenant reads only virtual names.
+	msg := h.Message
+	if hns := h.InvolvedObject.Namespace; hns != "" && virtual.GetNamespace() != "" {
+		msg = strings.ReplaceAll(msg, hns+"/"+hostName, virtual.GetNamespace()+"/"+virtual.GetName())
+	}
+	e.Message = strings.ReplaceAll(msg, hostName, virtual.GetName())
 	return e
 }
 

@@ -84,6 +84,11 @@ func TestVirtualEvent(t *testing.T) {
 			want: virtualEvent("web.17a2b3c4", "web: restarted web"),
 		},
 		{
+			name: "the host namespace goes with the name",
+			host: hostEvent("web-x-ns-x-vc.17a2b3c4", "Successfully assigned vc-host/web-x-ns-x-vc to node-1"),
+			want: virtualEvent("web.17a2b3c4", "Successfully assigned ns/web to node-1"),
+		},
+		{
 			name: "event name without the host name prefix",
 			host: hostEvent("custom-event", "Pulled"),
 			want: virtualEvent("web.custom-event", "Pulled"),

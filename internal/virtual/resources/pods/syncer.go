@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clustersync/clustersync/internal/virtual/mapping"
+	"github.com/clustersync/clustersync/internal/virtual/policy"
 	"github.com/clustersync/clustersync/internal/virtual/resources/nodes"
 	"github.com/clustersync/clustersync/internal/virtual/syncer"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
@@ -58,6 +60,10 @@ func (r *Syncer) environment(ctx context.Context, s *syncer.Context) Environment
 	}
 	env.KubernetesIP = ip(s.Translator.KubernetesServiceName())
 	env.DNSIP = ip(s.Translator.DNSServiceHostName())
+	env.NodeVisible = func(name string) bool {
+		var node corev1.Node
+		return s.Virtual.Get(ctx, types.NamespacedName{Name: name}, &node) == nil
+	}
 	env.PriorityClass = func(name string) string {
 		var pc schedulingv1.PriorityClass
 		if err := s.Virtual.Get(ctx, types.NamespacedName{Name: name}, &pc); err != nil {
@@ -87,6 +93,9 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 		return ctrl.Result{}, deleteVirtual(ctx, s, v)
 	}
 	s.SetReferences(ctx, podRef(v), References(v))
+	if err := r.env.PodSecurity.Check(v); err != nil {
+		return ctrl.Result{}, refuse(ctx, s, v, err)
+	}
 	if env := r.env; env.SyncServiceAccounts {
 		// The host admits a pod only once its service account exists: the
 		// ServiceAccount syncer makes it.
@@ -113,7 +122,9 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 			}
 		}
 	}
-	host := &corev1.Pod{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(v, r.environment(ctx, s), token)}
+	env := r.environment(ctx, s)
+	host := &corev1.Pod{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(v, env, token)}
+	reportRestricted(s, v, env, host)
 	host.Labels = HostLabels(host.Labels, s.Translator, namespaceLabels(ctx, s, v.Namespace))
 	maps.Copy(host.Annotations, HostAnnotations(v, token))
 	res, err := c.CreateHost(ctx, s, host)
@@ -122,6 +133,75 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 	}
 	// The Secret goes with the host pod (the host's garbage collector).
 	return res, ownTokenSecret(ctx, s, token.Secret, host)
+}
+
+// addEphemeralContainers gives the host pod the ephemeral containers added
+// to the virtual pod since (`kubectl debug`), translated as HostSpec
+// translates containers, through the host's ephemeralcontainers
+// subresource: they cannot be added by a patch of the pod.
+func (r *Syncer) addEphemeralContainers(ctx context.Context, s *syncer.Context, virtual, host *corev1.Pod) error {
+	if len(virtual.Spec.EphemeralContainers) == len(host.Spec.EphemeralContainers) {
+		return nil
+	}
+	after := syncer.DeepCopy(host)
+	for _, c := range HostSpec(virtual, r.environment(ctx, s), nil).EphemeralContainers {
+		if !slices.ContainsFunc(host.Spec.EphemeralContainers, func(h corev1.EphemeralContainer) bool { return h.Name == c.Name }) {
+			after.Spec.EphemeralContainers = append(after.Spec.EphemeralContainers, c)
+		}
+	}
+	if len(after.Spec.EphemeralContainers) == len(host.Spec.EphemeralContainers) {
+		return nil
+	}
+	if err := s.Host.SubResource("ephemeralcontainers").Update(ctx, after); err != nil {
+		return fmt.Errorf("ephemeral containers of the host pod: %w", err)
+	}
+	return nil
+}
+
+// refuse keeps a pod that fails the Pod Security check off the host: a
+// Warning SyncError event with PodSecurity admission's words, and the
+// virtual pod's PodScheduled condition False with reason PodSecurity, so
+// that it shows Pending and why.
+func refuse(ctx context.Context, s *syncer.Context, pod *corev1.Pod, err error) error {
+	msg := "not synced to the host: " + err.Error()
+	s.ReportSyncError(pod, "%s", msg)
+	cond := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: ReasonPodSecurity, Message: msg}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == cond.Type && c.Status == cond.Status && c.Reason == cond.Reason && c.Message == cond.Message {
+			return nil
+		}
+	}
+	after := syncer.DeepCopy(pod)
+	cond.LastTransitionTime = metav1.Now()
+	after.Status.Conditions = append(slices.DeleteFunc(after.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == cond.Type }), cond)
+	if after.Status.Phase == "" {
+		after.Status.Phase = corev1.PodPending
+	}
+	return s.PatchVirtualStatus(ctx, pod, after)
+}
+
+// ReasonPodSecurity is the reason of the PodScheduled condition of a
+// virtual pod that the Pod Security check keeps off the host.
+const ReasonPodSecurity = "PodSecurity"
+
+// reportRestricted tells the tenant, with a Warning event on the virtual
+// pod, what the isolation rules took out of its host pod host: tolerations
+// and the node name.
+func reportRestricted(s *syncer.Context, pod *corev1.Pod, env Environment, host *corev1.Pod) {
+	var parts []string
+	if dropped := env.DroppedTolerations(pod); len(dropped) > 0 {
+		names := make([]string, len(dropped))
+		for i, t := range dropped {
+			names[i] = policy.TolerationString(t)
+		}
+		parts = append(parts, "tolerations "+strings.Join(names, ", ")+" (policies.isolation.tolerations)")
+	}
+	if pod.Spec.NodeName != "" && host.Spec.NodeName == "" {
+		parts = append(parts, "nodeName "+pod.Spec.NodeName+" (policies.isolation.nodeName: the host schedules the pod)")
+	}
+	if len(parts) > 0 {
+		s.ReportPolicy(pod, "not applied on the host: %s", strings.Join(parts, "; "))
+	}
 }
 
 // writeTokenSecret creates (or refreshes) the host Secret of token, labelled
@@ -208,15 +288,25 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 	v, h := syncer.ApplyMeta(p)
 	s.SetReferences(ctx, podRef(p.Virtual), References(p.Virtual))
 
-	// virtual → host: metadata, and the few spec fields a pod may change.
-	h.Labels = HostLabels(h.Labels, s.Translator, namespaceLabels(ctx, s, p.Virtual.Namespace))
-	maps.Copy(h.Annotations, HostAnnotations(p.Virtual, nil))
-	syncSpec(&h.Spec, &p.Virtual.Spec, r.env)
-	if err := p.PatchHost(ctx, s, h); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := s.PatchVirtual(ctx, p.Virtual, v); err != nil {
-		return ctrl.Result{}, err
+	// virtual → host: metadata, and the few spec fields a pod may change;
+	// nothing when the pod fails the Pod Security check now (an ephemeral
+	// container added, or a stricter level since it was created): the host
+	// pod runs on as it was.
+	if err := r.env.PodSecurity.Check(p.Virtual); err != nil {
+		s.ReportSyncError(p.Virtual, "not updated on the host: %v", err)
+	} else {
+		h.Labels = HostLabels(h.Labels, s.Translator, namespaceLabels(ctx, s, p.Virtual.Namespace))
+		maps.Copy(h.Annotations, HostAnnotations(p.Virtual, nil))
+		syncSpec(&h.Spec, &p.Virtual.Spec, r.env)
+		if err := p.PatchHost(ctx, s, h); err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := s.PatchVirtual(ctx, p.Virtual, v); err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.addEphemeralContainers(ctx, s, p.Virtual, p.Host); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 
 	// host → virtual: the node, through a Binding, then the status.
@@ -239,7 +329,8 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 
 // syncSpec copies the spec fields a running pod may change from the
 // virtual spec v to the host spec h: container images (by container name), activeDeadlineSeconds,
-// added tolerations, and removed scheduling gates.
+// added tolerations (those the isolation rule lets through), and removed
+// scheduling gates.
 func syncSpec(h, v *corev1.PodSpec, env Environment) {
 	// Containers are matched by name: the host spec may have more (the
 	// rewriteHosts init container) in other positions.
@@ -259,7 +350,7 @@ func syncSpec(h, v *corev1.PodSpec, env Environment) {
 	images(h.Containers, v.Containers)
 	images(h.InitContainers, v.InitContainers)
 	h.ActiveDeadlineSeconds = v.ActiveDeadlineSeconds
-	for _, t := range v.Tolerations {
+	for _, t := range env.hostTolerations(v.Tolerations) {
 		if !slices.ContainsFunc(h.Tolerations, func(x corev1.Toleration) bool { return x.MatchToleration(&t) }) {
 			h.Tolerations = append(h.Tolerations, t)
 		}

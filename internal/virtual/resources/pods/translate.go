@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/clustersync/clustersync/internal/virtual/mapping"
+	"github.com/clustersync/clustersync/internal/virtual/policy"
 	"github.com/clustersync/clustersync/internal/virtual/resources/fromhost"
 	"github.com/clustersync/clustersync/internal/virtual/resources/priorityclasses"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
@@ -56,6 +57,43 @@ type Environment struct {
 	// EnforceNodeSelector is merged into the node selector of every host
 	// pod (sync.fromHost.nodes.selector.labels; see NodeSelector).
 	EnforceNodeSelector map[string]string
+	// PodSecurity checks every pod before it is created or updated on the
+	// host (policies.podSecurityStandard); nil checks nothing.
+	PodSecurity *policy.PodSecurity
+	// RestrictNodeName clears a host pod's nodeName unless RealNodes and
+	// NodeVisible say the tenant sees that node (policies.isolation.nodeName,
+	// policy.HostNodeName).
+	RestrictNodeName bool
+	// RealNodes is sync.fromHost.nodes.enabled: the virtual cluster shows
+	// the host's real nodes.
+	RealNodes bool
+	// NodeVisible reports whether the virtual cluster shows host node
+	// name; the syncer sets it for each pod. nil: none is.
+	NodeVisible func(name string) bool
+	// RestrictTolerations keeps only the tolerations policy.HostTolerations
+	// allows (policies.isolation.tolerations).
+	RestrictTolerations bool
+}
+
+// hostTolerations are the tolerations a host pod carries for the tenant's
+// tolerations: those the isolation rule keeps (all of them when it is
+// off), then the enforced ones.
+func (env Environment) hostTolerations(tenant []corev1.Toleration) []corev1.Toleration {
+	kept := tenant
+	if env.RestrictTolerations {
+		kept, _ = policy.HostTolerations(tenant, env.EnforceTolerations)
+	}
+	return append(slices.Clip(kept), env.EnforceTolerations...)
+}
+
+// DroppedTolerations are the tolerations of pod its host pod does not get
+// (policies.isolation.tolerations); none when the rule is off.
+func (env Environment) DroppedTolerations(pod *corev1.Pod) []corev1.Toleration {
+	if !env.RestrictTolerations {
+		return nil
+	}
+	_, dropped := policy.HostTolerations(pod.Spec.Tolerations, env.EnforceTolerations)
+	return dropped
 }
 
 // hostPriorityClass is the host class of virtual class name: "" for none,
@@ -198,7 +236,9 @@ func forEachContainer(spec *corev1.PodSpec, f func(*corev1.Container)) {
 // the priority class the host's (HostPriorityClass), never a system
 // class; StatefulSet pods get the
 // rewriteHosts init container when env.RewriteHosts is set; the enforced
-// tolerations and node selector are added.
+// tolerations and node selector are added; tolerations and nodeName are
+// restricted by the isolation rules (RestrictTolerations,
+// RestrictNodeName).
 func HostSpec(pod *corev1.Pod, env Environment, token *Token) corev1.PodSpec {
 	tr := env.Translator
 	ns := pod.Namespace
@@ -245,8 +285,9 @@ func HostSpec(pod *corev1.Pod, env Environment, token *Token) corev1.PodSpec {
 	}
 	translateDNS(&spec, ns, env)
 	addRewriteHosts(&spec, pod, env.RewriteHosts, env.ClusterDomain)
-	spec.Tolerations = append(spec.Tolerations, env.EnforceTolerations...)
+	spec.Tolerations = env.hostTolerations(spec.Tolerations)
 	spec.NodeSelector = NodeSelector(spec.NodeSelector, env.EnforceNodeSelector)
+	spec.NodeName = policy.HostNodeName(spec.NodeName, env.RestrictNodeName, env.RealNodes, env.NodeVisible)
 	return spec
 }
 

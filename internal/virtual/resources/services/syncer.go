@@ -10,6 +10,7 @@ package services
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +27,28 @@ import (
 type Syncer struct {
 	syncer.Kind[*corev1.Service]
 	dns *DNSBackend
+	// StripExternalIPs keeps spec.externalIPs off the host copies
+	// (policies.isolation.externalIPs): an external IP makes every host
+	// node's kube-proxy send traffic for that address, whoever's it is, to
+	// the tenant's pods.
+	StripExternalIPs bool
+}
+
+// hostSpec is HostSpec with the isolation rule on external IPs applied; a
+// Warning PolicyEnforced event on the virtual Service names the addresses
+// left out.
+func (r *Syncer) hostSpec(s *syncer.Context, v *corev1.Service, current *corev1.ServiceSpec) corev1.ServiceSpec {
+	spec := HostSpec(v, r.Translator, current, r.dns)
+	if r.StripExternalIPs && len(spec.ExternalIPs) > 0 {
+		s.ReportPolicy(v, "not applied on the host: externalIPs %s (policies.isolation.externalIPs)", strings.Join(spec.ExternalIPs, ", "))
+		spec.ExternalIPs = nil
+		if spec.Type == "" || spec.Type == corev1.ServiceTypeClusterIP {
+			// Only for externally reachable Services: the API server
+			// defaulted it for the external IPs.
+			spec.ExternalTrafficPolicy = ""
+		}
+	}
+	return spec
 }
 
 // New returns the Service syncer. dns, when not nil, is where the host copy
@@ -54,7 +77,7 @@ func (r *Syncer) ShouldSync(_ context.Context, _ *syncer.Context, v *corev1.Serv
 // Service, the host allocates one and Sync moves the virtual Service to it.
 func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Create[*corev1.Service]) (ctrl.Result, error) {
 	build := func() *corev1.Service {
-		return &corev1.Service{ObjectMeta: syncer.HostMeta(s, c), Spec: HostSpec(c.Virtual, r.Translator, nil, r.dns)}
+		return &corev1.Service{ObjectMeta: syncer.HostMeta(s, c), Spec: r.hostSpec(s, c.Virtual, nil)}
 	}
 	host := build()
 	res, err := c.CreateHost(ctx, s, host)
@@ -78,7 +101,7 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 		return ctrl.Result{}, recreateVirtual(ctx, s, p.Virtual, p.Host)
 	}
 	v, h := syncer.ApplyMeta(p)
-	h.Spec = HostSpec(p.Virtual, r.Translator, &p.Host.Spec, r.dns)
+	h.Spec = r.hostSpec(s, p.Virtual, &p.Host.Spec)
 	if err := p.PatchHost(ctx, s, h); err != nil {
 		return ctrl.Result{}, err
 	}
