@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
@@ -257,6 +258,41 @@ func TestRealNodeWorkload(t *testing.T) {
 	proxyURL := "https://" + net.JoinHostPort(cp.Status.PodIP, "10250") + "/containerLogs/default/" + webPod + "/web"
 	if logs := podFailure(t, virtual, virtualCS, "kubelet-probe", image, "get", proxyURL); !strings.Contains(logs, "connection refused") {
 		t.Errorf("a tenant pod's GET %s should be refused; it said:\n%s", proxyURL, logs)
+	}
+
+	// A tenant's privileged pod mounting the node's / stays Pending in the
+	// virtual cluster (baseline Pod Security Standard, the default): no
+	// host pod, no container on the real node.
+	containersBefore := containersOf(t, hostNS)
+	escape := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "escape", Namespace: "default"}, Spec: corev1.PodSpec{
+		Containers: []corev1.Container{{Name: "root", Image: image, Args: []string{"serve", "--addr", ":8081"},
+			SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
+			VolumeMounts:    []corev1.VolumeMount{{Name: "root", MountPath: "/host"}}}},
+		Volumes: []corev1.Volume{{Name: "root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}}}
+	if err := virtual.Create(ctx, escape); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, time.Minute, func() error {
+		var p corev1.Pod
+		if err := virtual.Get(ctx, client.ObjectKeyFromObject(escape), &p); err != nil {
+			return err
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Reason == "PodSecurity" && strings.Contains(c.Message, `violates PodSecurity "baseline:latest"`) &&
+				p.Status.Phase == corev1.PodPending {
+				return nil
+			}
+		}
+		return fmt.Errorf("privileged hostPath pod: phase %s conditions %+v, want Pending with a PodSecurity condition", p.Status.Phase, p.Status.Conditions)
+	})
+	if err := host.Get(ctx, client.ObjectKey{Namespace: hostNS, Name: tr.HostName("escape", "default")}, &corev1.Pod{}); !apierrors.IsNotFound(err) {
+		t.Errorf("host pod of the privileged pod: %v, want none", err)
+	}
+	if n := containersOf(t, hostNS); n > containersBefore {
+		t.Errorf("containers of %s on the real node: %d, were %d", hostNS, n, containersBefore)
+	}
+	if err := virtual.Delete(ctx, escape); err != nil {
+		t.Fatal(err)
 	}
 
 	// A web pod deleted on the host comes back and runs again.

@@ -8,7 +8,6 @@ import (
 	"context"
 	"net/netip"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -110,10 +109,7 @@ func (r *Syncer) hostSubsets(ctx context.Context, s *syncer.Context, v *corev1.E
 		return nil, err
 	}
 	subsets, refused := RestrictSubsets(subsets, own)
-	if len(refused) > 0 {
-		s.ReportPolicy(v, "not applied on the host: addresses %s, which are not this virtual cluster's pods (policies.isolation.endpoints)",
-			strings.Join(refused, ", "))
-	}
+	pods.ReportRefusedAddresses(s, v, refused)
 	return subsets, nil
 }
 

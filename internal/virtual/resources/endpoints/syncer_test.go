@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/clustersync/clustersync/internal/virtual/policy"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
@@ -87,5 +88,25 @@ func TestHostSubsetsEmpty(t *testing.T) {
 		if len(got) != 0 {
 			t.Errorf("HostSubsets(%v) = %v, want none", subsets, got)
 		}
+	}
+}
+
+func TestRestrictSubsets(t *testing.T) {
+	own := policy.PodIPSet([]string{"10.244.0.5", "10.244.0.6"})
+	in := []corev1.EndpointSubset{ //nolint:staticcheck
+		{Addresses: []corev1.EndpointAddress{{IP: "10.244.0.5"}, {IP: "10.0.0.1"}}, NotReadyAddresses: []corev1.EndpointAddress{{IP: "10.244.0.6"}}}, //nolint:staticcheck
+		{Addresses: []corev1.EndpointAddress{{IP: "192.168.1.1"}}}, //nolint:staticcheck
+	}
+	before := toJSON(in)
+	kept, refused := RestrictSubsets(in, own)
+	want := []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{{IP: "10.244.0.5"}}, NotReadyAddresses: []corev1.EndpointAddress{{IP: "10.244.0.6"}}}} //nolint:staticcheck
+	if !reflect.DeepEqual(kept, want) {
+		t.Errorf("kept %s, want %s", toJSON(kept), toJSON(want))
+	}
+	if !reflect.DeepEqual(refused, []string{"10.0.0.1", "192.168.1.1"}) {
+		t.Errorf("refused %q", refused)
+	}
+	if toJSON(in) != before {
+		t.Errorf("the input was modified: %s", toJSON(in))
 	}
 }

@@ -3,7 +3,6 @@ package endpointslices
 import (
 	"context"
 	"net/netip"
-	"strings"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -61,10 +60,7 @@ func (r *Syncer) hostEndpoints(ctx context.Context, s *syncer.Context, v *discov
 		return nil, err
 	}
 	eps, refused := RestrictEndpoints(v.AddressType, eps, own)
-	if len(refused) > 0 {
-		s.ReportPolicy(v, "not applied on the host: addresses %s, which are not this virtual cluster's pods (policies.isolation.endpoints)",
-			strings.Join(refused, ", "))
-	}
+	pods.ReportRefusedAddresses(s, v, refused)
 	return eps, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
+	"github.com/clustersync/clustersync/internal/virtual/policy"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
@@ -145,5 +146,24 @@ func TestHostPorts(t *testing.T) {
 	}
 	if HostPorts(slice("team", "none", nil)) != nil {
 		t.Error("no ports: want nil")
+	}
+}
+
+func TestRestrictEndpoints(t *testing.T) {
+	own := policy.PodIPSet([]string{"10.244.0.5"})
+	in := []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.5", "10.0.0.1"}, Hostname: ptr.To("a")}, {Addresses: []string{"10.0.0.2"}}}
+	kept, refused := RestrictEndpoints(discoveryv1.AddressTypeIPv4, in, own)
+	if want := []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.5"}, Hostname: ptr.To("a")}}; !reflect.DeepEqual(kept, want) {
+		t.Errorf("kept %+v, want %+v", kept, want)
+	}
+	if !reflect.DeepEqual(refused, []string{"10.0.0.1", "10.0.0.2"}) {
+		t.Errorf("refused %q", refused)
+	}
+	if len(in[0].Addresses) != 2 {
+		t.Errorf("the input was modified: %+v", in)
+	}
+	fqdn := []discoveryv1.Endpoint{{Addresses: []string{"db.example.com"}}}
+	if kept, refused := RestrictEndpoints(discoveryv1.AddressTypeFQDN, fqdn, own); !reflect.DeepEqual(kept, fqdn) || len(refused) != 0 {
+		t.Errorf("FQDN slice: kept %+v refused %q, want it as it is", kept, refused)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -37,6 +38,17 @@ func OwnPodIPs(ctx context.Context, s *syncer.Context) (map[netip.Addr]bool, err
 		ips = append(ips, liveIPs(&list.Items[i])...)
 	}
 	return policy.PodIPSet(ips), nil
+}
+
+// ReportRefusedAddresses records the Warning PolicyEnforced event of a
+// tenant-written Endpoints or EndpointSlice v whose addresses refused were
+// left out of its host copy (policies.isolation.endpoints); none when
+// refused is empty.
+func ReportRefusedAddresses(s *syncer.Context, v client.Object, refused []string) {
+	if len(refused) > 0 {
+		s.ReportPolicy(v, "not applied on the host: addresses %s, which are not this virtual cluster's pods (policies.isolation.endpoints)",
+			strings.Join(refused, ", "))
+	}
 }
 
 // liveIPs are the IPs of pod p, none once it has ended.

@@ -568,6 +568,50 @@ func TestHostSpecTranslateImageAndEnforceTolerations(t *testing.T) {
 	}
 }
 
+// The isolation rules on a pod's node and tolerations
+// (policies.isolation.nodeName and .tolerations).
+func TestHostSpecIsolation(t *testing.T) {
+	own := corev1.Toleration{Key: "own", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}
+	notReady := corev1.Toleration{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}
+	enforced := corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "tenants", Effect: corev1.TaintEffectNoSchedule}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}, Spec: corev1.PodSpec{
+		NodeName: "worker-1", Containers: []corev1.Container{{Name: "app", Image: "nginx"}},
+		Tolerations: []corev1.Toleration{own, notReady, enforced}}}
+	visible := func(n string) bool { return n == "worker-1" }
+	tests := []struct {
+		name     string
+		env      Environment
+		wantNode string
+		wantTol  []corev1.Toleration
+		dropped  []corev1.Toleration
+	}{
+		{"rules off", Environment{EnforceTolerations: []corev1.Toleration{enforced}}, "worker-1",
+			[]corev1.Toleration{own, notReady, enforced, enforced}, nil},
+		{"rules on, fake nodes", Environment{EnforceTolerations: []corev1.Toleration{enforced}, RestrictNodeName: true, RestrictTolerations: true, NodeVisible: visible},
+			"", []corev1.Toleration{notReady, enforced, enforced}, []corev1.Toleration{own}},
+		{"rules on, real nodes, the node visible", Environment{RestrictNodeName: true, RealNodes: true, NodeVisible: visible, RestrictTolerations: true},
+			"worker-1", []corev1.Toleration{notReady}, []corev1.Toleration{own, enforced}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.env.Translator = testTr
+			spec := HostSpec(pod, tt.env, nil)
+			if spec.NodeName != tt.wantNode {
+				t.Errorf("nodeName %q, want %q", spec.NodeName, tt.wantNode)
+			}
+			if !reflect.DeepEqual(spec.Tolerations, tt.wantTol) {
+				t.Errorf("tolerations %s\nwant %s", toJSON(spec.Tolerations), toJSON(tt.wantTol))
+			}
+			if got := tt.env.DroppedTolerations(pod); !reflect.DeepEqual(got, tt.dropped) {
+				t.Errorf("DroppedTolerations %s, want %s", toJSON(got), toJSON(tt.dropped))
+			}
+		})
+	}
+	if len(pod.Spec.Tolerations) != 3 || pod.Spec.NodeName != "worker-1" {
+		t.Errorf("the pod was modified: %+v", pod.Spec)
+	}
+}
+
 func TestHostAnnotations(t *testing.T) {
 	owners := []metav1.OwnerReference{
 		{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-abc", UID: "rs-uid", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)},
