@@ -95,7 +95,7 @@ func TestRestrictSubsets(t *testing.T) {
 	own := policy.PodIPSet([]string{"10.244.0.5", "10.244.0.6"})
 	in := []corev1.EndpointSubset{ //nolint:staticcheck
 		{Addresses: []corev1.EndpointAddress{{IP: "10.244.0.5"}, {IP: "10.0.0.1"}}, NotReadyAddresses: []corev1.EndpointAddress{{IP: "10.244.0.6"}}}, //nolint:staticcheck
-		{Addresses: []corev1.EndpointAddress{{IP: "192.168.1.1"}}}, //nolint:staticcheck
+		{Addresses: []corev1.EndpointAddress{{IP: "192.168.1.1"}}},                                                                                   //nolint:staticcheck
 	}
 	before := toJSON(in)
 	kept, refused := RestrictSubsets(in, own)
