@@ -56,3 +56,19 @@ func (p *PodSecurity) Check(pod *corev1.Pod) error {
 	return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, pod.Name,
 		fmt.Errorf("violates PodSecurity %q: %s", p.level.String(), result.ForbiddenDetail()))
 }
+
+// NodeFilesVolume names the source of a tenant's PersistentVolume that
+// hands its pods files of the node they run on — "hostPath" or "local" —
+// or returns "" for any other source. A pod using such a volume through a
+// claim gets what the Pod Security Standards' baseline level forbids in a
+// pod's own volumes (hostPath volumes): the checks look at the pod only,
+// so the syncer refuses the volume itself at any level but privileged.
+func NodeFilesVolume(spec *corev1.PersistentVolumeSpec) string {
+	switch {
+	case spec.HostPath != nil:
+		return "hostPath"
+	case spec.Local != nil:
+		return "local"
+	}
+	return ""
+}

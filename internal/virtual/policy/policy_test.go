@@ -173,3 +173,19 @@ func TestAllowedAddresses(t *testing.T) {
 		t.Errorf("PodIPSet kept %d entries, want 2", len(own))
 	}
 }
+
+func TestNodeFilesVolume(t *testing.T) {
+	for _, tt := range []struct {
+		src  corev1.PersistentVolumeSource
+		want string
+	}{
+		{corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}, "hostPath"},
+		{corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: "/mnt/disks/a"}}, "local"},
+		{corev1.PersistentVolumeSource{NFS: &corev1.NFSVolumeSource{Server: "nfs", Path: "/"}}, ""},
+		{corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "d", VolumeHandle: "h"}}, ""},
+	} {
+		if got := NodeFilesVolume(&corev1.PersistentVolumeSpec{PersistentVolumeSource: tt.src}); got != tt.want {
+			t.Errorf("NodeFilesVolume(%+v) = %q, want %q", tt.src, got, tt.want)
+		}
+	}
+}

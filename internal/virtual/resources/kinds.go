@@ -293,11 +293,11 @@ func Kinds() []Kind {
 			HostKinds: core("PersistentVolume"),
 			Register: func(_ context.Context, env Env) error {
 				on := toHost(env.Config).StorageClasses.Enabled
-				return syncer.Register(env.Manager, env.Host, env.Syncer, persistentvolumes.New(env.Syncer.Translator,
-					func(ctx context.Context, s *syncer.Context, name string) string {
-						return storageclasses.HostClassOf(ctx, s, on, name)
-					}),
-					env.Config.Syncer.Workers)
+				r := persistentvolumes.New(env.Syncer.Translator, func(ctx context.Context, s *syncer.Context, name string) string {
+					return storageclasses.HostClassOf(ctx, s, on, name)
+				})
+				r.RefuseNodeFiles = env.Config.Policies.PodSecurityStandard != config.PodSecurityPrivileged
+				return syncer.Register(env.Manager, env.Host, env.Syncer, r, env.Config.Syncer.Workers)
 			},
 		},
 		{

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -479,8 +480,31 @@ func noHostNames(t *testing.T, msg string) {
 	}
 }
 
+// A tenant's PersistentVolume of the node's files (hostPath /) is not
+// synced at the baseline level, even with sync.toHost.persistentVolumes:
+// a pod would get the node's / through a claim, which the pod's own check
+// does not see.
+func TestNodeFilesVolumeRefused(t *testing.T) {
+	cfg := config.Default()
+	cfg.Sync.ToHost.PersistentVolumes.Enabled = true
+	withConfig(t, cfg)
+	name := "root-" + rand.String(5)
+	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PersistentVolumeSpec{
+		Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+		AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}
+	create(t, env.VirtualClient, pv)
+	t.Cleanup(func() { _ = env.VirtualClient.Delete(ctx, pv) })
+	noHostNames(t, syncErrorEvent(t, "", name, "not synced to the host: a hostPath volume gives its pods the node's files"))
+	tr := translate.Translator{VCluster: env.Name, HostNamespace: env.HostNamespace}
+	if err := env.HostClient.Get(ctx, client.ObjectKey{Name: tr.HostClusterScopedName(name)}, &corev1.PersistentVolume{}); !apierrors.IsNotFound(err) {
+		t.Errorf("host copy of the hostPath volume: %v, want none", err)
+	}
+}
+
 // With policies.podSecurityStandard privileged and every isolation rule
-// off, the same attempts reach the host as the tenant wrote them: the
+// off, the same attempts (and a tenant's hostPath volume) reach the host
+// as the tenant wrote them: the
 // switches work both ways (and the suite above fails for the right
 // reason).
 func TestPoliciesSwitchedOff(t *testing.T) {
@@ -488,6 +512,7 @@ func TestPoliciesSwitchedOff(t *testing.T) {
 	cfg := config.Default()
 	cfg.Policies.PodSecurityStandard = config.PodSecurityPrivileged
 	cfg.Policies.Isolation = config.Isolation{}
+	cfg.Sync.ToHost.PersistentVolumes.Enabled = true
 	withConfig(t, cfg)
 	cp := controlPlaneNode(t, ns)
 	controlPlane := corev1.Toleration{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
@@ -510,4 +535,14 @@ func TestPoliciesSwitchedOff(t *testing.T) {
 	if s := hostObject(t, &corev1.Service{}, "s", ns); !slices.Equal(s.Spec.ExternalIPs, []string{"1.2.3.4"}) {
 		t.Errorf("host Service externalIPs %v, want 1.2.3.4", s.Spec.ExternalIPs)
 	}
+	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "root-" + ns}, Spec: corev1.PersistentVolumeSpec{
+		Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+		AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}
+	create(t, env.VirtualClient, pv)
+	t.Cleanup(func() { _ = env.VirtualClient.Delete(ctx, pv) })
+	tr := translate.Translator{VCluster: env.Name, HostNamespace: env.HostNamespace}
+	testenv.Eventually(t, wait, func() error {
+		return env.HostClient.Get(ctx, client.ObjectKey{Name: tr.HostClusterScopedName(pv.Name)}, &corev1.PersistentVolume{})
+	})
 }

@@ -32,7 +32,9 @@ func volume(name, class, path string) *corev1.PersistentVolume {
 		AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 		StorageClassName:              class,
 		PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-		PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: path}},
+		// Not hostPath: a tenant's hostPath volume is refused at the
+		// baseline Pod Security level (TestEscapeAttempts).
+		PersistentVolumeSource: corev1.PersistentVolumeSource{NFS: &corev1.NFSVolumeSource{Server: "nfs.example.com", Path: path}},
 	}}
 }
 

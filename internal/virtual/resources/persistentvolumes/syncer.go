@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/clustersync/clustersync/internal/virtual/policy"
 	"github.com/clustersync/clustersync/internal/virtual/syncer"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
@@ -16,6 +17,10 @@ type Syncer struct {
 	syncer.Kind[*corev1.PersistentVolume]
 	// hostClass maps a virtual class name to the host's (pvcs.Classes).
 	hostClass func(ctx context.Context, s *syncer.Context, name string) string
+	// RefuseNodeFiles keeps hostPath and local volumes off the host
+	// (policy.NodeFilesVolume): set unless policies.podSecurityStandard is
+	// privileged.
+	RefuseNodeFiles bool
 }
 
 // New returns the PersistentVolume syncer; hostClass names the host class
@@ -38,6 +43,11 @@ func (r *Syncer) spec(ctx context.Context, s *syncer.Context, v *corev1.Persiste
 
 // SyncToHost implements syncer.Resource.
 func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Create[*corev1.PersistentVolume]) (ctrl.Result, error) {
+	if src := policy.NodeFilesVolume(&c.Virtual.Spec); src != "" && r.RefuseNodeFiles {
+		s.ReportSyncError(c.Virtual, "not synced to the host: a %s volume gives its pods the node's files, which the Pod Security Standard "+
+			"of policies.podSecurityStandard forbids (hostPath volumes); only the privileged level allows it", src)
+		return ctrl.Result{}, nil
+	}
 	return c.CreateHost(ctx, s, &corev1.PersistentVolume{ObjectMeta: syncer.HostMeta(s, c), Spec: r.spec(ctx, s, c.Virtual)})
 }
 
