@@ -46,6 +46,10 @@ type Context struct {
 	// reported remembers SyncError events already recorded, per object and
 	// message, so a collision is reported once rather than at every retry.
 	reported map[string]string
+	// reportedNow marks the objects ReportSyncError reported on since
+	// their last settleReported: a Sync that succeeds but reports (a pod
+	// kept as it is on the host) keeps its report.
+	reportedNow map[string]bool
 	// policyReported remembers the PolicyEnforced events recorded, per
 	// object, so each is recorded once; it is emptied when it reaches
 	// maxPolicyReported objects (an event then repeats once).
@@ -73,8 +77,8 @@ func NewContext(t translate.Translator, cfg *config.Config, virtual, host client
 		Translator: t, Config: cfg, Virtual: virtual, Host: host, VirtualReader: virtualReader, HostReader: hostReader,
 		Events: ev, Mappings: store, Log: log,
 		queues: map[string]chan event.GenericEvent{}, controllerOf: map[string]string{}, reported: map[string]string{},
-		policyReported: map[types.UID]string{},
-		patches:        map[schema.GroupVersionKind]*patches.Set{},
+		reportedNow: map[string]bool{}, policyReported: map[types.UID]string{},
+		patches: map[schema.GroupVersionKind]*patches.Set{},
 	}
 }
 
@@ -132,6 +136,7 @@ func (s *Context) ReportSyncError(virtual client.Object, format string, args ...
 	s.mu.Lock()
 	same := s.reported[key] == msg
 	s.reported[key] = msg
+	s.reportedNow[key] = true
 	s.mu.Unlock()
 	if !same {
 		s.Events.Eventf(virtual, nil, "Warning", "SyncError", "Sync", "%s", msg)
@@ -166,9 +171,15 @@ func (s *Context) ReportPolicy(virtual client.Object, format string, args ...any
 	}
 }
 
-// clearReported forgets the reported errors of a virtual object.
-func (s *Context) clearReported(uid types.UID) {
+// settleReported ends a Sync of a virtual object that succeeded: its
+// reported error is forgotten (so that it is reported again should it come
+// back), unless the Sync reported it itself.
+func (s *Context) settleReported(uid types.UID) {
+	key := string(uid)
 	s.mu.Lock()
-	delete(s.reported, string(uid))
+	if !s.reportedNow[key] {
+		delete(s.reported, key)
+	}
+	delete(s.reportedNow, key)
 	s.mu.Unlock()
 }

@@ -201,7 +201,7 @@ func (e *engine[T]) reconcile(ctx context.Context, key types.NamespacedName) (ct
 		}
 		e.lastSeen.Store(key, p.Meta.Seen)
 		s.Mappings.Record(ref, hostName)
-		s.clearReported(virtual.GetUID())
+		s.settleReported(virtual.GetUID())
 		return res, nil
 
 	case vok && selected:
