@@ -1,0 +1,73 @@
+// Package chaos is the fault-injection suite of the virtual clusters (issue
+// 12): a seeded churn of thousands of creates, updates and deletes of pods,
+// services, secrets and config maps in a virtual cluster on the local real
+// node, with host-side edits of the host copies racing it, while the syncer
+// is SIGKILLed, the control plane pod deleted and the host's kube-apiserver
+// restarted at random points; then a check, polled until it holds, that the
+// host namespace is exactly what the syncer's own translation makes of the
+// virtual objects and that every virtual object is intact.
+//
+// TestChaos runs only when CLUSTERSYNC_CHAOS is set (`make chaos` for the
+// full run, and a short run at the end of `make test`): it needs the
+// machine's one real node, which test/e2e's tests use too, so it must not
+// run beside them inside `go test ./...`.
+package chaos
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/clustersync/clustersync/internal/binaries"
+)
+
+// exe is the clustersync binary built for this test; home its
+// CLUSTERSYNC_HOME.
+var exe, home string
+
+func TestMain(m *testing.M) {
+	ctrllog.SetLogger(logr.Discard())
+	os.Exit(run(m))
+}
+
+// run is test/e2e's TestMain, for this package: build the binary, run the
+// tests, stop whatever a failed test left running in the tests' home.
+func run(m *testing.M) int {
+	if _, err := binaries.ForTestMain(); errors.Is(err, binaries.ErrShort) {
+		fmt.Println("skipping the chaos test:", err)
+		return 0
+	} else if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if os.Getenv(enableEnv) == "" {
+		// No binary to build, no host to start: TestChaos says why it skips.
+		return m.Run()
+	}
+	dir, err := os.MkdirTemp("", "clustersync-chaos-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	exe, home = filepath.Join(dir, "clustersync"), filepath.Join(dir, "home")
+	build := exec.Command("go", "build", "-o", exe, "github.com/clustersync/clustersync/cmd/clustersync")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build clustersync:", err)
+		return 1
+	}
+	code := m.Run()
+	_, _ = cliErr("dev", "down")
+	if code == 0 {
+		_ = os.RemoveAll(dir)
+	} else {
+		fmt.Fprintln(os.Stderr, "chaos state and logs kept in", dir)
+	}
+	return code
+}
