@@ -168,7 +168,8 @@ func (e *engine[T]) reconcile(ctx context.Context, key types.NamespacedName) (ct
 		return ctrl.Result{}, nil
 
 	case vok && hok && selected:
-		if host.GetAnnotations()[translate.AnnotationObjectUID] != string(virtual.GetUID()) {
+		stale := host.GetAnnotations()[translate.AnnotationObjectUID] != string(virtual.GetUID())
+		if stale {
 			if p, ok := any(e.r).(UIDPolicy); !ok || !p.KeepOnUIDMismatch() {
 				// A stale copy of an earlier object of the same name: replace it.
 				return ctrl.Result{RequeueAfter: ConflictRetry}, e.deleteHost(ctx, host, key)
@@ -189,9 +190,13 @@ func (e *engine[T]) reconcile(ctx context.Context, key types.NamespacedName) (ct
 			view = hv.VirtualView(view, virtual)
 		}
 		var base *translate.Meta
-		if m, ok := e.lastSeen.Load(key); ok {
+		if m, ok := e.lastSeen.Load(key); ok && !stale {
 			mm := m.(translate.Meta)
 			base = &mm
+		}
+		if stale {
+			sb := s.Translator.StaleBase(view)
+			base = &sb
 		}
 		p := &Pair[T]{Virtual: virtual, Host: view, Ref: vref, patches: set, patched: host,
 			Meta: s.Translator.SyncMetadata(base, virtual, view, vref, hostName)}
@@ -199,7 +204,15 @@ func (e *engine[T]) reconcile(ctx context.Context, key types.NamespacedName) (ct
 		if err != nil {
 			return e.patchFailed(virtual, err)
 		}
-		e.lastSeen.Store(key, p.Meta.Seen)
+		switch {
+		case p.keepBase:
+		case stale:
+			// Until the host copy carries this object's UID, each Sync
+			// merges against StaleBase.
+			e.lastSeen.Delete(key)
+		default:
+			e.lastSeen.Store(key, p.Meta.Seen)
+		}
 		s.Mappings.Record(ref, hostName)
 		s.settleReported(virtual.GetUID())
 		return res, nil

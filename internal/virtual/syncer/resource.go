@@ -72,7 +72,15 @@ type Pair[T client.Object] struct {
 	// host has it, with them applied.
 	patches *patches.Set
 	patched T
+	// keepBase is set by KeepBase.
+	keepBase bool
 }
+
+// KeepBase tells the engine that this Sync wrote neither side's labels and
+// annotations (it recreated the virtual object, or left the host object as
+// it was): the merge base of the last Sync that did stays, instead of
+// Meta.Seen, which describes writes that did not happen.
+func (p *Pair[T]) KeepBase() { p.keepBase = true }
 
 // Finalizer is implemented by kinds whose virtual objects wait for the
 // syncer to finish their deletion (pods: the syncer plays the kubelet).

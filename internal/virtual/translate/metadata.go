@@ -106,6 +106,18 @@ func (t Translator) SyncMetadata(base *Meta, virtual, host metav1.Object, ref Vi
 	}
 }
 
+// StaleBase is the Merge3 base for a host copy that was made from an
+// earlier virtual object of the same name (its object-uid differs) and is
+// kept rather than replaced: the host's own labels and annotations on both
+// sides, so that every key the new virtual object differs in counts as a
+// virtual change and wins. Without it the old object's keys would look
+// like host edits and flow into the new virtual object.
+func (t Translator) StaleBase(host metav1.Object) Meta {
+	labels := t.VirtualLabels(host.GetLabels())
+	anns := hostUserAnnotations(host.GetAnnotations())
+	return Meta{Labels: Pair{Virtual: labels, Host: maps.Clone(labels)}, Annotations: Pair{Virtual: anns, Host: maps.Clone(anns)}}
+}
+
 // hostAnnotations assembles a host object's annotations: the user keys, the
 // bookkeeping keys and the lists of keys copied from the virtual object.
 func (t Translator) hostAnnotations(user, virtualLabels, virtualAnns map[string]string, ref VirtualRef, hostName string) map[string]string {

@@ -101,3 +101,23 @@ func TestSyncMetadataKeepsPrefixedVirtualAnnotation(t *testing.T) {
 		seen = r.Seen
 	}
 }
+
+// Against StaleBase, the new virtual object wins every key of a host copy
+// made from an earlier object of the same name: its keys are written, the
+// old object's removed, none flows back.
+func TestStaleBase(t *testing.T) {
+	tr := Translator{VCluster: "vc", HostNamespace: "vc-host"}
+	old := VirtualRef{Kind: "/v1, Kind=Service", Name: "web", Namespace: "ns", UID: "old"}
+	hl, ha, _ := tr.NewHostMetadata(&metav1.ObjectMeta{Labels: map[string]string{"gen": "1", "old-only": "x"},
+		Annotations: map[string]string{"note": "old"}}, old, "web-x-ns-x-vc")
+	host := &metav1.ObjectMeta{Labels: hl, Annotations: ha}
+	v := &metav1.ObjectMeta{Labels: map[string]string{"gen": "2"}, Annotations: map[string]string{"new": "yes"}}
+	base := tr.StaleBase(host)
+	r := tr.SyncMetadata(&base, v, host, VirtualRef{Kind: old.Kind, Name: "web", Namespace: "ns", UID: "new"}, "web-x-ns-x-vc")
+	if !maps.Equal(r.VirtualLabels, v.Labels) || r.VirtualAnnotations["note"] != "" {
+		t.Errorf("the old copy's keys flowed back: labels %v annotations %v", r.VirtualLabels, r.VirtualAnnotations)
+	}
+	if r.HostLabels["gen"] != "2" || r.HostLabels["old-only"] != "" || r.HostAnnotations["note"] != "" || r.HostAnnotations["new"] != "yes" {
+		t.Errorf("host labels %v annotations %v, want the new object's", r.HostLabels, r.HostAnnotations)
+	}
+}

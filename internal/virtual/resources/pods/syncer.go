@@ -294,9 +294,12 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 	// pod runs on as it was.
 	if err := r.env.PodSecurity.Check(p.Virtual); err != nil {
 		s.ReportSyncError(p.Virtual, "not updated on the host: %v", err)
+		p.KeepBase()
 	} else {
 		h.Labels = HostLabels(h.Labels, s.Translator, namespaceLabels(ctx, s, p.Virtual.Namespace))
-		maps.Copy(h.Annotations, HostAnnotations(p.Virtual, nil))
+		// From the merged virtual pod v: the labels the downward API
+		// shows include those just copied from the host.
+		maps.Copy(h.Annotations, HostAnnotations(v, nil))
 		syncSpec(&h.Spec, &p.Virtual.Spec, r.env)
 		if err := p.PatchHost(ctx, s, h); err != nil {
 			return ctrl.Result{}, err

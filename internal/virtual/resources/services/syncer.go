@@ -98,6 +98,7 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 // Sync implements syncer.Resource.
 func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*corev1.Service]) (ctrl.Result, error) {
 	if hip, vip := p.Host.Spec.ClusterIP, p.Virtual.Spec.ClusterIP; hip != vip && hip != corev1.ClusterIPNone && vip != corev1.ClusterIPNone {
+		p.KeepBase()
 		return ctrl.Result{}, recreateVirtual(ctx, s, p.Virtual, p.Host)
 	}
 	v, h := syncer.ApplyMeta(p)
