@@ -105,6 +105,9 @@ type checker struct {
 	planted       []planted
 	// hostName is each kind's host name function, the syncer's own.
 	hostName [numKinds]func(name, namespace string) string
+	// sawCopy tells whether the watches saw a host copy of a virtual
+	// object (recorder.sawCopy); nil when there are none.
+	sawCopy func(k kind, hostName, uid string) bool
 }
 
 func newChecker(virtual, host client.Client, tr translate.Translator, namespaces []string) *checker {
@@ -212,7 +215,10 @@ func (c *checker) check(ctx context.Context, state map[key]objState, hostValues 
 			}
 			if _, copied := h.GetAnnotations()[translate.AnnotationObjectName]; !copied {
 				// Not a copy: the syncer's and the chart's own objects.
-				if why := c.ownObject(k, h, hostObjs[podKind]); why != "" {
+				switch why, known := c.ownObject(k, h, hostObjs[podKind]); {
+				case known != "":
+					r.knownBug(known, "host %s %s: %s", k, h.GetName(), why)
+				case why != "":
 					r.add(&r.orphans, "host %s %s: %s", k, h.GetName(), why)
 				}
 				continue
@@ -331,6 +337,8 @@ func (c *checker) checkChurned(r *report, vk key, st objState, v client.Object, 
 	case !st.exists && v != nil:
 		r.add(&r.notDeleted, "%s (UID %s) deleted by the churn is still there", vk, v.GetUID())
 	case !st.exists:
+	case v == nil && knownPodLost(vk, st, c.sawCopy, c.hostName[vk.kind](vk.name, vk.ns)):
+		r.knownBug(bugPodLostOnCacheLag, "%s (UID %s) is gone, after it was synced", vk, st.uid)
 	case v == nil:
 		r.add(&r.virtualLost, "%s (UID %s) is gone", vk, st.uid)
 	default:
@@ -342,9 +350,7 @@ func (c *checker) checkChurned(r *report, vk key, st objState, v client.Object, 
 				return
 			}
 		}
-		if bad := desired(vk, st.gen, st.inc, st.runnable).verify(v, hostValues); len(bad) > 0 && knownServiceRecreateMeta(v, st) {
-			r.knownBug(bugServiceRecreateMeta, "%s is not as the churn wrote it (gen %d): %s", vk, st.gen, strings.Join(bad, "; "))
-		} else if len(bad) > 0 {
+		if bad := desired(vk, st.gen, st.inc, st.runnable).verify(v, hostValues); len(bad) > 0 {
 			r.add(&r.virtualLost, "%s is not as the churn wrote it (gen %d): %s", vk, st.gen, strings.Join(bad, "; "))
 		}
 		r.serviceRecreations += st.recreations
@@ -355,28 +361,32 @@ func (c *checker) checkChurned(r *report, vk key, st objState, v client.Object, 
 // is no copy of a virtual object: the Service that backs the virtual
 // default/kubernetes, the chart's certificates, and the Secret holding a
 // host pod's service-account token, which must belong to (be owned by) a
-// host pod of that name. It returns what is wrong, "" when nothing.
-func (c *checker) ownObject(k kind, h client.Object, hostPods []client.Object) string {
+// host pod of that name. It returns what is wrong, "" when nothing, and
+// the known bug (knownbugs_test.go) it is, if any.
+func (c *checker) ownObject(k kind, h client.Object, hostPods []client.Object) (why, known string) {
 	switch {
 	case k == serviceKind && h.GetName() == c.tr.KubernetesServiceName():
-		return ""
+		return "", ""
 	case k == secretKind && (h.GetName() == controlplane.CertsSecretName(c.tr.VCluster) || h.GetName() == controlplane.KubeconfigSecretName(c.tr.VCluster)):
-		return ""
+		return "", ""
 	case k == secretKind && strings.HasSuffix(h.GetName(), "-sa-token"):
+		if len(h.GetOwnerReferences()) == 0 {
+			known = bugTokenSecretOwner
+		}
 		for _, p := range hostPods {
 			if pods.TokenSecretName(p.GetName()) != h.GetName() {
 				continue
 			}
 			for _, o := range h.GetOwnerReferences() {
 				if o.Kind == "Pod" && o.UID == p.GetUID() {
-					return ""
+					return "", ""
 				}
 			}
-			return fmt.Sprintf("token Secret of host pod %s (UID %s) is not owned by it (owners %v)", p.GetName(), p.GetUID(), h.GetOwnerReferences())
+			return fmt.Sprintf("token Secret of host pod %s (UID %s) is not owned by it (owners %v)", p.GetName(), p.GetUID(), h.GetOwnerReferences()), known
 		}
-		return fmt.Sprintf("token Secret without its host pod (owners %v): leaked", h.GetOwnerReferences())
+		return fmt.Sprintf("token Secret without its host pod (owners %v): leaked", h.GetOwnerReferences()), known
 	}
-	return "an object labelled as the virtual cluster's that is neither a copy nor one the syncer or the chart makes"
+	return "an object labelled as the virtual cluster's that is neither a copy nor one the syncer or the chart makes", ""
 }
 
 // compare returns how host copy h differs from what the syncer makes of
@@ -402,11 +412,7 @@ func (c *checker) compare(k kind, v, h client.Object, nsLabels map[string]string
 		diffs = append(diffs, "labels: "+d)
 	}
 	if d := mapDiff(h.GetAnnotations(), wantAnns); d != "" {
-		if k == podKind && knownPodLabelsAnnotation(h, wantAnns) {
-			known = bugPodLabelsAnnotation
-		} else {
-			diffs = append(diffs, "annotations: "+d)
-		}
+		diffs = append(diffs, "annotations: "+d)
 	}
 	switch v := v.(type) {
 	case *corev1.Secret:
