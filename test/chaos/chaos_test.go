@@ -3,7 +3,6 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,7 +160,7 @@ func TestChaos(t *testing.T) {
 
 	// The churn, with the faults at their points.
 	g := newGenerator(p.seed, p.objects, p.maxRunning, namespaces)
-	plan := planFaults(rand.New(rand.NewPCG(p.seed+1, p.seed)), p.objects, p.syncerKills, p.podDeletes, p.apiserverRestarts)
+	plan := planFaults(faultRand(p.seed), p.objects, p.syncerKills, p.podDeletes, p.apiserverRestarts)
 	in := &injector{host: host, cri: criClient(t), hostDir: filepath.Join(home, "host"), logf: t.Logf, done: map[faultKind]int{}}
 	ch := newChurn(virtual, host, tr, t.Logf)
 	dispatch, drain := ch.workers(ctx, p.workers)

@@ -41,6 +41,9 @@ type fault struct {
 	atCreate int
 }
 
+// faultRand is the random source of the fault plan of seed.
+func faultRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed+1, seed)) }
+
 // planFaults spreads the faults over the creates 5% to 90% of the way,
 // in an order drawn from rng.
 func planFaults(rng *rand.Rand, objects, kills, deletes, restarts int) []fault {
