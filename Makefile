@@ -1,7 +1,8 @@
 # clustersync — see README.md. The two commands a newcomer needs:
 #   make run    the main job: a local host cluster, virtual cluster "demo", a workload on it
 #   make test   every test (unit and integration, against real API servers),
-#               then a short run of each fuzz target (make fuzz)
+#               then a short fault-injection run (make chaos) and a short run
+#               of each fuzz target (make fuzz)
 
 GO        ?= go
 BIN       := bin/clustersync
@@ -11,7 +12,7 @@ TEST_ARGS ?=
 ARGS      ?=
 BENCH_ARGS ?=
 
-.PHONY: all build binaries test unit run bench crds fmt vet clean image fuzz
+.PHONY: all build binaries test unit run bench crds fmt vet clean image fuzz chaos
 
 all: build
 
@@ -26,7 +27,27 @@ build:
 test: binaries build
 	$(GO) vet ./...
 	$(GO) test -p $(TEST_P) -count=1 -timeout 25m $(TEST_ARGS) ./...
+	@$(MAKE) --no-print-directory chaos CHAOS_OBJECTS=300 CHAOS_SYNCER_KILLS=3 CHAOS_POD_DELETES=1 CHAOS_APISERVER_RESTARTS=1
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=20000x
+
+# The fault-injection suite (test/chaos): a seeded churn of CHAOS_OBJECTS
+# creates, with updates, deletes and host-side edits, of pods, services,
+# secrets and config maps in a virtual cluster on the local real node, while
+# the syncer is SIGKILLed, the control plane pod deleted and the host
+# kube-apiserver restarted; then host == the syncer's translation of the
+# virtual objects and nothing lost; one summary line. It takes the machine's
+# real node (root), so it runs on its own, never beside test/e2e inside
+# go test ./...; make test runs a short one. CHAOS_SEED repeats a run.
+CHAOS_OBJECTS ?= 5000
+CHAOS_SYNCER_KILLS ?= 20
+CHAOS_POD_DELETES ?= 2
+CHAOS_APISERVER_RESTARTS ?= 2
+CHAOS_SEED ?=
+chaos: binaries
+	CLUSTERSYNC_CHAOS=1 CLUSTERSYNC_CHAOS_OBJECTS=$(CHAOS_OBJECTS) CLUSTERSYNC_CHAOS_SYNCER_KILLS=$(CHAOS_SYNCER_KILLS) \
+		CLUSTERSYNC_CHAOS_POD_DELETES=$(CHAOS_POD_DELETES) CLUSTERSYNC_CHAOS_APISERVER_RESTARTS=$(CHAOS_APISERVER_RESTARTS) \
+		$(if $(CHAOS_SEED),CLUSTERSYNC_CHAOS_SEED=$(CHAOS_SEED)) \
+		$(GO) test -count=1 -v -timeout 90m -run '^TestChaos$$' ./test/chaos
 
 # Go's native fuzzing: each fuzz target runs for FUZZTIME inputs (go test
 # fuzzes one target per run). A count, not a duration: Go 1.26's coordinator
