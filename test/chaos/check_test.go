@@ -6,9 +6,11 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
@@ -108,10 +110,13 @@ type checker struct {
 	// sawCopy tells whether the watches saw a host copy of a virtual
 	// object (recorder.sawCopy); nil when there are none.
 	sawCopy func(k kind, hostName, uid string) bool
+	// orphanSince is when each host copy (by UID) was first found an
+	// orphan.
+	orphanSince map[types.UID]time.Time
 }
 
 func newChecker(virtual, host client.Client, tr translate.Translator, namespaces []string) *checker {
-	c := &checker{virtual: virtual, host: host, tr: tr, namespaces: namespaces}
+	c := &checker{virtual: virtual, host: host, tr: tr, namespaces: namespaces, orphanSince: map[types.UID]time.Time{}}
 	c.hostName = [numKinds]func(string, string) string{
 		pods.New(pods.Environment{Translator: tr}).HostName,
 		services.New(tr, nil).HostName,
@@ -232,6 +237,9 @@ func (c *checker) check(ctx context.Context, state map[key]objState, hostValues 
 			copies[vk] = append(copies[vk], h)
 			v, ok := virtualByKey[vk]
 			switch {
+			case !ok && c.knownOrphan(h, state[vk]):
+				r.knownBug(bugOrphanAfterEcho, "host %s %s: its virtual object %s (UID %s) is gone, for %s", k, h.GetName(), vk, ref.UID,
+					time.Since(c.orphanSince[h.GetUID()]).Round(time.Second))
 			case !ok:
 				r.about(vk)
 				r.add(&r.orphans, "host %s %s: its virtual object %s is gone (orphan)", k, h.GetName(), vk)
