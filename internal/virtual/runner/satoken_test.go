@@ -86,3 +86,47 @@ func TestTokensInAnnotations(t *testing.T) {
 		t.Errorf("host pod annotations %v, want a token annotation", slices.Collect(maps.Keys(hostPod.Annotations)))
 	}
 }
+
+// A token Secret left without its owner (the syncer died between making it
+// and the host pod, found by test/chaos) gets the host pod as owner at the
+// pod's next sync, so the host's garbage collector deletes it with the pod.
+func TestTokenSecretOwnerRepaired(t *testing.T) {
+	ns := env.NewNamespace(t)
+	create(t, env.VirtualClient, pod("api-client", ns, nil))
+	hostPod := hostObject(t, &corev1.Pod{}, "api-client", ns)
+	key := client.ObjectKey{Namespace: env.HostNamespace, Name: pods.TokenSecretName(hostPod.Name)}
+	var s corev1.Secret
+	testenv.Eventually(t, wait, func() error {
+		if err := env.HostClient.Get(ctx, key, &s); err != nil {
+			return err
+		}
+		if len(s.OwnerReferences) == 0 {
+			return fmt.Errorf("token secret not owned yet")
+		}
+		return nil
+	})
+	orphaned := s.DeepCopy()
+	orphaned.OwnerReferences = nil
+	if err := env.HostClient.Update(ctx, orphaned); err != nil {
+		t.Fatal(err)
+	}
+	// Any change of the pod makes the syncer sync it again.
+	var v corev1.Pod
+	if err := env.VirtualClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "api-client"}, &v); err != nil {
+		t.Fatal(err)
+	}
+	touched := v.DeepCopy()
+	touched.Labels["touched"] = "yes"
+	if err := env.VirtualClient.Patch(ctx, touched, client.MergeFrom(&v)); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, wait, func() error {
+		if err := env.HostClient.Get(ctx, key, &s); err != nil {
+			return err
+		}
+		if len(s.OwnerReferences) != 1 || s.OwnerReferences[0].UID != hostPod.UID {
+			return fmt.Errorf("token secret owners %+v, want the host pod %s", s.OwnerReferences, hostPod.UID)
+		}
+		return nil
+	})
+}

@@ -89,7 +89,18 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 	v := c.Virtual
 	if c.WasSynced || hasRun(v) {
 		// The host pod was deleted (evicted, or deleted by a host user): the
-		// pod is gone, as on a node that lost it. Its controller makes a new one.
+		// pod is gone, as on a node that lost it. Its controller makes a new
+		// one. The host API server, not the cache, says so: a cache that has
+		// not seen the host pod just made (its watch restarting after the
+		// host API server did) must not cost the tenant its pod.
+		var host corev1.Pod
+		err := s.HostReader.Get(ctx, types.NamespacedName{Namespace: s.Translator.HostNamespace, Name: c.HostName}, &host)
+		switch {
+		case err == nil:
+			return ctrl.Result{RequeueAfter: time.Second}, nil // the cache is behind
+		case !apierrors.IsNotFound(err):
+			return ctrl.Result{}, err
+		}
 		return ctrl.Result{}, deleteVirtual(ctx, s, v)
 	}
 	s.SetReferences(ctx, podRef(v), References(v))
@@ -156,6 +167,42 @@ func (r *Syncer) addEphemeralContainers(ctx context.Context, s *syncer.Context, 
 		return fmt.Errorf("ephemeral containers of the host pod: %w", err)
 	}
 	return nil
+}
+
+// ensureTokenSecretOwner gives the token Secret of host pod host
+// (useSecretsForSATokens) the pod as its owner when it has none: SyncToHost
+// makes the Secret before the pod and owns it after, and a syncer that
+// died in between left it ownerless, so the host's garbage collector would
+// never delete it with the pod.
+func (r *Syncer) ensureTokenSecretOwner(ctx context.Context, s *syncer.Context, host *corev1.Pod) error {
+	name := TokenSecretName(host.Name)
+	if !readsSecret(&host.Spec, name) {
+		return nil
+	}
+	var secret corev1.Secret
+	if err := s.Host.Get(ctx, types.NamespacedName{Namespace: host.Namespace, Name: name}, &secret); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if slices.ContainsFunc(secret.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == host.UID }) ||
+		secret.Labels[translate.LabelManagedBy] != s.Translator.VCluster {
+		return nil
+	}
+	return ownTokenSecret(ctx, s, name, host)
+}
+
+// readsSecret tells whether a projected volume of spec reads Secret name.
+func readsSecret(spec *corev1.PodSpec, name string) bool {
+	for _, v := range spec.Volumes {
+		if v.Projected == nil {
+			continue
+		}
+		for _, src := range v.Projected.Sources {
+			if src.Secret != nil && src.Secret.Name == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // refuse keeps a pod that fails the Pod Security check off the host: a
@@ -310,6 +357,10 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 		if err := r.addEphemeralContainers(ctx, s, p.Virtual, p.Host); err != nil {
 			return ctrl.Result{}, err
 		}
+	}
+
+	if err := r.ensureTokenSecretOwner(ctx, s, p.Host); err != nil {
+		return ctrl.Result{}, err
 	}
 
 	// host → virtual: the node, through a Binding, then the status.
