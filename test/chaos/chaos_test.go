@@ -155,7 +155,6 @@ func TestChaos(t *testing.T) {
 		}
 	}
 	chk := newChecker(virtual, host, tr, namespaces)
-	chk.sawCopy = rec.sawCopy
 	chk.planted = plant(t, host, virtual, chk)
 
 	// The churn, with the faults at their points.

@@ -107,9 +107,6 @@ type checker struct {
 	planted       []planted
 	// hostName is each kind's host name function, the syncer's own.
 	hostName [numKinds]func(name, namespace string) string
-	// sawCopy tells whether the watches saw a host copy of a virtual
-	// object (recorder.sawCopy); nil when there are none.
-	sawCopy func(k kind, hostName, uid string) bool
 	// orphanSince is when each host copy (by UID) was first found an
 	// orphan.
 	orphanSince map[types.UID]time.Time
@@ -268,13 +265,9 @@ func (c *checker) check(ctx context.Context, state map[key]objState, hostValues 
 				continue
 			}
 			r.checked++
-			diff, known := c.compare(k, v, hs[0], nsLabels[vk.ns])
-			switch {
-			case diff != "":
+			if diff := c.compare(k, v, hs[0], nsLabels[vk.ns]); diff != "" {
 				r.about(vk)
 				r.add(&r.mismatched, "%s ≠ host %s: %s", vk, hs[0].GetName(), diff)
-			case known != "":
-				r.knownBug(known, "%s ≠ host %s", vk, hs[0].GetName())
 			}
 		}
 		// The churn's objects: as it wrote them.
@@ -345,8 +338,6 @@ func (c *checker) checkChurned(r *report, vk key, st objState, v client.Object, 
 	case !st.exists && v != nil:
 		r.add(&r.notDeleted, "%s (UID %s) deleted by the churn is still there", vk, v.GetUID())
 	case !st.exists:
-	case v == nil && knownPodLost(vk, st, c.sawCopy, c.hostName[vk.kind](vk.name, vk.ns)):
-		r.knownBug(bugPodLostOnCacheLag, "%s (UID %s) is gone, after it was synced", vk, st.uid)
 	case v == nil:
 		r.add(&r.virtualLost, "%s (UID %s) is gone", vk, st.uid)
 	default:
@@ -378,9 +369,6 @@ func (c *checker) ownObject(k kind, h client.Object, hostPods []client.Object) (
 	case k == secretKind && (h.GetName() == controlplane.CertsSecretName(c.tr.VCluster) || h.GetName() == controlplane.KubeconfigSecretName(c.tr.VCluster)):
 		return "", ""
 	case k == secretKind && strings.HasSuffix(h.GetName(), "-sa-token"):
-		if len(h.GetOwnerReferences()) == 0 {
-			known = bugTokenSecretOwner
-		}
 		for _, p := range hostPods {
 			if pods.TokenSecretName(p.GetName()) != h.GetName() {
 				continue
@@ -391,6 +379,9 @@ func (c *checker) ownObject(k kind, h client.Object, hostPods []client.Object) (
 				}
 			}
 			return fmt.Sprintf("token Secret of host pod %s (UID %s) is not owned by it (owners %v)", p.GetName(), p.GetUID(), h.GetOwnerReferences()), known
+		}
+		if len(h.GetOwnerReferences()) == 0 {
+			known = bugTokenSecretLeak
 		}
 		return fmt.Sprintf("token Secret without its host pod (owners %v): leaked", h.GetOwnerReferences()), known
 	}
@@ -404,7 +395,7 @@ func (c *checker) ownObject(k kind, h client.Object, hostPods []client.Object) (
 // lists of copied keys right, nothing the virtual object dropped left),
 // plus, per kind, the fields that flow virtual → host: data; type, ports
 // and selector (services.HostSpec); container images (pods.HostSpec).
-func (c *checker) compare(k kind, v, h client.Object, nsLabels map[string]string) (diff, known string) {
+func (c *checker) compare(k kind, v, h client.Object, nsLabels map[string]string) string {
 	var diffs []string
 	if uid := h.GetAnnotations()[translate.AnnotationObjectUID]; uid != string(v.GetUID()) {
 		diffs = append(diffs, fmt.Sprintf("object-uid %s, virtual UID %s", uid, v.GetUID()))
@@ -451,10 +442,7 @@ func (c *checker) compare(k kind, v, h client.Object, nsLabels map[string]string
 			diffs = append(diffs, fmt.Sprintf("images %v, want %v", got, exp))
 		}
 	}
-	if len(diffs) > 0 {
-		known = ""
-	}
-	return strings.Join(diffs, "; "), known
+	return strings.Join(diffs, "; ")
 }
 
 func containerImages(cs []corev1.Container) []string {

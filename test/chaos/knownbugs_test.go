@@ -14,28 +14,21 @@ import (
 // failing the run, and TestChaos then skips, naming them, unless
 // something else failed. Delete a bug's entry (and its test below) once
 // it is fixed. Fixed since: the host pod's vcluster.loft.sh/labels
-// written from the virtual labels before the merge, and a recreated
-// virtual Service taking the labels of the Service deleted before it
-// (689d3fa).
+// written from the virtual labels before the merge, a recreated virtual
+// Service taking the labels of the Service deleted before it (689d3fa); a
+// token Secret left ownerless beside its host pod, and a virtual pod
+// deleted when a lagging host cache had not seen its new host pod
+// (7295fa5).
 const (
-	// bugTokenSecretOwner: the host Secret holding a host pod's
+	// bugTokenSecretLeak: the host Secret holding a host pod's
 	// service-account token (sync.toHost.pods.useSecretsForSATokens) is
-	// made before the host pod and given the pod as owner after it; when
-	// the syncer dies (or the host API server fails) in between, the
-	// Secret never gets its owner — later reconciles find the pod and take
-	// the Sync path, which does not look at the Secret — so the host's
-	// garbage collector never deletes it: a token of the virtual cluster
-	// left in the host namespace after its pod is gone.
-	bugTokenSecretOwner = "token-secret-owner"
-	// bugPodLostOnCacheLag: the syncer deletes a virtual pod whose host pod
-	// it has just created when its host cache has not seen that host pod
-	// yet (after a host API server restart the host watches take a few
-	// seconds to come back): a reconcile in that window finds no host pod,
-	// and pods.Syncer.SyncToHost takes a pair synced before
-	// (Create.WasSynced) without its host pod for a host pod deleted on the
-	// host, and deletes the virtual pod, without asking the host API
-	// server (HostReader) whether the host pod is really gone.
-	bugPodLostOnCacheLag = "pod-lost-on-cache-lag"
+	// made before the host pod, and owned by it after. 7295fa5 gives an
+	// ownerless Secret its owner at the pod's next sync; but when the
+	// syncer dies after making the Secret and before making the pod, and
+	// the virtual pod is deleted before the syncer is back, there is no
+	// pod to own it: nothing deletes the Secret, a token of the virtual
+	// cluster left in the host namespace.
+	bugTokenSecretLeak = "token-secret-leak"
 	// bugOrphanAfterEcho: a host copy the syncer makes just before its
 	// virtual object is deleted stays behind: the reconcile of the
 	// deletion reads the host cache, which has not seen the new copy yet,
@@ -49,13 +42,6 @@ const (
 // orphanPatience is how long a host copy of a deleted object stays
 // before it counts as bugOrphanAfterEcho rather than not deleted yet.
 const orphanPatience = time.Minute
-
-// knownPodLost tells whether virtual pod vk, which the churn did not
-// delete, is gone after the watches saw its host copy (the syncer had
-// synced it): bugPodLostOnCacheLag.
-func knownPodLost(vk key, st objState, sawCopy func(k kind, hostName, uid string) bool, hostName string) bool {
-	return vk.kind == podKind && st.exists && sawCopy != nil && sawCopy(podKind, hostName, string(st.uid))
-}
 
 // knownOrphan tells whether host copy h, whose virtual object is gone,
 // is one of an incarnation the churn deleted (st) that has stayed for

@@ -25,13 +25,10 @@ type recorder struct {
 	start time.Time
 	mu    sync.Mutex
 	log   map[string][]string // "side kind ns/name" → lines
-	// copies are the object-uid annotations seen on each host object,
-	// "kind name" → UIDs.
-	copies map[string]map[string]bool
 }
 
 func newRecorder() *recorder {
-	return &recorder{start: time.Now(), log: map[string][]string{}, copies: map[string]map[string]bool{}}
+	return &recorder{start: time.Now(), log: map[string][]string{}}
 }
 
 // watch records the objects of the four kinds that cfg reaches, in
@@ -101,22 +98,7 @@ func (r *recorder) note(side, verb string, o any) {
 	k := side + " " + kind + " " + obj.GetNamespace() + "/" + obj.GetName()
 	r.mu.Lock()
 	r.log[k] = append(r.log[k], line)
-	if u := a[translate.AnnotationObjectUID]; side == "host" && u != "" {
-		ck := kind + " " + obj.GetName()
-		if r.copies[ck] == nil {
-			r.copies[ck] = map[string]bool{}
-		}
-		r.copies[ck][u] = true
-	}
 	r.mu.Unlock()
-}
-
-// sawCopy tells whether the watches saw host object hostName of kind k
-// as the copy of the virtual object of UID uid.
-func (r *recorder) sawCopy(k kind, hostName, uid string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.copies[k.String()+" "+hostName][uid]
 }
 
 func shortUID(u string) string {
