@@ -87,9 +87,10 @@ func TestTokensInAnnotations(t *testing.T) {
 	}
 }
 
-// A token Secret left without its owner (the syncer died between making it
-// and the host pod, found by test/chaos) gets the host pod as owner at the
-// pod's next sync, so the host's garbage collector deletes it with the pod.
+// A token Secret left without its owner (an earlier version made it before
+// the host pod; test/chaos found it left behind) gets the host pod as owner
+// at the pod's next sync, so the host's garbage collector deletes it with
+// the pod; one that is missing is made.
 func TestTokenSecretOwnerRepaired(t *testing.T) {
 	ns := env.NewNamespace(t)
 	create(t, env.VirtualClient, pod("api-client", ns, nil))
@@ -110,23 +111,38 @@ func TestTokenSecretOwnerRepaired(t *testing.T) {
 	if err := env.HostClient.Update(ctx, orphaned); err != nil {
 		t.Fatal(err)
 	}
-	// Any change of the pod makes the syncer sync it again.
-	var v corev1.Pod
-	if err := env.VirtualClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "api-client"}, &v); err != nil {
-		t.Fatal(err)
-	}
-	touched := v.DeepCopy()
-	touched.Labels["touched"] = "yes"
-	if err := env.VirtualClient.Patch(ctx, touched, client.MergeFrom(&v)); err != nil {
-		t.Fatal(err)
-	}
-	testenv.Eventually(t, wait, func() error {
+	touchPod(t, ns, "api-client", "1")
+	owned := func() error {
 		if err := env.HostClient.Get(ctx, key, &s); err != nil {
 			return err
 		}
-		if len(s.OwnerReferences) != 1 || s.OwnerReferences[0].UID != hostPod.UID {
-			return fmt.Errorf("token secret owners %+v, want the host pod %s", s.OwnerReferences, hostPod.UID)
+		if len(s.OwnerReferences) != 1 || s.OwnerReferences[0].UID != hostPod.UID || strings.Count(string(s.Data[pods.TokenKey]), ".") != 2 {
+			return fmt.Errorf("token secret owners %+v, token %d bytes; want the host pod %s and a JWT", s.OwnerReferences, len(s.Data[pods.TokenKey]), hostPod.UID)
 		}
 		return nil
-	})
+	}
+	testenv.Eventually(t, wait, owned)
+
+	// A Secret never made (the syncer died after making the pod) is made
+	// at the pod's next sync, with a new token.
+	if err := env.HostClient.Delete(ctx, &s); err != nil {
+		t.Fatal(err)
+	}
+	touchPod(t, ns, "api-client", "2")
+	testenv.Eventually(t, wait, owned)
+}
+
+// touchPod changes a label of virtual pod name/ns, which makes the syncer
+// sync it again.
+func touchPod(t *testing.T, ns, name, value string) {
+	t.Helper()
+	var v corev1.Pod
+	if err := env.VirtualClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &v); err != nil {
+		t.Fatal(err)
+	}
+	touched := v.DeepCopy()
+	touched.Labels["touched"] = value
+	if err := env.VirtualClient.Patch(ctx, touched, client.MergeFrom(&v)); err != nil {
+		t.Fatal(err)
+	}
 }

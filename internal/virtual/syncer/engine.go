@@ -246,7 +246,18 @@ func (e *engine[T]) reconcile(ctx context.Context, key types.NamespacedName) (ct
 		return res, err
 
 	default:
-		e.lastSeen.Delete(key)
+		if _, had := e.lastSeen.LoadAndDelete(key); had {
+			// A copy made just before the virtual object went may not be
+			// in the host cache yet, and its watch event, an echo of our
+			// own write, wakes nobody: ask the host API server.
+			fresh, ok, err := get(ctx, s.HostReader, hostKey, e.r.New())
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			if ok && e.owns(fresh, key) {
+				return e.r.SyncToVirtual(ctx, s, fresh)
+			}
+		}
 		if vok { // not selected and not on the host: nothing to do
 			return ctrl.Result{}, nil
 		}

@@ -128,9 +128,6 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 		token = t
 		if r.env.UseSecretsForSATokens {
 			token.Secret = TokenSecretName(c.HostName)
-			if err := writeTokenSecret(ctx, s, token); err != nil {
-				return ctrl.Result{}, err
-			}
 		}
 	}
 	env := r.environment(ctx, s)
@@ -143,7 +140,14 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 		return res, err
 	}
 	// The Secret goes with the host pod (the host's garbage collector).
-	return res, ownTokenSecret(ctx, s, token.Secret, host)
+	if res.RequeueAfter > 0 {
+		return res, nil // not created (the name is taken): nothing to own the Secret
+	}
+	// The Secret comes after its pod, owned by it from the start (the
+	// host's garbage collector deletes it with the pod); the kubelet
+	// waits for it before it starts the pod's containers. A syncer that
+	// dies in between makes it at the pod's next sync (ensureTokenSecret).
+	return res, writeTokenSecret(ctx, s, token, host)
 }
 
 // addEphemeralContainers gives the host pod the ephemeral containers added
@@ -169,19 +173,34 @@ func (r *Syncer) addEphemeralContainers(ctx context.Context, s *syncer.Context, 
 	return nil
 }
 
-// ensureTokenSecretOwner gives the token Secret of host pod host
-// (useSecretsForSATokens) the pod as its owner when it has none: SyncToHost
-// makes the Secret before the pod and owns it after, and a syncer that
-// died in between left it ownerless, so the host's garbage collector would
-// never delete it with the pod.
-func (r *Syncer) ensureTokenSecretOwner(ctx context.Context, s *syncer.Context, host *corev1.Pod) error {
+// ensureTokenSecret makes sure the token Secret host pod host reads
+// (useSecretsForSATokens) exists and is owned by the pod: a syncer that
+// died between making the pod and its Secret makes the Secret, with a
+// token minted for virtual pod virtual, at the pod's next sync; a Secret
+// without an owner (made before its pod by an earlier version) gets the
+// pod as owner, so the host's garbage collector deletes it with the pod.
+func (r *Syncer) ensureTokenSecret(ctx context.Context, s *syncer.Context, virtual, host *corev1.Pod) error {
 	name := TokenSecretName(host.Name)
 	if !readsSecret(&host.Spec, name) {
 		return nil
 	}
+	key := types.NamespacedName{Namespace: host.Namespace, Name: name}
 	var secret corev1.Secret
-	if err := s.Host.Get(ctx, types.NamespacedName{Namespace: host.Namespace, Name: name}, &secret); err != nil {
-		return client.IgnoreNotFound(err)
+	err := s.Host.Get(ctx, key, &secret)
+	if apierrors.IsNotFound(err) {
+		// The cache may not have seen a Secret just made.
+		err = s.HostReader.Get(ctx, key, &secret)
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		token, err := mintToken(ctx, s, virtual)
+		if err != nil {
+			return err
+		}
+		token.Secret = name
+		return writeTokenSecret(ctx, s, token, host)
+	case err != nil:
+		return err
 	}
 	if slices.ContainsFunc(secret.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == host.UID }) ||
 		secret.Labels[translate.LabelManagedBy] != s.Translator.VCluster {
@@ -251,12 +270,13 @@ func reportRestricted(s *syncer.Context, pod *corev1.Pod, env Environment, host 
 	}
 }
 
-// writeTokenSecret creates (or refreshes) the host Secret of token, labelled
-// as the virtual cluster's (virtual delete removes it) but not a copy of a
-// virtual Secret.
-func writeTokenSecret(ctx context.Context, s *syncer.Context, token *Token) error {
+// writeTokenSecret creates (or refreshes) the host Secret of token, owned
+// by host pod owner and labelled as the virtual cluster's (virtual delete
+// removes it) but not a copy of a virtual Secret.
+func writeTokenSecret(ctx context.Context, s *syncer.Context, token *Token, owner *corev1.Pod) error {
+	ownedBy := []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: owner.Name, UID: owner.UID}}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: token.Secret, Namespace: s.Translator.HostNamespace,
-		Labels: map[string]string{translate.LabelManagedBy: s.Translator.VCluster}},
+		Labels: map[string]string{translate.LabelManagedBy: s.Translator.VCluster}, OwnerReferences: ownedBy},
 		Type: corev1.SecretTypeOpaque, Data: map[string][]byte{TokenKey: []byte(token.Value)}}
 	err := s.Host.Create(ctx, secret)
 	if apierrors.IsAlreadyExists(err) {
@@ -267,7 +287,7 @@ func writeTokenSecret(ctx context.Context, s *syncer.Context, token *Token) erro
 		if cur.Labels[translate.LabelManagedBy] != s.Translator.VCluster {
 			return fmt.Errorf("host secret %s/%s exists and is not managed by virtual cluster %s", cur.Namespace, cur.Name, s.Translator.VCluster)
 		}
-		cur.Data = secret.Data
+		cur.Data, cur.OwnerReferences = secret.Data, ownedBy
 		err = s.Host.Update(ctx, &cur)
 	}
 	if err != nil {
@@ -359,7 +379,7 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 		}
 	}
 
-	if err := r.ensureTokenSecretOwner(ctx, s, p.Host); err != nil {
+	if err := r.ensureTokenSecret(ctx, s, p.Virtual, p.Host); err != nil {
 		return ctrl.Result{}, err
 	}
 
