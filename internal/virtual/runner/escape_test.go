@@ -76,10 +76,14 @@ func escapeAttempts() []escapeAttempt {
 		refusedPod("privileged init container", `privileged (container "init" must not set securityContext.privileged=true)`, func(p *corev1.Pod) {
 			p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox", SecurityContext: privileged}}
 		}),
+		refusedPod("capability added in an init container", `non-default capabilities (container "init" must not include "NET_ADMIN" in securityContext.capabilities.add)`, func(p *corev1.Pod) {
+			p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox",
+				SecurityContext: &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_ADMIN"}}}}}
+		}),
 		{
 			// kubectl debug --profile=sysadmin on a running pod: the
-			// ephemeral container never reaches the host pod, while a
-			// baseline one (the control) does.
+			// ephemeral container (privileged, an added capability) never
+			// reaches the host pod, while a baseline one (the control) does.
 			name: "privileged ephemeral container added to a running pod",
 			attempt: func(t *testing.T, ns string) {
 				create(t, env.VirtualClient, pod("p", ns, nil))
@@ -92,10 +96,13 @@ func escapeAttempts() []escapeAttempt {
 					return nil
 				})
 				addEphemeral(t, ns, "p", corev1.EphemeralContainer{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
-					Name: "debug", Image: "busybox", SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)}}})
+					Name: "debug", Image: "busybox", SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true),
+						Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"SYS_PTRACE"}}}}})
 			},
 			check: func(t *testing.T, ns string) {
-				msg := syncErrorEvent(t, ns, "p", `not updated on the host: pods "p" is forbidden: violates PodSecurity "baseline:latest": privileged (container "debug" must not set securityContext.privileged=true)`)
+				msg := syncErrorEvent(t, ns, "p", `not updated on the host: pods "p" is forbidden: violates PodSecurity "baseline:latest": `,
+					`privileged (container "debug" must not set securityContext.privileged=true)`,
+					`non-default capabilities (container "debug" must not include "SYS_PTRACE" in securityContext.capabilities.add)`)
 				noHostNames(t, msg)
 				if names := ephemeralNames(hostObject(t, &corev1.Pod{}, "p", ns)); slices.Contains(names, "debug") {
 					t.Errorf("the privileged ephemeral container reached the host pod: %q", names)
