@@ -162,9 +162,14 @@ func TestChaos(t *testing.T) {
 	plan := planFaults(faultRand(p.seed), p.objects, p.syncerKills, p.podDeletes, p.apiserverRestarts)
 	in := &injector{host: host, cri: criClient(t), hostDir: filepath.Join(home, "host"), logf: t.Logf, done: map[faultKind]int{}}
 	ch := newChurn(virtual, host, tr, t.Logf)
-	dispatch, drain := ch.workers(ctx, p.workers)
+	// A fault that fails (a host that does not come back) ends the churn:
+	// its ops would only wait for their deadlines.
+	churnCtx, stopChurn := context.WithCancel(ctx)
+	defer stopChurn()
+	dispatch, drain := ch.workers(churnCtx, p.workers)
 	var opsByKind [4]int
 	churnStart, next := time.Now(), 0
+churn:
 	for g.creates < p.objects {
 		o := g.next()
 		opsByKind[o.kind]++
@@ -175,11 +180,16 @@ func TestChaos(t *testing.T) {
 		for next < len(plan) && g.creates >= plan[next].atCreate {
 			if err := in.inflict(ctx, plan[next]); err != nil {
 				t.Errorf("fault %d: %v", next+1, err)
+				stopChurn()
+				break churn
 			}
 			next++
 		}
 	}
 	drain()
+	if t.Failed() {
+		t.FailNow()
+	}
 	churnEnd := time.Now()
 	t.Logf("churn: %d ops in %.1f s (creates %d, updates %d, deletes %d, host edits %d of which %d found no host copy yet)",
 		ch.ops.Load(), churnEnd.Sub(churnStart).Seconds(), opsByKind[opCreate], opsByKind[opUpdate], opsByKind[opDelete],

@@ -1,15 +1,10 @@
 package chaos
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -138,57 +133,26 @@ func (in *injector) deletePod(ctx context.Context) error {
 	})
 }
 
-// restartAPIServer stops the host's kube-apiserver process (SIGKILL, a
-// crash, and SIGTERM, a graceful stop, in turns) and starts it again as a
-// user would: `clustersync dev up` finds it gone and has kwokctl start it
-// with its flags of before (hostcluster.Create starts the components of
-// an existing cluster that do not run).
+// restartAPIServer restarts the host's kube-apiserver, a crash (SIGKILL)
+// and a graceful stop (SIGTERM) in turns, with hostcluster's
+// RestartAPIServer: it starts the process again with its flags of before,
+// holding the machine-wide lock under which host clusters pick their
+// ports, so that no cluster another test makes meanwhile takes the port.
 func (in *injector) restartAPIServer(ctx context.Context) error {
 	c, err := hostcluster.Open(in.hostDir)
 	if err != nil {
 		return err
 	}
-	pidFile := filepath.Join(c.KwokDir(), "pids", "kube-apiserver.pid")
-	data, err := os.ReadFile(pidFile)
-	if err != nil {
-		return err
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || pid <= 0 {
-		return fmt.Errorf("%s: %q", pidFile, data)
-	}
+	c.Timeout = 3 * time.Minute
 	sig := syscall.SIGKILL
 	if in.restarts%2 == 1 {
-		// It stops taking requests at once but waits for the ones in
-		// flight (up to a minute).
 		sig = syscall.SIGTERM
 	}
 	in.restarts++
-	if err := syscall.Kill(pid, sig); err != nil {
-		return fmt.Errorf("kill %d: %w", pid, err)
+	start := time.Now()
+	if err := c.RestartAPIServer(ctx, sig); err != nil {
+		return err
 	}
-	stopped := time.Now()
-	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 90*time.Second, true, func(context.Context) (bool, error) {
-		return !running(pid), nil
-	}); err != nil {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		return fmt.Errorf("kube-apiserver (pid %d) still running 90 s after %s", pid, sig)
-	}
-	in.logf("host kube-apiserver (pid %d) stopped by %s in %.1f s; dev up", pid, sig, time.Since(stopped).Seconds())
-	out, err := cliErr("dev", "up")
-	if err != nil {
-		return fmt.Errorf("dev up: %v\n%s", err, out)
-	}
+	in.logf("host kube-apiserver stopped by %s and started again in %.1f s", sig, time.Since(start).Seconds())
 	return nil
-}
-
-// running tells whether process pid runs (an exited one that nobody reaped
-// yet is a zombie: not running).
-func running(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	return i < 0 || i+2 >= len(stat) || (stat[i+2] != 'Z' && stat[i+2] != 'X')
 }

@@ -22,6 +22,7 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/clustersync/clustersync/internal/binaries"
@@ -33,6 +34,9 @@ var exe, home string
 
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
+	// client-go's reflectors log every failed watch, and this test makes
+	// their API servers go away on purpose.
+	klog.SetLogger(logr.Discard())
 	os.Exit(run(m))
 }
 
