@@ -150,8 +150,9 @@ func TestInstallPolicies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// ephemeral-storage: an explicit 0 request, not the 8Gi limit copied.
 	if r := bare.Spec.Containers[0].Resources; r.Limits.Memory().String() != "512Mi" || r.Requests.Cpu().String() != "100m" ||
-		r.Requests.StorageEphemeral().String() != "3Gi" {
+		r.Requests.StorageEphemeral().String() != "0" || r.Limits.StorageEphemeral().String() != "8Gi" {
 		t.Errorf("a container without resources got %+v, want the LimitRange's defaults", r)
 	}
 
