@@ -85,13 +85,14 @@ run: binaries build
 
 # The virtual-cluster syncer, then the hosted-cluster controllers (200 EKS
 # clusters against the emulator; HOSTED_BENCH_ARGS go to it), then the local
-# real node (dev up to the first pod Running, make run) and the image sizes.
+# real node (dev up to the first pod Running, make run) and the image sizes,
+# then one patch expression and one Pod Security check (ns, bytes, allocs).
 HOSTED_BENCH_ARGS ?=
 bench: binaries build
 	$(GO) run ./test/bench $(BENCH_ARGS)
 	$(GO) run ./test/bench/hosted $(HOSTED_BENCH_ARGS)
 	$(GO) run ./test/bench/realnode
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x ./internal/virtual/patches/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x ./internal/virtual/patches/ ./internal/virtual/policy/
 
 # controller-gen (built once into the cache by hack/build-binaries.sh unless
 # CLUSTERSYNC_CONTROLLER_GEN_BIN names one) writes the deepcopy functions of
