@@ -6,11 +6,9 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
@@ -107,13 +105,10 @@ type checker struct {
 	planted       []planted
 	// hostName is each kind's host name function, the syncer's own.
 	hostName [numKinds]func(name, namespace string) string
-	// orphanSince is when each host copy (by UID) was first found an
-	// orphan.
-	orphanSince map[types.UID]time.Time
 }
 
 func newChecker(virtual, host client.Client, tr translate.Translator, namespaces []string) *checker {
-	c := &checker{virtual: virtual, host: host, tr: tr, namespaces: namespaces, orphanSince: map[types.UID]time.Time{}}
+	c := &checker{virtual: virtual, host: host, tr: tr, namespaces: namespaces}
 	c.hostName = [numKinds]func(string, string) string{
 		pods.New(pods.Environment{Translator: tr}).HostName,
 		services.New(tr, nil).HostName,
@@ -217,10 +212,7 @@ func (c *checker) check(ctx context.Context, state map[key]objState, hostValues 
 			}
 			if _, copied := h.GetAnnotations()[translate.AnnotationObjectName]; !copied {
 				// Not a copy: the syncer's and the chart's own objects.
-				switch why, known := c.ownObject(k, h, hostObjs[podKind]); {
-				case known != "":
-					r.knownBug(known, "host %s %s: %s", k, h.GetName(), why)
-				case why != "":
+				if why := c.ownObject(k, h, hostObjs[podKind]); why != "" {
 					r.add(&r.orphans, "host %s %s: %s", k, h.GetName(), why)
 				}
 				continue
@@ -234,9 +226,6 @@ func (c *checker) check(ctx context.Context, state map[key]objState, hostValues 
 			copies[vk] = append(copies[vk], h)
 			v, ok := virtualByKey[vk]
 			switch {
-			case !ok && c.knownOrphan(h, state[vk]):
-				r.knownBug(bugOrphanAfterEcho, "host %s %s: its virtual object %s (UID %s) is gone, for %s", k, h.GetName(), vk, ref.UID,
-					time.Since(c.orphanSince[h.GetUID()]).Round(time.Second))
 			case !ok:
 				r.about(vk)
 				r.add(&r.orphans, "host %s %s: its virtual object %s is gone (orphan)", k, h.GetName(), vk)
@@ -360,14 +349,13 @@ func (c *checker) checkChurned(r *report, vk key, st objState, v client.Object, 
 // is no copy of a virtual object: the Service that backs the virtual
 // default/kubernetes, the chart's certificates, and the Secret holding a
 // host pod's service-account token, which must belong to (be owned by) a
-// host pod of that name. It returns what is wrong, "" when nothing, and
-// the known bug (knownbugs_test.go) it is, if any.
-func (c *checker) ownObject(k kind, h client.Object, hostPods []client.Object) (why, known string) {
+// host pod of that name. It returns what is wrong, "" when nothing.
+func (c *checker) ownObject(k kind, h client.Object, hostPods []client.Object) string {
 	switch {
 	case k == serviceKind && h.GetName() == c.tr.KubernetesServiceName():
-		return "", ""
+		return ""
 	case k == secretKind && (h.GetName() == controlplane.CertsSecretName(c.tr.VCluster) || h.GetName() == controlplane.KubeconfigSecretName(c.tr.VCluster)):
-		return "", ""
+		return ""
 	case k == secretKind && strings.HasSuffix(h.GetName(), "-sa-token"):
 		for _, p := range hostPods {
 			if pods.TokenSecretName(p.GetName()) != h.GetName() {
@@ -375,17 +363,14 @@ func (c *checker) ownObject(k kind, h client.Object, hostPods []client.Object) (
 			}
 			for _, o := range h.GetOwnerReferences() {
 				if o.Kind == "Pod" && o.UID == p.GetUID() {
-					return "", ""
+					return ""
 				}
 			}
-			return fmt.Sprintf("token Secret of host pod %s (UID %s) is not owned by it (owners %v)", p.GetName(), p.GetUID(), h.GetOwnerReferences()), known
+			return fmt.Sprintf("token Secret of host pod %s (UID %s) is not owned by it (owners %v)", p.GetName(), p.GetUID(), h.GetOwnerReferences())
 		}
-		if len(h.GetOwnerReferences()) == 0 {
-			known = bugTokenSecretLeak
-		}
-		return fmt.Sprintf("token Secret without its host pod (owners %v): leaked", h.GetOwnerReferences()), known
+		return fmt.Sprintf("token Secret without its host pod (owners %v): leaked", h.GetOwnerReferences())
 	}
-	return "an object labelled as the virtual cluster's that is neither a copy nor one the syncer or the chart makes", ""
+	return "an object labelled as the virtual cluster's that is neither a copy nor one the syncer or the chart makes"
 }
 
 // compare returns how host copy h differs from what the syncer makes of
