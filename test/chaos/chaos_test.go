@@ -106,8 +106,8 @@ func TestChaos(t *testing.T) {
 	begin := time.Now()
 
 	devUpReal(t)
-	pushImages(t, imageTag)
-	hostKubeconfig := filepath.Join(home, "host", "kubeconfig.yaml")
+	tests.PushImages(t, imageTag)
+	hostKubeconfig := filepath.Join(tests.Dir, "host", "kubeconfig.yaml")
 	host := clientFor(t, hostKubeconfig)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	start := time.Now()
@@ -160,7 +160,7 @@ func TestChaos(t *testing.T) {
 	// The churn, with the faults at their points.
 	g := newGenerator(p.seed, p.objects, p.maxRunning, namespaces)
 	plan := planFaults(faultRand(p.seed), p.objects, p.syncerKills, p.podDeletes, p.apiserverRestarts)
-	in := &injector{host: host, cri: criClient(t), hostDir: filepath.Join(home, "host"), logf: t.Logf, done: map[faultKind]int{}}
+	in := &injector{host: host, cri: tests.CRIClient(t), hostDir: filepath.Join(tests.Dir, "host"), logf: t.Logf, done: map[faultKind]int{}}
 	ch := newChurn(virtual, host, tr, t.Logf)
 	// A fault that fails (a host that does not come back) ends the churn:
 	// its ops would only wait for their deadlines.
@@ -370,7 +370,7 @@ func syncerRestarts(ctx context.Context, host client.Client) int32 {
 // previous one's) and the host's and node's component logs next to the
 // tests' home, which TestMain keeps on failure.
 func keepLogs(t *testing.T, hostKubeconfig string) {
-	dir := filepath.Dir(home)
+	dir := filepath.Dir(tests.Dir)
 	cs, err := kubernetes.NewForConfig(restConfig(t, hostKubeconfig))
 	if err == nil {
 		for _, previous := range []bool{false, true} {
@@ -383,7 +383,7 @@ func keepLogs(t *testing.T, hostKubeconfig string) {
 			_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("syncer-previous-%v.log", previous)), data, 0o644)
 		}
 	}
-	for _, logs := range []string{filepath.Join(home, "host", "kwok"), filepath.Join(home, "host", "node", "logs")} {
+	for _, logs := range []string{filepath.Join(tests.Dir, "host", "kwok"), filepath.Join(tests.Dir, "host", "node", "logs")} {
 		_ = exec.Command("cp", "-r", logs, filepath.Join(dir, "logs-"+filepath.Base(logs))).Run()
 	}
 	t.Logf("syncer and host logs kept in %s", dir)

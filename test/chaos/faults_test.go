@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clustersync/clustersync/internal/hostcluster"
+	"github.com/clustersync/clustersync/test/internal/harness"
 )
 
 // faultKind is one of the faults the test injects.
@@ -105,7 +106,7 @@ func (in *injector) inflict(ctx context.Context, f fault) error {
 // over CRI), once one runs that was not killed already.
 func (in *injector) killSyncer(ctx context.Context) error {
 	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-		pid, err := containerPID(ctx, in.cri, hostNamespace, "syncer")
+		pid, err := harness.ContainerPID(ctx, in.cri, hostNamespace, "syncer")
 		if err != nil || pid <= 0 || pid == in.lastPID {
 			return false, nil
 		}

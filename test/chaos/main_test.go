@@ -17,8 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -26,11 +24,12 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/clustersync/clustersync/internal/binaries"
+	"github.com/clustersync/clustersync/test/internal/harness"
 )
 
-// exe is the clustersync binary built for this test; home its
+// tests is the clustersync binary built for this test and its
 // CLUSTERSYNC_HOME.
-var exe, home string
+var tests harness.Home
 
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
@@ -54,18 +53,12 @@ func run(m *testing.M) int {
 		// No binary to build, no host to start: TestChaos says why it skips.
 		return m.Run()
 	}
-	dir, err := os.MkdirTemp("", "clustersync-chaos-")
+	dir, h, err := harness.Build("clustersync-chaos-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	exe, home = filepath.Join(dir, "clustersync"), filepath.Join(dir, "home")
-	build := exec.Command("go", "build", "-o", exe, "github.com/clustersync/clustersync/cmd/clustersync")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build clustersync:", err)
-		return 1
-	}
+	tests = h
 	code := m.Run()
 	_, _ = cliErr("dev", "down")
 	if code == 0 {

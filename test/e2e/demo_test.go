@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/clustersync/clustersync/test/internal/harness"
 )
 
 // `make run` (clustersync demo --exit) brings the main job up on a fresh
@@ -19,7 +21,7 @@ func TestDemo(t *testing.T) {
 		t.Skip("the demo's real node needs root")
 	}
 	raw := cli(t, "demo", "--exit")
-	requireRealNode(t, raw)
+	harness.RequireRealNode(t, raw)
 	// Compare with runs of spaces collapsed: the table's column widths
 	// depend on name lengths.
 	out := strings.Join(strings.Fields(raw), " ")
@@ -52,8 +54,8 @@ func TestDemo(t *testing.T) {
 	if n := strings.Count(out, "from this machine (pod demo/web-"); n != 3 {
 		t.Errorf("want a GET of each of the 3 pods, got %d:\n%s", n, raw)
 	}
-	checkNothingLeft(t)
-	for _, dir := range []string{filepath.Join(home, "virtual", "demo"), filepath.Join(home, "host")} {
+	tests.CheckNothingLeft(t)
+	for _, dir := range []string{filepath.Join(tests.Dir, "virtual", "demo"), filepath.Join(tests.Dir, "host")} {
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
 			t.Errorf("%s left behind after demo --exit (%v)", dir, err)
 		}

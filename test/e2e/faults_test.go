@@ -23,6 +23,7 @@ import (
 	"github.com/clustersync/clustersync/internal/images"
 	"github.com/clustersync/clustersync/internal/testenv"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
+	"github.com/clustersync/clustersync/test/internal/harness"
 )
 
 // Faults inside the control plane pod on the real node: the syncer is
@@ -35,7 +36,7 @@ import (
 func TestControlPlaneFaults(t *testing.T) {
 	devUpReal(t)
 	pushImages(t)
-	hostKubeconfig := filepath.Join(home, "host", "kubeconfig.yaml")
+	hostKubeconfig := filepath.Join(tests.Dir, "host", "kubeconfig.yaml")
 	host := clientFor(t, hostKubeconfig)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	cli(t, "virtual", "create", "faults", "--set", "controlPlane.statefulSet.image.tag=e2e", "--kubeconfig-out", kubeconfig)
@@ -65,7 +66,7 @@ func TestControlPlaneFaults(t *testing.T) {
 	}
 	waitReadyOnRealNode(t, host, hostNS, 2)
 	before := virtualUIDs(t, virtual)
-	cri := criClient(t)
+	cri := tests.CRIClient(t)
 	// checkFaultFree waits until the control plane pod is back (came back
 	// tells that it is the one after the fault) and Ready, then until
 	// nothing is lost and the host matches.
@@ -286,28 +287,12 @@ func podRestarts(t *testing.T, host client.Client, ns, container string) int32 {
 	return restarts(&pod, container)
 }
 
-// containerPID is the host process ID of the running container name of
-// the pods of namespace ns on the real node (asked over CRI rs), 0 when
-// none runs.
+// containerPID is harness.ContainerPID, failing t when CRI does.
 func containerPID(t *testing.T, rs runtimeapi.RuntimeServiceClient, ns, name string) int {
 	t.Helper()
-	resp, err := rs.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{
-		State:         &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING},
-		LabelSelector: map[string]string{"io.kubernetes.pod.namespace": ns, "io.kubernetes.container.name": name}}})
+	pid, err := harness.ContainerPID(ctx, rs, ns, name)
 	if err != nil {
-		t.Fatalf("CRI ListContainers: %v", err)
+		t.Fatal(err)
 	}
-	for _, c := range resp.Containers {
-		st, err := rs.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: c.Id, Verbose: true})
-		if err != nil {
-			continue
-		}
-		var info struct {
-			Pid int `json:"pid"`
-		}
-		if json.Unmarshal([]byte(st.Info["info"]), &info) == nil && info.Pid > 0 {
-			return info.Pid
-		}
-	}
-	return 0
+	return pid
 }

@@ -120,7 +120,7 @@ func TestDevImage(t *testing.T) {
 		t.Errorf("the image's clustersync version: %v\n%s", err, v)
 	}
 
-	st, ok := registry.Running(filepath.Join(home, "host", "registry"))
+	st, ok := registry.Running(filepath.Join(tests.Dir, "host", "registry"))
 	if !ok {
 		t.Fatal("no registry status")
 	}
@@ -128,7 +128,7 @@ func TestDevImage(t *testing.T) {
 	if proc.Alive(st.PID) {
 		t.Errorf("registry (pid %d) still runs after dev down", st.PID)
 	}
-	if _, err := os.Stat(filepath.Join(home, "host", "registry")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(tests.Dir, "host", "registry")); !os.IsNotExist(err) {
 		t.Errorf("registry state left after dev down (%v)", err)
 	}
 }

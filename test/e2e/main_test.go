@@ -8,15 +8,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/clustersync/clustersync/internal/binaries"
+	"github.com/clustersync/clustersync/test/internal/harness"
 )
 
-// exe is the clustersync binary built for these tests; home its CLUSTERSYNC_HOME.
-var exe, home string
+// tests is the clustersync binary built for these tests and its
+// CLUSTERSYNC_HOME.
+var tests harness.Home
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -30,23 +31,17 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	dir, err := os.MkdirTemp("", "clustersync-e2e-")
+	dir, h, err := harness.Build("clustersync-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	exe, home = filepath.Join(dir, "clustersync"), filepath.Join(dir, "home")
-	build := exec.Command("go", "build", "-o", exe, "github.com/clustersync/clustersync/cmd/clustersync")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build clustersync:", err)
-		return 1
-	}
+	tests = h
 	code := m.Run()
 	// Whatever a failed test left running is stopped (in the tests' home,
 	// never the developer's own): its virtual clusters (`dev down` leaves
 	// them), then the host.
-	if vcs, err := os.ReadDir(filepath.Join(home, "virtual")); err == nil {
+	if vcs, err := os.ReadDir(filepath.Join(tests.Dir, "virtual")); err == nil {
 		for _, vc := range vcs {
 			_, _ = cliErr("virtual", "stop", vc.Name())
 		}

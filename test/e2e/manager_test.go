@@ -50,7 +50,7 @@ import (
 func TestManagerChart(t *testing.T) {
 	devUpReal(t)
 	pushImages(t)
-	kubeconfig := filepath.Join(home, "host", "kubeconfig.yaml")
+	kubeconfig := filepath.Join(tests.Dir, "host", "kubeconfig.yaml")
 	host := clientFor(t, kubeconfig)
 	const ns = "cs-manager"
 	if err := host.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {

@@ -16,10 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moby/sys/mountinfo"
-	"github.com/vishvananda/netlink"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -36,9 +32,9 @@ import (
 	"github.com/clustersync/clustersync/internal/hostcluster"
 	"github.com/clustersync/clustersync/internal/images"
 	"github.com/clustersync/clustersync/internal/proc"
-	"github.com/clustersync/clustersync/internal/realnode"
 	"github.com/clustersync/clustersync/internal/testenv"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
+	"github.com/clustersync/clustersync/test/internal/harness"
 )
 
 // A virtual cluster on the local host's real node, as a user drives it:
@@ -69,7 +65,7 @@ func TestRealNodeWorkload(t *testing.T) {
 	}
 	pushImages(t)
 
-	hostKubeconfig := filepath.Join(home, "host", "kubeconfig.yaml")
+	hostKubeconfig := filepath.Join(tests.Dir, "host", "kubeconfig.yaml")
 	host := clientFor(t, hostKubeconfig)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	// The node's resolver, which the virtual cluster's DNS forwards to: a
@@ -396,7 +392,7 @@ func TestRealNodeWorkload(t *testing.T) {
 	}
 
 	cli(t, "dev", "down")
-	checkNothingLeft(t)
+	tests.CheckNothingLeft(t)
 }
 
 // podOutput runs image with args as virtual pod name in namespace default
@@ -503,7 +499,7 @@ func httpGet(url string) (string, error) {
 // pods (realnode's ResolvConfFile) until t ends.
 func useTestResolver(t *testing.T, name, ip string) {
 	t.Helper()
-	c := &hostcluster.Cluster{Dir: filepath.Join(home, "host")}
+	c := &hostcluster.Cluster{Dir: filepath.Join(tests.Dir, "host")}
 	o := c.RealNodeOptions("", binaries.NodeSet{})
 	addr := net.JoinHostPort(o.NodeIP().String(), "53")
 	pc, err := net.ListenPacket("udp", addr)
@@ -530,36 +526,13 @@ func devUpReal(t *testing.T) string {
 	}
 	out := cli(t, "dev", "up")
 	t.Cleanup(func() { devDown(t) })
-	requireRealNode(t, out)
+	harness.RequireRealNode(t, out)
 	return out
-}
-
-// requireRealNode fails t when `dev up` (its output out) ran no real node
-// on this machine, which can run one (root, Linux); it skips t when the
-// machine's one real node belongs to another host cluster, e.g. a
-// developer's own `dev up` beside `make test`.
-func requireRealNode(t *testing.T, out string) {
-	t.Helper()
-	if strings.Contains(out, "real node belongs to the host cluster in") {
-		t.Skipf("this machine's real node is taken by another host cluster:\n%s", out)
-	}
-	if strings.Contains(out, "No real node") || strings.Contains(out, "did not start") {
-		t.Fatalf("dev up ran no real node on this machine (root, Linux):\n%s", out)
-	}
 }
 
 // pushImages builds clustersync's images from this source tree and pushes
 // them to the local registry of the host as tag e2e (`dev image`).
-func pushImages(t *testing.T) {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	cli(t, "dev", "image", "--tag", "e2e", "--latest=false", "--source", root)
-	t.Logf("dev image: %.1f s", time.Since(start).Seconds())
-}
+func pushImages(t *testing.T) { tests.PushImages(t, "e2e") }
 
 // waitReadyOnRealNode waits until n pods of hostNS's web Deployment run on
 // the real node with every container started and ready (the readiness
@@ -602,58 +575,11 @@ func hostClientset(t *testing.T, kubeconfig string) *kubernetes.Clientset {
 // real node's containerd has, running or not (asked over CRI).
 func containersOf(t *testing.T, ns string) int {
 	t.Helper()
-	rs := criClient(t)
+	rs := tests.CRIClient(t)
 	resp, err := rs.ListContainers(ctx, &runtimeapi.ListContainersRequest{
 		Filter: &runtimeapi.ContainerFilter{LabelSelector: map[string]string{"io.kubernetes.pod.namespace": ns}}})
 	if err != nil {
 		t.Fatalf("CRI ListContainers: %v", err)
 	}
 	return len(resp.Containers)
-}
-
-// criClient talks CRI to the real node's containerd until t ends.
-func criClient(t *testing.T) runtimeapi.RuntimeServiceClient {
-	t.Helper()
-	sock := filepath.Join(home, "host", "node", "containerd.sock")
-	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return runtimeapi.NewRuntimeServiceClient(conn)
-}
-
-// checkNothingLeft fails t for anything of the tests' host still on the
-// machine: a process whose command line names the tests' home, the bridge,
-// a mount below home, an iptables chain of kube-proxy or the CNI plugins,
-// the machine's real-node claim.
-func checkNothingLeft(t *testing.T) {
-	t.Helper()
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(cmdline), home) {
-			t.Errorf("process %s left running: %s", e.Name(), strings.ReplaceAll(string(cmdline), "\x00", " "))
-		}
-	}
-	if _, err := netlink.LinkByName(hostcluster.RealNodeBridge); err == nil {
-		t.Errorf("bridge %s left behind", hostcluster.RealNodeBridge)
-	}
-	if mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(home)); err != nil || len(mounts) > 0 {
-		t.Errorf("mounts left below %s: %d (%v)", home, len(mounts), err)
-	}
-	for _, table := range []string{"nat", "filter", "mangle"} {
-		out, err := exec.Command("iptables-save", "-t", table).CombinedOutput()
-		if err != nil {
-			t.Fatalf("iptables-save -t %s: %v\n%s", table, err, out)
-		}
-		for _, l := range strings.Split(string(out), "\n") {
-			if strings.HasPrefix(l, ":KUBE-") || strings.HasPrefix(l, ":CNI-") {
-				t.Errorf("iptables chain left in table %s: %s", table, l)
-			}
-		}
-	}
-	if _, err := os.Stat(realnode.ClaimFile); err == nil {
-		t.Errorf("%s left behind", realnode.ClaimFile)
-	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -14,14 +13,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clustersync/clustersync/internal/testenv"
 	"github.com/clustersync/clustersync/internal/virtual/instance"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
+	"github.com/clustersync/clustersync/test/internal/harness"
 )
 
 var ctx = context.Background()
@@ -41,10 +39,7 @@ func cliErr(args ...string) (string, error) {
 	if err := checkKubeconfigOut(args); err != nil {
 		return "", err
 	}
-	cmd := exec.Command(exe, args...)
-	cmd.Env = append(os.Environ(), "CLUSTERSYNC_HOME="+home, "KUBECONFIG=")
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return tests.Run(args...)
 }
 
 // checkKubeconfigOut refuses a `virtual create` or `virtual connect` that
@@ -71,31 +66,12 @@ func devDown(t *testing.T) {
 	}
 }
 
-// restConfig is the client configuration of kubeconfig, with the files it
-// names (kwokctl's names its CA by path) read in: client-go keeps one
-// transport per CA file path and reloads the file only now and then, so a
-// host cluster made anew in the same folder by a later test would meet the
-// earlier cluster's CA ("certificate signed by unknown authority").
 func restConfig(t *testing.T, kubeconfig string) *rest.Config {
-	t.Helper()
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rest.LoadTLSFiles(cfg); err != nil {
-		t.Fatal(err)
-	}
-	cfg.CAFile, cfg.CertFile, cfg.KeyFile = "", "", ""
-	return cfg
+	return harness.RestConfig(t, kubeconfig)
 }
 
 func clientFor(t *testing.T, kubeconfig string) client.Client {
-	t.Helper()
-	c, err := client.New(restConfig(t, kubeconfig), client.Options{Scheme: clientgoscheme.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return harness.ClientFor(t, restConfig(t, kubeconfig))
 }
 
 // The life of a virtual cluster through the CLI: create on the local host,
@@ -104,7 +80,7 @@ func clientFor(t *testing.T, kubeconfig string) client.Client {
 func TestVirtualClusterLifecycle(t *testing.T) {
 	cli(t, "dev", "up", "--runtime", "fake", "--fake-nodes", "2")
 	t.Cleanup(func() { devDown(t) })
-	host := clientFor(t, filepath.Join(home, "host", "kubeconfig.yaml"))
+	host := clientFor(t, filepath.Join(tests.Dir, "host", "kubeconfig.yaml"))
 
 	out := cli(t, "virtual", "create", "e2e", "--local")
 	if !strings.Contains(out, "is running") {
@@ -143,7 +119,7 @@ func TestVirtualClusterLifecycle(t *testing.T) {
 	// soon as its successor runs, it comes back, and the virtual cluster
 	// keeps running and syncing (an earlier supervisor gave up on the
 	// second death and stopped the whole control plane).
-	inst, err := instance.Load(home, "e2e")
+	inst, err := instance.Load(tests.Dir, "e2e")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +184,7 @@ func TestVirtualClusterLifecycle(t *testing.T) {
 	if err := host.Get(ctx, client.ObjectKey{Namespace: hostNS, Name: "not-ours"}, &corev1.ConfigMap{}); err != nil {
 		t.Errorf("an object clustersync did not create was removed: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(home, "virtual", "e2e")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(tests.Dir, "virtual", "e2e")); !os.IsNotExist(err) {
 		t.Errorf("state folder left after delete (%v)", err)
 	}
 }
