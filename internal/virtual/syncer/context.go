@@ -43,13 +43,9 @@ type Context struct {
 	// controllerOf maps a kind ("Secret") to its controller name ("secrets").
 	controllerOf map[string]string
 	mu           sync.Mutex
-	// reported remembers SyncError events already recorded, per object and
-	// message, so a collision is reported once rather than at every retry.
-	reported map[string]string
-	// reportedNow marks the objects ReportSyncError reported on since
-	// their last settleReported: a Sync that succeeds but reports (a pod
-	// kept as it is on the host) keeps its report.
-	reportedNow map[string]bool
+	// reported remembers the SyncError event last recorded on each object,
+	// so a collision is reported once rather than at every retry.
+	reported map[types.UID]report
 	// policyReported remembers the PolicyEnforced events recorded, per
 	// object, so each is recorded once; it is emptied when it reaches
 	// maxPolicyReported objects (an event then repeats once).
@@ -76,9 +72,9 @@ func NewContext(t translate.Translator, cfg *config.Config, virtual, host client
 	return &Context{
 		Translator: t, Config: cfg, Virtual: virtual, Host: host, VirtualReader: virtualReader, HostReader: hostReader,
 		Events: ev, Mappings: store, Log: log,
-		queues: map[string]chan event.GenericEvent{}, controllerOf: map[string]string{}, reported: map[string]string{},
-		reportedNow: map[string]bool{}, policyReported: map[types.UID]string{},
-		patches: map[schema.GroupVersionKind]*patches.Set{},
+		queues: map[string]chan event.GenericEvent{}, controllerOf: map[string]string{}, reported: map[types.UID]report{},
+		policyReported: map[types.UID]string{},
+		patches:        map[schema.GroupVersionKind]*patches.Set{},
 	}
 }
 
@@ -132,11 +128,10 @@ func (s *Context) SetReferences(ctx context.Context, from mapping.Ref, to []mapp
 // once per distinct message.
 func (s *Context) ReportSyncError(virtual client.Object, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	key := string(virtual.GetUID())
+	key := virtual.GetUID()
 	s.mu.Lock()
-	same := s.reported[key] == msg
-	s.reported[key] = msg
-	s.reportedNow[key] = true
+	same := s.reported[key].msg == msg
+	s.reported[key] = report{msg: msg, sinceSettled: true}
 	s.mu.Unlock()
 	if !same {
 		s.Events.Eventf(virtual, nil, "Warning", "SyncError", "Sync", "%s", msg)
@@ -171,15 +166,24 @@ func (s *Context) ReportPolicy(virtual client.Object, format string, args ...any
 	}
 }
 
+// report is the SyncError last recorded on an object.
+type report struct {
+	msg string
+	// sinceSettled is set when it was recorded after the object's last
+	// settleReported: a Sync that succeeds but reports (a pod kept as it
+	// is on the host) keeps its report.
+	sinceSettled bool
+}
+
 // settleReported ends a Sync of a virtual object that succeeded: its
 // reported error is forgotten (so that it is reported again should it come
 // back), unless the Sync reported it itself.
 func (s *Context) settleReported(uid types.UID) {
-	key := string(uid)
 	s.mu.Lock()
-	if !s.reportedNow[key] {
-		delete(s.reported, key)
+	if r, ok := s.reported[uid]; ok && r.sinceSettled {
+		s.reported[uid] = report{msg: r.msg}
+	} else {
+		delete(s.reported, uid)
 	}
-	delete(s.reportedNow, key)
 	s.mu.Unlock()
 }

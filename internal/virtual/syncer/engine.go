@@ -190,13 +190,12 @@ func (e *engine[T]) reconcile(ctx context.Context, key types.NamespacedName) (ct
 			view = hv.VirtualView(view, virtual)
 		}
 		var base *translate.Meta
-		if m, ok := e.lastSeen.Load(key); ok && !stale {
-			mm := m.(translate.Meta)
-			base = &mm
-		}
 		if stale {
 			sb := s.Translator.StaleBase(view)
 			base = &sb
+		} else if m, ok := e.lastSeen.Load(key); ok {
+			mm := m.(translate.Meta)
+			base = &mm
 		}
 		p := &Pair[T]{Virtual: virtual, Host: view, Ref: vref, patches: set, patched: host,
 			Meta: s.Translator.SyncMetadata(base, virtual, view, vref, hostName)}
