@@ -24,15 +24,7 @@ import (
 // render runs `helm template` of the embedded chart as release vc1 in ns1.
 func render(t *testing.T, sets ...string) map[string]string {
 	t.Helper()
-	vals, _, err := Values(nil, sets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := charts.Render(ChartName, "vc1", "ns1", vals)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return renderValues(t, "", sets...)
 }
 
 func decode[T any](t *testing.T, manifests map[string]string, key string) *T {

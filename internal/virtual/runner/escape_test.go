@@ -397,7 +397,7 @@ func podRefused(t *testing.T, ns, name, words string) {
 			return err
 		}
 		for _, c := range v.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == "PodSecurity" && strings.Contains(c.Message, words) {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == pods.ReasonPodSecurity && strings.Contains(c.Message, words) {
 				if v.Status.Phase != corev1.PodPending {
 					return fmt.Errorf("phase %q, want Pending", v.Status.Phase)
 				}
