@@ -56,7 +56,7 @@ type ClusterMember struct {
 // K3sConfig is a K3s/RKE2 upgrade of a registered cluster, carried out by
 // the system-upgrade-controller's two Plans (upgrade.cattle.io/v1)
 // k3s-master-plan and k3s-worker-plan, as Rancher does
-// (shared/design/anchors.md section 3).
+// (https://github.com/rancher/rancher/blob/main/pkg/controllers/management/k3sbasedupgrade/template.go).
 type K3sConfig struct {
 	// KubernetesVersion is the version to run, e.g. "v1.31.4+k3s1".
 	// +kubebuilder:validation:Pattern=`^v[0-9]+\.[0-9]+\.[0-9]+\+(k3s|rke2)[0-9]+$`
@@ -135,7 +135,8 @@ type AgentStatus struct {
 
 // Capability annotations on a Cluster override what the agent detected:
 // "capabilities.clustersync.io/<name>", or Rancher's
-// "capabilities.cattle.io/<name>" (shared/reference/004). Values are parsed
+// "capabilities.cattle.io/<name>" (https://rancher.com/docs/rancher/v2.x/en/cluster-provisioning/imported-clusters/,
+// "Annotating Imported Clusters"). Values are parsed
 // by the capability's type: bool, string, or JSON for lists and objects.
 const (
 	CapabilityAnnotationPrefix        = "capabilities.clustersync.io/"
@@ -153,7 +154,7 @@ const (
 )
 
 // Capabilities are what a registered cluster supports, with Rancher's
-// capability types (shared/reference/004).
+// capability types (https://rancher.com/docs/rancher/v2.x/en/cluster-provisioning/imported-clusters/).
 type Capabilities struct {
 	// IngressCapabilities lists the ingress controllers.
 	// +optional

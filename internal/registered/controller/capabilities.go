@@ -24,7 +24,8 @@ import (
 // ingressCapabilities (a list) and loadBalancerCapabilities (an object).
 // A value that does not parse is not applied and is returned as a problem
 // naming the annotation, the value and the type wanted; an unknown
-// capability name is a problem too (shared/reference/004).
+// capability name is a problem too (https://rancher.com/docs/rancher/v2.x/en/cluster-provisioning/imported-clusters/,
+// "Annotating Imported Clusters").
 func ApplyCapabilityAnnotations(annotations map[string]string, detected mgmtv1.Capabilities) (mgmtv1.Capabilities, []string) {
 	out := *detected.DeepCopy()
 	var problems []string

@@ -1,10 +1,11 @@
 // Package controller is the management controller of registered clusters
-// (Rancher's cluster import, shared/reference/004): it keeps each
-// Cluster's registration token (rotating it), turns a connected agent into
-// phase Active with conditions Connected (a ping through the tunnel every
-// 15 seconds) and Ready (/readyz), creates the Default and System
-// projects, and on deletion disconnects the cluster, leaving its nodes and
-// workloads alone.
+// (Rancher's cluster import,
+// https://rancher.com/docs/rancher/v2.x/en/cluster-provisioning/imported-clusters/):
+// it keeps each Cluster's registration token (rotating it), turns a connected
+// agent into phase Active with conditions Connected (a ping through the
+// tunnel every 15 seconds) and Ready (/readyz), creates the Default and
+// System projects, and on deletion disconnects the cluster, leaving its nodes
+// and workloads alone.
 package controller
 
 import (

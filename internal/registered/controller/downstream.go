@@ -31,7 +31,7 @@ func DownstreamConfig(reg tunnel.Registration, rt http.RoundTripper) *rest.Confi
 
 // Distribution reads the distribution from a server gitVersion: "k3s" for
 // "+k3s", "rke2" for "+rke2", else "" (Rancher's detection,
-// shared/design/anchors.md section 3).
+// https://rancher.com/docs/rancher/v2.x/en/cluster-provisioning/imported-clusters/).
 func Distribution(gitVersion string) string {
 	switch {
 	case strings.Contains(gitVersion, "+k3s"):

@@ -32,7 +32,8 @@ const (
 
 // Plans returns the two system-upgrade-controller Plans of an upgrade to
 // cfg.KubernetesVersion of a distribution ("k3s" or "rke2"), as Rancher
-// makes them (shared/design/anchors.md section 3): "<dist>-master-plan"
+// makes them (https://github.com/rancher/rancher/blob/main/pkg/controllers/management/k3sbasedupgrade/template.go):
+// "<dist>-master-plan"
 // for control-plane nodes (node-role.kubernetes.io/control-plane In
 // [true]) at ServerConcurrency, and "<dist>-worker-plan" for the others at
 // WorkerConcurrency, whose prepare step waits for the master plan. Both

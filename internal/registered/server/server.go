@@ -1,7 +1,8 @@
 // Package server is the management server's HTTPS endpoint for registered
-// clusters (Rancher's cluster registration, shared/design/anchors.md
-// section 3): the import manifest at /v1/import/<token>_<cluster>.yaml,
-// the CA at /v1/cacerts, the agents' tunnel at /v1/connect, and a
+// clusters (Rancher's cluster registration,
+// https://rancher.com/docs/rancher/v2.x/en/cluster-provisioning/imported-clusters/):
+// the import manifest at /v1/import/<token>_<cluster>.yaml, the CA at
+// /v1/cacerts, the agents' tunnel at /v1/connect, and a
 // Kubernetes API proxy at /k8s/clusters/<cluster>/… that authenticates the
 // caller against the management cluster and impersonates them downstream.
 package server

@@ -4,7 +4,7 @@
 // and kept in a Secret of the management cluster, so that every replica and
 // every restart serves under the same CA and the CA checksum in import
 // manifests stays valid (Rancher's cacerts and CATTLE_CA_CHECKSUM,
-// shared/design/anchors.md section 3).
+// https://github.com/rancher/rancher/blob/main/pkg/systemtemplate/template.go).
 package servingcert
 
 import (

@@ -2,7 +2,7 @@
 // synced virtual object became, and which objects each virtual object
 // references (a pod's secrets, config maps and claims). The reference index
 // decides selective sync: a Secret or ConfigMap is on the host only while
-// something synced references it (shared/reference/002_c3c516dc3011c607.txt,
+// something synced references it (https://www.vcluster.com/docs/vcluster/configure/vcluster-yaml/sync,
 // the Ingress example, "tracking references").
 //
 // The store is held in memory for lookups and written behind to a bbolt file

@@ -7,7 +7,7 @@ import (
 )
 
 // Path is a parsed patch path: the field a patch targets, as vCluster's
-// sync patches write it (shared/reference of vCluster's sync config:
+// sync patches write it (https://www.vcluster.com/docs/vcluster/configure/vcluster-yaml/sync/to-host/advanced/patches:
 // "path is the path within the object to target"):
 //
 //	metadata.annotations["example.com/owner"]   a map key with dots or slashes

@@ -2,8 +2,8 @@
 // controller per resource kind, watching the kind in the virtual cluster
 // (through the manager's cache) and in the host namespace (through a
 // cluster.Cluster's cache), and dispatching each change the way vCluster's
-// syncer does (shared/reference/001_8075f76a87691f22.txt, "Reconciliation
-// Flow"):
+// syncer does (https://www.mintlify.com/loft-sh/vcluster/syncing/overview,
+// "Reconciliation Flow"):
 //
 //   - both objects exist → UID check, then Sync (bidirectional);
 //   - only the virtual object exists → SyncToHost;

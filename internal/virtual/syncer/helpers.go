@@ -34,7 +34,8 @@ func ApplyMeta[T client.Object](p *Pair[T]) (virtual, host T) {
 }
 
 // SelectedForSync is vCluster's selective sync rule for Secrets and
-// ConfigMaps (shared/design/anchors.md, section 1): the object goes to the
+// ConfigMaps (https://github.com/loft-sh/vcluster/blob/main/pkg/controllers/resources/secrets/syncer.go):
+// the object goes to the
 // host when cfg.All is set, when it is annotated
 // vcluster.loft.sh/force-sync=true, or while a synced object references it.
 func (s *Context) SelectedForSync(cfg config.SelectiveSync, kind string, v client.Object) bool {

@@ -5,7 +5,8 @@
 // three-way merge of labels and annotations between the two sides.
 //
 // Nothing here talks to an API server. The rules follow vCluster's syncer
-// (shared/reference/001_8075f76a87691f22.txt, 002_c3c516dc3011c607.txt and
-// section 1 of shared/design/anchors.md), so that tooling written for vCluster
-// recognises clustersync's host objects.
+// (https://www.mintlify.com/loft-sh/vcluster/syncing/overview,
+// https://www.vcluster.com/docs/vcluster/configure/vcluster-yaml/sync and its source,
+// https://github.com/loft-sh/vcluster/tree/main/pkg/util/translate), so that
+// tooling written for vCluster recognises clustersync's host objects.
 package translate

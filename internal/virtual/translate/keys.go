@@ -1,7 +1,8 @@
 package translate
 
 // Keys vCluster writes on host objects. clustersync writes the same keys so
-// that vCluster tooling reads its objects (shared/design/anchors.md, section 1).
+// that vCluster tooling reads its objects
+// (https://github.com/loft-sh/vcluster/blob/main/pkg/util/translate/types.go).
 const (
 	// AnnotationObjectName holds the virtual object's name.
 	AnnotationObjectName = "vcluster.loft.sh/object-name"
@@ -47,7 +48,8 @@ const (
 )
 
 // Pod annotations vCluster writes so the downward API of a host pod reads
-// the virtual values (shared/design/anchors.md, section 1).
+// the virtual values
+// (https://github.com/loft-sh/vcluster/blob/main/pkg/controllers/resources/pods/translate/translator.go).
 const (
 	// AnnotationPodName holds the virtual pod's name.
 	AnnotationPodName = "vcluster.loft.sh/name"

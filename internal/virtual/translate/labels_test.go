@@ -12,7 +12,8 @@ import (
 func TestHostLabelKey(t *testing.T) {
 	tr := Translator{VCluster: "vc", HostNamespace: "vc-host"}
 	tests := []struct{ key, want string }{
-		// Observed on vCluster 0.37 (shared/design/anchors.md, section 1).
+		// Observed on vCluster 0.37 (ConvertLabelKeyWithPrefix,
+		// https://github.com/loft-sh/vcluster/blob/main/pkg/util/translate/single_namespace.go).
 		{"release", "vcluster.loft.sh/label-vc-x-a4d451ec23"},
 		{"app", "app"},
 		{"app.kubernetes.io/name", "app.kubernetes.io/name"},

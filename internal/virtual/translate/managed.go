@@ -22,7 +22,7 @@ type VirtualRef struct {
 
 // BookkeepingAnnotations returns the annotations that tie a host object named
 // hostName in the host namespace to ref, as vCluster writes them
-// (shared/reference/002_c3c516dc3011c607.txt, the Ingress example).
+// (https://www.vcluster.com/docs/vcluster/configure/vcluster-yaml/sync, the Ingress example).
 func (t Translator) BookkeepingAnnotations(ref VirtualRef, hostName string) map[string]string {
 	return map[string]string{
 		AnnotationObjectName:          ref.Name,
@@ -57,7 +57,8 @@ type HostNameFunc func(name, namespace string) string
 
 // IsManaged reports whether host object obj belongs to this virtual cluster
 // as an object of kind, so that the syncer may change or delete it. Following
-// vCluster (shared/design/anchors.md, section 1) it must: live in the host
+// vCluster's IsManaged (https://github.com/loft-sh/vcluster/blob/main/pkg/util/translate/single_namespace.go)
+// it must: live in the host
 // namespace (namespaced objects), carry label managed-by=<vcluster> and the
 // object-name annotation, have the name hostName(object-name,
 // object-namespace), and match object-kind, object-host-name and

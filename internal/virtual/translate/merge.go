@@ -24,7 +24,8 @@ type Pair struct {
 //     controller) and is kept there and not copied back.
 //
 // The inputs are not modified. This is vCluster's bidirectional key-diff
-// update (shared/design/anchors.md, section 1) with the managed-annotations
+// update (https://github.com/loft-sh/vcluster/blob/main/pkg/util/translate/translate.go,
+// applyMaps) with the managed-annotations
 // bookkeeping used also for the case without a base.
 func Merge3(base *Pair, cur Pair, managed map[string]bool) Pair {
 	out := Pair{Virtual: maps.Clone(cur.Virtual), Host: maps.Clone(cur.Host)}

@@ -13,7 +13,8 @@ const MaxNameLength = 63
 // SafeConcatName joins parts with "-". A result longer than 63 characters is
 // cut to its first 52 characters, followed by "-" and the first 10 hex digits
 // of the SHA-256 of the whole joined string; finally every ".-" becomes "-".
-// This is vCluster's SafeConcatName (shared/design/anchors.md, section 1), so
+// This is vCluster's SafeConcatName
+// (https://github.com/loft-sh/vcluster/blob/main/pkg/util/translate/translate.go), so
 // long names land on the same host name as under vCluster.
 func SafeConcatName(parts ...string) string {
 	full := strings.Join(parts, "-")
@@ -42,7 +43,7 @@ type Translator struct {
 
 // HostName is the host name of the namespaced virtual object name/namespace:
 // NAME-x-NAMESPACE-x-VCLUSTER, shortened by SafeConcatName when over 63
-// characters (shared/reference/002_c3c516dc3011c607.txt, "Name Rewritten").
+// characters (https://www.vcluster.com/docs/vcluster/configure/vcluster-yaml/sync, "Name Rewritten").
 func (t Translator) HostName(name, namespace string) string {
 	return SafeConcatName(name, "x", namespace, "x", t.VCluster)
 }

@@ -12,7 +12,8 @@ func TestSafeConcatName(t *testing.T) {
 		want  string
 	}{
 		{"short name kept", []string{"nginx-7d9f", "x", "default", "x", "my-vc"}, "nginx-7d9f-x-default-x-my-vc"},
-		// vCluster vector from shared/design/anchors.md, section 1.
+		// A vCluster vector (its SafeConcatName,
+		// https://github.com/loft-sh/vcluster/blob/main/pkg/util/translate/translate.go).
 		{"long name hashed", []string{"my-very-long-deployment-name-with-many-chars-7d9fb5c6d4-abcde", "x", "production", "x", "my-vc"},
 			"my-very-long-deployment-name-with-many-chars-7d9fb5c-5aba847dca"},
 		{"exactly 63 kept", []string{strings.Repeat("a", 63)}, strings.Repeat("a", 63)},

@@ -3,7 +3,7 @@
 // namespace's kube-root-ca.crt, which becomes kube-root-ca.crt-x-NS-x-VC so
 // it never meets the host's own), those annotated
 // vcluster.loft.sh/force-sync=true, or all with sync.toHost.configMaps.all
-// (shared/reference/002_c3c516dc3011c607.txt). Data flows virtual → host.
+// (https://www.vcluster.com/docs/vcluster/configure/vcluster-yaml/sync). Data flows virtual → host.
 package configmaps
 
 import (

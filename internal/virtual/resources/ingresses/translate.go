@@ -1,6 +1,6 @@
 // Package ingresses syncs virtual Ingresses to the host
 // (sync.toHost.ingresses, off by default as in vCluster), as the reference
-// example shows (shared/reference/002_c3c516dc3011c607.txt, "How does
+// example shows (https://www.vcluster.com/docs/vcluster/configure/vcluster-yaml/sync, "How does
 // syncing work?"; https://www.vcluster.com/docs/vcluster/configure/vcluster-yaml/sync/to-host/networking/ingresses):
 // the host copy is NAME-x-NAMESPACE-x-VCLUSTER in the host namespace, its
 // Service backends and TLS Secrets renamed the same way, its

@@ -1,14 +1,16 @@
 // Package nodes keeps the virtual cluster's nodes. By default they are fake
 // nodes: a virtual Node for each host node that runs a synced pod, removed
 // when no virtual pod is bound to it any more or when the host node is gone
-// (vCluster's default fromHost.nodes behaviour, shared/design/anchors.md,
-// section 1, and its issue #3756 about fake nodes kept after their host
-// node went). With sync.fromHost.nodes.enabled they are copies of the host
-// nodes (RealController; translate.go holds its pure rules): which host
-// nodes (selector), their status, and the labels and taints a tenant may
-// write back to the host (syncBackChanges), as vCluster's real nodes
-// (sync.fromHost.nodes of https://vcluster.com/docs/vcluster/configure/vcluster-yaml;
-// its pkg/controllers/resources/nodes, github.com/loft-sh/vcluster).
+// (vCluster's default fromHost.nodes behaviour,
+// https://github.com/loft-sh/vcluster/blob/main/pkg/controllers/resources/nodes/fake_syncer.go,
+// and its issue https://github.com/loft-sh/vcluster/issues/3756 about fake
+// nodes kept after their host node went). With sync.fromHost.nodes.enabled
+// they are copies of the host nodes (RealController; translate.go holds its
+// pure rules): which host nodes (selector), their status, and the labels and
+// taints a tenant may write back to the host (syncBackChanges), as vCluster's
+// real nodes (sync.fromHost.nodes of
+// https://vcluster.com/docs/vcluster/configure/vcluster-yaml; its
+// pkg/controllers/resources/nodes, github.com/loft-sh/vcluster).
 package nodes
 
 import (

@@ -8,7 +8,7 @@ import (
 )
 
 // RewriteHosts configures vCluster's rewriteHosts for StatefulSet pods
-// (shared/reference/002_c3c516dc3011c607.txt, sync.toHost.pods.rewriteHosts).
+// (https://www.vcluster.com/docs/vcluster/configure/vcluster-yaml/sync, sync.toHost.pods.rewriteHosts).
 // A pod with a hostname and a subdomain expects /etc/hosts to hold its
 // virtual FQDN, HOSTNAME.SUBDOMAIN.NAMESPACE.svc.DOMAIN; on the host the
 // kubelet writes the translated subdomain and the host namespace instead.

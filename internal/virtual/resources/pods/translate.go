@@ -227,7 +227,8 @@ func forEachContainer(spec *corev1.PodSpec, f func(*corev1.Container)) {
 }
 
 // HostSpec translates a virtual pod's spec for the host, following vCluster
-// (shared/design/anchors.md, section 1): every Secret, ConfigMap and PVC
+// (https://github.com/loft-sh/vcluster/blob/main/pkg/controllers/resources/pods/translate/translator.go):
+// every Secret, ConfigMap and PVC
 // reference renamed; the host service account with automount and service
 // links off; the service-account token volume fed from token's annotation;
 // downward-API fields redirected to the pod's vcluster.loft.sh/ annotations;

@@ -1,7 +1,7 @@
 // Package secrets syncs virtual Secrets to the host, selectively as vCluster
 // does: only those a synced pod references, those annotated
 // vcluster.loft.sh/force-sync=true, or all of them with
-// sync.toHost.secrets.all (shared/reference/002_c3c516dc3011c607.txt).
+// sync.toHost.secrets.all (https://www.vcluster.com/docs/vcluster/configure/vcluster-yaml/sync).
 // Data flows from the virtual Secret to its host copy.
 package secrets
 

@@ -29,13 +29,14 @@ func isDNSService(v *corev1.Service) bool {
 }
 
 // HostSpec is the host spec for virtual Service v (vCluster's rules,
-// shared/design/anchors.md, section 1): the selector scoped to this virtual
-// cluster's pods of the same namespace, node ports and the health-check port
-// left to the host to allocate, and the clusterIP asked for as the virtual
-// one, so that in the common case both sides share the address without
-// recreating the virtual Service. current is the existing host spec (nil on
-// create); its allocated node ports and clusterIPs are kept. When dns is
-// set, the kube-dns Service's host copy selects dns's pod and port instead.
+// https://github.com/loft-sh/vcluster/blob/main/pkg/controllers/resources/services/translate.go):
+// the selector scoped to this virtual cluster's pods of the same namespace,
+// node ports and the health-check port left to the host to allocate, and the
+// clusterIP asked for as the virtual one, so that in the common case both
+// sides share the address without recreating the virtual Service. current is
+// the existing host spec (nil on create); its allocated node ports and
+// clusterIPs are kept. When dns is set, the kube-dns Service's host copy
+// selects dns's pod and port instead.
 func HostSpec(v *corev1.Service, tr translate.Translator, current *corev1.ServiceSpec, dns *DNSBackend) corev1.ServiceSpec {
 	spec := *v.Spec.DeepCopy()
 	spec.Selector = tr.HostSelector(v.Spec.Selector, v.Namespace)
