@@ -26,7 +26,7 @@ func TestDefault(t *testing.T) {
 		{"toHost.pods.enforceTolerations", c.Sync.ToHost.Pods.EnforceTolerations, []string{}},
 		{"toHost.pods.useSecretsForSATokens", c.Sync.ToHost.Pods.UseSecretsForSATokens, true},
 		{"toHost.pods.rewriteHosts.enabled", c.Sync.ToHost.Pods.RewriteHosts.Enabled, true},
-		{"toHost.pods.rewriteHosts.initContainer.image", c.Sync.ToHost.Pods.RewriteHosts.InitContainer.Image, ImageRef("library/alpine:3.20")},
+		{"toHost.pods.rewriteHosts.initContainer.image", c.Sync.ToHost.Pods.RewriteHosts.InitContainer.Image, ImageRef(DefaultRewriteHostsImage)},
 		{"toHost.pods.rewriteHosts.initContainer.resources.limits.cpu", quantity(c.Sync.ToHost.Pods.RewriteHosts.InitContainer.Resources.Limits, "cpu"), "30m"},
 		{"toHost.pods.rewriteHosts.initContainer.resources.limits.memory", quantity(c.Sync.ToHost.Pods.RewriteHosts.InitContainer.Resources.Limits, "memory"), "64Mi"},
 		{"toHost.pods.rewriteHosts.initContainer.resources.requests.cpu", quantity(c.Sync.ToHost.Pods.RewriteHosts.InitContainer.Resources.Requests, "cpu"), "30m"},

@@ -2,6 +2,14 @@ package config
 
 import "k8s.io/apimachinery/pkg/api/resource"
 
+// DefaultRewriteHostsImage is the default image of the rewrite-hosts init
+// container (sync.toHost.pods.rewriteHosts.initContainer.image): Debian's
+// busybox-static, which has the sh and sed the container runs, built by
+// clustersync (internal/images.Busybox) and pushed by `clustersync dev up`
+// and `make image`. vCluster's default, library/alpine:3.20, cannot be
+// pulled by a host without access to Docker Hub, such as the local host.
+const DefaultRewriteHostsImage = "ghcr.io/clustersync/busybox:1.35.0"
+
 // Default returns a new Config holding every default: vCluster's defaults
 // for `sync:` and `controlPlane:` (embedded etcd), and clustersync's own for
 // `syncer:`. Maps and lists are empty but never nil. Each call returns a
@@ -18,7 +26,7 @@ func Default() *Config {
 					RewriteHosts: RewriteHosts{
 						Enabled: true,
 						InitContainer: RewriteHostsInitContainer{
-							Image: "library/alpine:3.20",
+							Image: DefaultRewriteHostsImage,
 							Resources: Resources{
 								Limits:   defaultInitContainerResources(),
 								Requests: defaultInitContainerResources(),

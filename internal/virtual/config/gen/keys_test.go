@@ -108,7 +108,7 @@ func TestKeyRows(t *testing.T) {
 	}
 	rows := rowsByKey(w)
 	for _, tt := range []struct{ key, typ, def, desc string }{
-		{"sync.toHost.pods.rewriteHosts.initContainer.image", "string or {registry, repository, tag}", "`\"library/alpine:3.20\"`",
+		{"sync.toHost.pods.rewriteHosts.initContainer.image", "string or {registry, repository, tag}", "`\"ghcr.io/clustersync/busybox:1.35.0\"`",
 			"Image is the image of the init container: a string, or an object {registry, repository, tag} as current vCluster writes it."},
 		{"sync.toHost.pods.translateImage", "map of strings", none, ""},
 		{"controlPlane.statefulSet.persistence.volumeClaim.size", "quantity", "`\"5Gi\"`", `Size is the claim's requested storage, e.g. "5Gi".`},
