@@ -289,7 +289,7 @@ func demoInHost(ctx context.Context, t *demoTimer, home string, host *hostcluste
 	}
 	if _, err := hc.helm.Get(vc.name, vc.hostNamespace); err == nil {
 		t.step("virtual cluster %s exists in host namespace %s; waiting until it is ready", vc.name, vc.hostNamespace)
-		if err := deploy.WaitReady(ctx, hc.client, vc.name, vc.hostNamespace, 5*time.Minute); err != nil {
+		if err := deploy.WaitReady(ctx, hc.client, vc.name, vc.hostNamespace, deploy.WaitOptions{Timeout: 5 * time.Minute, ImageFix: localImageFix}); err != nil {
 			return vc, err
 		}
 	} else {
@@ -304,7 +304,7 @@ func demoInHost(ctx context.Context, t *demoTimer, home string, host *hostcluste
 			return errors.Join(err, os.Remove(vc.kubeconfig))
 		})
 		if _, err := deploy.Create(ctx, hc.client, hc.helm, deploy.CreateOptions{
-			Name: vc.name, Namespace: vc.hostNamespace, Values: vals, Timeout: 5 * time.Minute}); err != nil {
+			Name: vc.name, Namespace: vc.hostNamespace, Values: vals, Wait: deploy.WaitOptions{Timeout: 5 * time.Minute, ImageFix: localImageFix}}); err != nil {
 			return vc, err
 		}
 	}

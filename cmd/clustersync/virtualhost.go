@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -21,6 +22,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/yaml"
 
+	"github.com/clustersync/clustersync/internal/hostcluster"
+	"github.com/clustersync/clustersync/internal/images"
+	"github.com/clustersync/clustersync/internal/registry"
+	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/deploy"
 	"github.com/clustersync/clustersync/internal/virtual/instance"
 )
@@ -152,10 +157,14 @@ The host is --host-kubeconfig, else $KUBECONFIG, else the local host of
 			if err != nil {
 				return err
 			}
+			wait, err := checkImages(cmd.Context(), out, host, cfg, o.timeout)
+			if err != nil {
+				return err
+			}
 			ns := hostNamespace(name, o.namespace)
 			fmt.Fprintf(out, "Creating virtual cluster %s in host namespace %s (host kubeconfig %s)...\n", name, ns, hostKubeconfig)
 			created, err := deploy.Create(cmd.Context(), host.client, host.helm, deploy.CreateOptions{
-				Name: name, Namespace: ns, Values: vals, Timeout: o.timeout,
+				Name: name, Namespace: ns, Values: vals, Wait: wait,
 			})
 			if err != nil {
 				return err
@@ -535,7 +544,7 @@ func runWithKubeconfig(ctx context.Context, cmd *cobra.Command, kc []byte, comma
 // hostVerbCommand is `virtual VERB NAME [-n NS]` on a virtual cluster of
 // the host: act runs with the host and the namespace and returns the
 // message to print.
-func hostVerbCommand(use, short, long string, act func(ctx context.Context, host *hostConn, name, namespace string) (string, error)) *cobra.Command {
+func hostVerbCommand(use, short, long string, act func(ctx context.Context, out io.Writer, host *hostConn, name, namespace string) (string, error)) *cobra.Command {
 	var namespace, hostKubeconfig string
 	cmd := &cobra.Command{
 		Use: use, Short: short, Long: long,
@@ -549,7 +558,7 @@ func hostVerbCommand(use, short, long string, act func(ctx context.Context, host
 			if _, err := host.helm.Get(args[0], ns); err != nil {
 				return err
 			}
-			msg, err := act(cmd.Context(), host, args[0], ns)
+			msg, err := act(cmd.Context(), cmd.OutOrStdout(), host, args[0], ns)
 			if err != nil {
 				return err
 			}
@@ -568,7 +577,7 @@ func newVirtualPauseCommand() *cobra.Command {
 `+"`vcluster pause`"+` does: its control plane StatefulSet is scaled to zero (etcd's
 claim is kept) and the tenant's host pods are deleted; the other host copies
 and every virtual object stay. `+"`virtual resume`"+` brings it back.`,
-		func(ctx context.Context, host *hostConn, name, ns string) (string, error) {
+		func(ctx context.Context, _ io.Writer, host *hostConn, name, ns string) (string, error) {
 			if err := deploy.Pause(ctx, host.client, name, ns, 3*time.Minute); err != nil {
 				return "", err
 			}
@@ -583,9 +592,11 @@ plane StatefulSet gets its replica back, and once it is ready the syncer makes
 the host pods anew from the virtual state. Pods owned by a controller
 (Deployment, StatefulSet, Job…) come back; a bare pod whose host copy was
 removed by pause is deleted in the virtual cluster, as in vCluster.`,
-		func(ctx context.Context, host *hostConn, name, ns string) (string, error) {
+		func(ctx context.Context, out io.Writer, host *hostConn, name, ns string) (string, error) {
 			start := time.Now()
-			if err := deploy.Resume(ctx, host.client, name, ns, 5*time.Minute); err != nil {
+			wait := waitOptions(out, localRegistry(host), 5*time.Minute)
+			fmt.Fprintf(out, "Resuming virtual cluster %s in host namespace %s...\n", name, ns)
+			if err := deploy.Resume(ctx, host.client, name, ns, wait); err != nil {
 				return "", err
 			}
 			return fmt.Sprintf("Virtual cluster %s is running again (%.1fs).", name, time.Since(start).Seconds()), nil
@@ -632,11 +643,15 @@ $CLUSTERSYNC_HOME/virtual/NAME/config.yaml, then virtual stop and start.`,
 			if err != nil {
 				return err
 			}
+			wait, err := checkImages(cmd.Context(), out, host, cfg, o.timeout)
+			if err != nil {
+				return err
+			}
 			ns := hostNamespace(name, o.namespace)
 			start := time.Now()
 			fmt.Fprintf(out, "Upgrading virtual cluster %s in host namespace %s...\n", name, ns)
 			if err := deploy.Upgrade(cmd.Context(), host.client, host.helm, deploy.UpgradeOptions{
-				Name: name, Namespace: ns, Values: vals, Timeout: o.timeout,
+				Name: name, Namespace: ns, Values: vals, Wait: wait,
 			}); err != nil {
 				return err
 			}
@@ -651,4 +666,87 @@ $CLUSTERSYNC_HOME/virtual/NAME/config.yaml, then virtual stop and start.`,
 	f.StringArrayVar(&o.sets, "set", nil, "set a value, e.g. --set sync.toHost.ingresses.enabled=true (repeatable)")
 	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long to wait for the new control plane to become ready")
 	return cmd
+}
+
+// localRegistry returns the address (host:port) of the local registry of
+// `clustersync dev up` when host is that local host (the same API server)
+// and the registry runs, else "". Its real node pulls the images named
+// ghcr.io/… from that registry.
+func localRegistry(host *hostConn) string {
+	c, err := hostcluster.Open(defaultHostDir())
+	if err != nil || c.Server() == "" || c.Server() != host.config.Host {
+		return ""
+	}
+	st, ok := registry.Running(registryDir(c.Dir))
+	if !ok {
+		return ""
+	}
+	return st.Addr
+}
+
+// localImageFix is the advice for an image the local host's registry lacks.
+const localImageFix = "build and push clustersync's images to the local host's registry with `make image` " +
+	"(tags latest and this version; `clustersync dev image --tag TAG` for another tag)"
+
+// waitOptions are the WaitOptions of create, upgrade and resume: progress
+// lines to out every 5 s, within timeout; with the local host's registry
+// (reg, "" when the host is another) the fix for a missing image is
+// localImageFix.
+func waitOptions(out io.Writer, reg string, timeout time.Duration) deploy.WaitOptions {
+	w := deploy.WaitOptions{Timeout: timeout, Progress: out, ProgressEvery: 5 * time.Second}
+	if reg != "" {
+		w.ImageFix = localImageFix
+	}
+	return w
+}
+
+// checkImages checks, before anything is installed on the local host of
+// `dev up`, that its registry holds the images cfg runs: the control plane
+// image (missing: an error with the command that pushes it) and, when
+// StatefulSet pods get the rewrite-hosts init container, its image
+// (missing: a note, since only those pods need it). On another host it
+// checks nothing (the wait stops early on an image that does not exist).
+// It returns the WaitOptions for the wait that follows (waitOptions).
+func checkImages(ctx context.Context, out io.Writer, host *hostConn, cfg *config.Config, timeout time.Duration) (deploy.WaitOptions, error) {
+	reg := localRegistry(host)
+	w := waitOptions(out, reg, timeout)
+	if reg == "" {
+		return w, nil
+	}
+	cp, err := deploy.ControlPlaneImage(cfg)
+	if err != nil {
+		return w, err
+	}
+	if ok, err := inLocalRegistry(ctx, reg, cp); err != nil {
+		return w, err
+	} else if !ok {
+		return w, fmt.Errorf("the control plane image %s is not in the local host's registry (http://%s), from which its node pulls ghcr.io images: %s",
+			cp, reg, localImageFix)
+	}
+	if rh := cfg.Sync.ToHost.Pods.RewriteHosts; rh.Enabled {
+		img := string(rh.InitContainer.Image)
+		if ok, err := inLocalRegistry(ctx, reg, img); err == nil && !ok {
+			fmt.Fprintf(out, "Note: the rewrite-hosts image %s (sync.toHost.pods.rewriteHosts.initContainer.image) is not in the local host's registry: "+
+				"StatefulSet pods will not start until it is there (`clustersync dev up` pushes the default one).\n", img)
+		}
+	}
+	return w, nil
+}
+
+// inLocalRegistry tells whether image, when it is a ghcr.io image, is in
+// the local registry reg under its repository and tag; other images are not
+// the local registry's to judge (true).
+func inLocalRegistry(ctx context.Context, reg, image string) (bool, error) {
+	ref, err := name.ParseReference(image)
+	if err != nil {
+		return false, fmt.Errorf("image %q: %w", image, err)
+	}
+	if ref.Context().RegistryStr() != images.DefaultRegistry {
+		return true, nil
+	}
+	ok, err := images.Exists(ctx, reg, ref.Context().RepositoryStr(), ref.Identifier(), true)
+	if err != nil {
+		return false, fmt.Errorf("local registry %s: %w", reg, err)
+	}
+	return ok, nil
 }

@@ -48,6 +48,9 @@ true
 {{/* What every container of the control plane pod has: the pod's namespace and
 IP, a locked-down security context, the data, config and /tmp volumes. */}}
 {{- define "vc.container" -}}
+{{- /* A container that fails says why in its status (its last log lines),
+  which `virtual create` prints instead of waiting out its timeout. */}}
+terminationMessagePolicy: FallbackToLogsOnError
 env:
   - name: POD_NAMESPACE
     valueFrom:

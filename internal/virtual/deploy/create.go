@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,8 +34,8 @@ type CreateOptions struct {
 	Namespace string
 	// Values are the chart values, checked (see Values).
 	Values map[string]any
-	// Timeout bounds the wait for the control plane to become ready.
-	Timeout time.Duration
+	// Wait says how to wait for the control plane to become ready.
+	Wait WaitOptions
 }
 
 // Created describes a virtual cluster that Create installed.
@@ -49,7 +48,8 @@ type Created struct {
 
 // Create creates the host namespace when missing (labelled
 // LabelCreatedFor), installs the chart with o.Values (checked by Values
-// beforehand) and waits until the control plane is ready (WaitReady). It
+// beforehand) and waits until the control plane is ready (WaitReady, which
+// stops early when it cannot start). It
 // refuses a name that is not a DNS-1123 label and a release of that name
 // that exists already in the namespace.
 func Create(ctx context.Context, host kubernetes.Interface, h *Helm, o CreateOptions) (*Created, error) {
@@ -66,7 +66,7 @@ func Create(ctx context.Context, host kubernetes.Interface, h *Helm, o CreateOpt
 	if _, err := h.Install(ctx, o.Name, o.Namespace, o.Values); err != nil {
 		return nil, err
 	}
-	if err := WaitReady(ctx, host, o.Name, o.Namespace, o.Timeout); err != nil {
+	if err := WaitReady(ctx, host, o.Name, o.Namespace, o.Wait); err != nil {
 		return nil, err
 	}
 	sts, err := host.AppsV1().StatefulSets(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})

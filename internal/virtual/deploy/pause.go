@@ -62,12 +62,12 @@ func Pause(ctx context.Context, host kubernetes.Interface, name, namespace strin
 }
 
 // Resume brings a paused virtual cluster back: the StatefulSet gets its
-// replica count again and Resume waits (WaitReady, up to timeout) for the
+// replica count again and Resume waits (WaitReady with w) for the
 // control plane; the syncer then makes the host pods anew from the virtual
 // state (pods of Deployments and other controllers come back; a bare pod
 // whose host copy is gone is deleted in the virtual cluster, as vCluster
 // does). Resuming a running virtual cluster is an error that says so.
-func Resume(ctx context.Context, host kubernetes.Interface, name, namespace string, timeout time.Duration) error {
+func Resume(ctx context.Context, host kubernetes.Interface, name, namespace string, w WaitOptions) error {
 	sts, err := host.AppsV1().StatefulSets(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("virtual cluster %s: control plane statefulset %s/%s: %w", name, namespace, name, err)
@@ -83,7 +83,7 @@ func Resume(ctx context.Context, host kubernetes.Interface, name, namespace stri
 	if _, err := host.AppsV1().StatefulSets(namespace).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		return fmt.Errorf("scale %s/%s to %d: %w", namespace, name, replicas, err)
 	}
-	return WaitReady(ctx, host, name, namespace, timeout)
+	return WaitReady(ctx, host, name, namespace, w)
 }
 
 // waitPodGone waits until pod name of namespace does not exist.

@@ -19,14 +19,15 @@ type UpgradeOptions struct {
 	// Values are the new chart values, checked (see Values); they replace
 	// the old ones.
 	Values map[string]any
-	// Timeout bounds the wait for the new control plane pod.
-	Timeout time.Duration
+	// Wait says how to wait for the new control plane pod
+	// (UpdatedRevision is set by Upgrade).
+	Wait WaitOptions
 }
 
 // Upgrade changes the configuration of virtual cluster o.Name: `helm
-// upgrade` of its release with o.Values, then a wait until the StatefulSet
-// has replaced its pod (RolledOut) and the control plane is ready
-// (WaitReady). At its restart the syncer removes the host copies of the
+// upgrade` of its release with o.Values, then a wait until the pod of the
+// new revision is ready (WaitReady, which stops early when it cannot start)
+// and the StatefulSet has rolled out (RolledOut). At its restart the syncer removes the host copies of the
 // kinds the new configuration switches off. It refuses a virtual cluster
 // that is not installed in the namespace.
 func Upgrade(ctx context.Context, host kubernetes.Interface, h *Helm, o UpgradeOptions) error {
@@ -36,10 +37,12 @@ func Upgrade(ctx context.Context, host kubernetes.Interface, h *Helm, o UpgradeO
 	if _, err := h.Upgrade(ctx, o.Name, o.Namespace, o.Values); err != nil {
 		return err
 	}
-	if err := RolledOut(ctx, host, o.Name, o.Namespace, o.Timeout); err != nil {
+	w := o.Wait
+	w.UpdatedRevision = true
+	if err := WaitReady(ctx, host, o.Name, o.Namespace, w); err != nil {
 		return err
 	}
-	return WaitReady(ctx, host, o.Name, o.Namespace, o.Timeout)
+	return RolledOut(ctx, host, o.Name, o.Namespace, o.Wait.Timeout)
 }
 
 // RolledOut waits (at most timeout, polling every 500 ms) until the
