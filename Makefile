@@ -12,17 +12,26 @@ TEST_ARGS ?=
 ARGS      ?=
 BENCH_ARGS ?=
 
-.PHONY: all build binaries test unit run bench crds fmt vet clean image fuzz chaos
+.PHONY: all build binaries run-binaries test unit run bench crds fmt vet clean image fuzz chaos
 
 all: build
 
 # Kubernetes, etcd and kwok binaries, built once per machine into
-# $(CLUSTERSYNC_CACHE) (default ~/.cache/clustersync), skipped when present.
+# $(CLUSTERSYNC_CACHE) (default ~/.cache/clustersync), skipped when present:
+# binaries is everything make test needs, run-binaries only what the demo
+# (make run) needs — not the +k3s1 kube-apiserver of the K3s tests nor
+# controller-gen.
 binaries:
 	@hack/build-binaries.sh
 
+run-binaries:
+	@hack/build-binaries.sh run
+
+# Static and -trimpath, as the clustersync image's binary is built
+# (internal/images.GoBuild): the image build then reuses every compiled
+# package and only links.
 build:
-	$(GO) build -o $(BIN) ./cmd/clustersync
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN) ./cmd/clustersync
 
 test: binaries build
 	$(GO) vet ./...
@@ -80,7 +89,7 @@ image: build
 unit:
 	$(GO) test -count=1 -short ./...
 
-run: binaries build
+run: run-binaries build
 	$(BIN) demo $(ARGS)
 
 # The virtual-cluster syncer, then the hosted-cluster controllers (200 EKS

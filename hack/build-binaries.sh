@@ -12,18 +12,32 @@
 #   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0-node/{kubelet,kube-proxy}
 #   $CLUSTERSYNC_CACHE/local-path-provisioner-v0.0.30/local-path-provisioner
 #   $CLUSTERSYNC_CACHE/metrics-server-v0.9.0/metrics-server
+#   $CLUSTERSYNC_CACHE/busybox-static-1.35.0/busybox
 #       the local real node's runtime, CNI plugins, kubelet, kube-proxy, storage provisioner
-#       and resource metrics API (kubectl top);
+#       and resource metrics API (kubectl top), and Debian's busybox-static (downloaded,
+#       not installed), the image of the rewrite-hosts init container of StatefulSet pods;
 #       the default and `node` build them and install Debian's runc and iptables when missing.
 #
 # CLUSTERSYNC_CACHE defaults to ${XDG_CACHE_HOME:-$HOME/.cache}/clustersync.
 # A folder that is already complete is skipped, so a warm machine builds
-# nothing. Usage: hack/build-binaries.sh [--print-env|controller-gen|static|node]
+# nothing. Each step says how long it usually takes on 2 cores and how long it
+# took. Usage: hack/build-binaries.sh [--print-env|run|controller-gen|static|node]
+#   (none)          everything below: what `make test` needs.
+#   run             what `make run` (the demo) needs: etcd, the static control plane,
+#                   kwok, and the real node; not metrics-server (kubectl top), the
+#                   +k3s1 relink or controller-gen, which only tests and `make generate` use.
 #   --print-env     print only the CLUSTERSYNC_*_BIN variables, as shell exports.
 #   controller-gen  build only controller-gen (what `make generate` needs).
 #   static          build only kube-apiserver, kube-controller-manager, kube-scheduler (make image).
 #   node            build only the real node's containerd, CNI plugins, kubelet, kube-proxy,
-#                   local-path-provisioner and metrics-server (and install runc, iptables).
+#                   local-path-provisioner and metrics-server, fetch busybox-static (and
+#                   install runc, iptables).
+#
+# Every Kubernetes binary is built with CGO_ENABLED=0 (as Kubernetes releases
+# the control plane), so kubelet, kube-proxy and the +k3s1 kube-apiserver reuse
+# the compiled packages of the static control plane from Go's build cache: the
+# +k3s1 build is a relink of seconds, and the node's Kubernetes binaries add
+# minutes, not the quarter of an hour a second (cgo) compile of Kubernetes took.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,12 +45,13 @@ cache=${CLUSTERSYNC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/clustersync}
 
 ETCD_VERSION=v3.7.0
 KUBE_VERSION=v1.37.0
-KWOK_VERSION=v0.8.0
+KWOK_VERSION=v0.8.0 # keep in step with hack/tools/kube/go.mod (kwok builds in the Kubernetes tools module)
 CONTROLLER_GEN_VERSION=v0.23.0 # keep in step with hack/tools/controller-gen/go.mod
 CONTAINERD_VERSION=v2.4.2 # keep in step with hack/tools/node/go.mod
 CNI_PLUGINS_VERSION=v1.9.1 # keep in step with hack/tools/node/go.mod
 LOCAL_PATH_VERSION=v0.0.30 # keep in step with hack/tools/localpath/go.mod and internal/binaries
 METRICS_SERVER_VERSION=v0.9.0 # keep in step with hack/tools/metricsserver/go.mod and internal/binaries
+BUSYBOX_VERSION=1.35.0 # Debian bookworm's busybox-static; keep in step with internal/binaries and internal/images.BusyboxTag
 
 etcd_dir=$cache/etcd-$ETCD_VERSION
 kube_dir=$cache/kubernetes-$KUBE_VERSION-static
@@ -46,6 +61,7 @@ node_dir=$cache/node-containerd-$CONTAINERD_VERSION-cni-$CNI_PLUGINS_VERSION
 kube_node_dir=$cache/kubernetes-$KUBE_VERSION-node
 local_path_dir=$cache/local-path-provisioner-$LOCAL_PATH_VERSION
 metrics_server_dir=$cache/metrics-server-$METRICS_SERVER_VERSION
+busybox_dir=$cache/busybox-static-$BUSYBOX_VERSION
 
 print_env() {
 	cat <<ENV
@@ -64,6 +80,17 @@ ENV
 }
 
 log() { echo "build-binaries: $*" >&2; }
+
+# step NAME USUAL FUNC... runs FUNC when it has work to do, saying first how
+# long it usually takes (USUAL, on 2 cores with a cold Go build cache) and
+# then how long it took.
+step() {
+	local name=$1 usual=$2; shift 2
+	local t0=$SECONDS
+	log "$name: building (usually $usual on 2 cores, once per machine)"
+	"$@"
+	log "$name: done in $((SECONDS - t0)) s"
+}
 
 # complete DIR FILE... succeeds when every FILE is an executable in DIR.
 complete() {
@@ -92,8 +119,8 @@ controller_gen() {
 	if complete "$controller_gen_dir" controller-gen; then
 		log "controller-gen $CONTROLLER_GEN_VERSION: cached in $controller_gen_dir"
 	else
-		log "controller-gen $CONTROLLER_GEN_VERSION: building (about 30 seconds, once per machine)"
-		build_into "$controller_gen_dir" "$here/tools/controller-gen" "-s -w" \
+		step "controller-gen $CONTROLLER_GEN_VERSION" "30 seconds" \
+			build_into "$controller_gen_dir" "$here/tools/controller-gen" "-s -w" \
 			"sigs.k8s.io/controller-tools/cmd/controller-gen:controller-gen"
 	fi
 }
@@ -105,6 +132,23 @@ kube_ldflags() {
 	echo "-s -w -X $v.gitVersion=$1 -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean -X $v.buildDate=1970-01-01T00:00:00Z"
 }
 
+# kube_build DIR VERSION PKG:NAME... builds Kubernetes commands of the pinned
+# tools module reporting gitVersion VERSION, without cgo (see the top).
+kube_build() {
+	local dir=$1 version=$2; shift 2
+	CGO_ENABLED=0 build_into "$dir" "$here/tools/kube" "$(kube_ldflags "$version")" "$@"
+}
+
+# etcd builds the etcd server unless it is cached.
+etcd() {
+	if complete "$etcd_dir" etcd; then
+		log "etcd $ETCD_VERSION: cached in $etcd_dir"
+	else
+		step "etcd $ETCD_VERSION" "1-2 minutes" \
+			build_into "$etcd_dir" "$here/tools/etcd" "-s -w" "go.etcd.io/etcd/server/v3:etcd"
+	fi
+}
+
 # static builds kube-apiserver, kube-controller-manager and kube-scheduler
 # without cgo, as Kubernetes releases them, unless cached: the local clusters
 # run them and the clustersync image holds them (it has no C library).
@@ -112,59 +156,131 @@ static() {
 	if complete "$kube_dir" kube-apiserver kube-controller-manager kube-scheduler; then
 		log "kubernetes $KUBE_VERSION: cached in $kube_dir"
 	else
-		log "kubernetes $KUBE_VERSION: building static kube-apiserver, kube-controller-manager, kube-scheduler (10-20 minutes on 2 cores, once per machine)"
-		CGO_ENABLED=0 build_into "$kube_dir" "$here/tools/kube" "$(kube_ldflags "$KUBE_VERSION")" \
+		step "kubernetes $KUBE_VERSION static kube-apiserver, kube-controller-manager, kube-scheduler" "12-20 minutes" \
+			kube_build "$kube_dir" "$KUBE_VERSION" \
 			"k8s.io/kubernetes/cmd/kube-apiserver:kube-apiserver" \
 			"k8s.io/kubernetes/cmd/kube-controller-manager:kube-controller-manager" \
 			"k8s.io/kubernetes/cmd/kube-scheduler:kube-scheduler"
 	fi
 }
 
-# node builds containerd, its runc shim, the CNI plugins, kubelet and
-# kube-proxy of the local real node, unless cached, and installs Debian's runc
-# and iptables when they are not on PATH.
+# k3s builds the same kube-apiserver with a K3s version string ("+k3s1"),
+# for the tests of K3s detection of registered clusters. Only the link
+# differs from static's, so after static it takes seconds.
+k3s() {
+	local k3s_dir=$cache/kubernetes-$KUBE_VERSION-k3s1
+	if complete "$k3s_dir" kube-apiserver; then
+		log "kube-apiserver $KUBE_VERSION+k3s1: cached in $k3s_dir"
+	else
+		step "kube-apiserver $KUBE_VERSION+k3s1 (a relink, for the K3s tests)" "under a minute" \
+			kube_build "$k3s_dir" "$KUBE_VERSION+k3s1" "k8s.io/kubernetes/cmd/kube-apiserver:kube-apiserver"
+	fi
+}
+
+# kwok builds kwok and kwokctl (kwokctl runs the local host's control
+# plane; kwok its fake nodes) unless they are cached. They build in the
+# Kubernetes tools module, against the control plane's Kubernetes
+# libraries, whose compiled packages they reuse.
+kwok() {
+	if complete "$kwok_dir" kwok kwokctl; then
+		log "kwok $KWOK_VERSION: cached in $kwok_dir"
+	else
+		step "kwok $KWOK_VERSION kwok and kwokctl" "under a minute after the static control plane" kwok_build
+	fi
+}
+
+kwok_build() {
+	CGO_ENABLED=0 build_into "$kwok_dir" "$here/tools/kube" "-s -w" \
+		"sigs.k8s.io/kwok/cmd/kwok:kwok" "sigs.k8s.io/kwok/cmd/kwokctl:kwokctl"
+}
+
+# node builds containerd, its runc shim, the CNI plugins, kubelet,
+# kube-proxy, local-path-provisioner and metrics-server of the local real
+# node, unless cached, fetches busybox-static, and installs Debian's runc and
+# iptables when they are not on PATH.
 node() {
 	node_build
+	metrics_server
+	busybox
 	node_tools
 }
 
-# node_build builds the real node's Go binaries (see node) unless cached.
+# node_build builds the real node's Go binaries that the demo needs (see
+# node) unless cached.
 node_build() {
 	if complete "$node_dir" containerd containerd-shim-runc-v2 cni/bridge cni/host-local cni/loopback cni/portmap; then
 		log "containerd $CONTAINERD_VERSION, CNI plugins $CNI_PLUGINS_VERSION: cached in $node_dir"
 	else
-		log "containerd $CONTAINERD_VERSION, CNI plugins $CNI_PLUGINS_VERSION: building (about 2 minutes, once per machine)"
-		build_into "$node_dir" "$here/tools/node" "-s -w" \
-			"github.com/containerd/containerd/v2/cmd/containerd:containerd" \
-			"github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2:containerd-shim-runc-v2"
-		build_into "$node_dir/cni" "$here/tools/node" "-s -w" \
-			"github.com/containernetworking/plugins/plugins/main/bridge:bridge" \
-			"github.com/containernetworking/plugins/plugins/ipam/host-local:host-local" \
-			"github.com/containernetworking/plugins/plugins/main/loopback:loopback" \
-			"github.com/containernetworking/plugins/plugins/meta/portmap:portmap"
+		step "containerd $CONTAINERD_VERSION, CNI plugins $CNI_PLUGINS_VERSION" "2-3 minutes" containerd_build
 	fi
 	if complete "$kube_node_dir" kubelet kube-proxy; then
 		log "kubelet, kube-proxy $KUBE_VERSION: cached in $kube_node_dir"
 	else
-		log "kubelet, kube-proxy $KUBE_VERSION: building (a few minutes, once per machine)"
-		build_into "$kube_node_dir" "$here/tools/kube" "$(kube_ldflags "$KUBE_VERSION")" \
+		step "kubelet, kube-proxy $KUBE_VERSION" "3-5 minutes after the static control plane" \
+			kube_build "$kube_node_dir" "$KUBE_VERSION" \
 			"k8s.io/kubernetes/cmd/kubelet:kubelet" \
 			"k8s.io/kubernetes/cmd/kube-proxy:kube-proxy"
 	fi
 	if complete "$local_path_dir" local-path-provisioner; then
 		log "local-path-provisioner $LOCAL_PATH_VERSION: cached in $local_path_dir"
 	else
-		log "local-path-provisioner $LOCAL_PATH_VERSION: building (about a minute, once per machine)"
-		build_into "$local_path_dir" "$here/tools/localpath" "-s -w" \
+		step "local-path-provisioner $LOCAL_PATH_VERSION" "1-2 minutes" \
+			build_into "$local_path_dir" "$here/tools/localpath" "-s -w" \
 			"github.com/rancher/local-path-provisioner:local-path-provisioner"
 	fi
+}
+
+# metrics_server builds metrics-server, the local host's resource metrics
+# API (kubectl top), unless it is cached. The node runs without it, so the
+# demo's build (run) leaves it out.
+metrics_server() {
 	if complete "$metrics_server_dir" metrics-server; then
 		log "metrics-server $METRICS_SERVER_VERSION: cached in $metrics_server_dir"
 	else
-		log "metrics-server $METRICS_SERVER_VERSION: building (a few minutes, once per machine)"
-		build_into "$metrics_server_dir" "$here/tools/metricsserver" "-s -w" \
+		step "metrics-server $METRICS_SERVER_VERSION" "2-3 minutes" \
+			build_into "$metrics_server_dir" "$here/tools/metricsserver" "-s -w" \
 			"sigs.k8s.io/metrics-server/cmd/metrics-server:metrics-server"
 	fi
+}
+
+containerd_build() {
+	build_into "$node_dir" "$here/tools/node" "-s -w" \
+		"github.com/containerd/containerd/v2/cmd/containerd:containerd" \
+		"github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2:containerd-shim-runc-v2"
+	build_into "$node_dir/cni" "$here/tools/node" "-s -w" \
+		"github.com/containernetworking/plugins/plugins/main/bridge:bridge" \
+		"github.com/containernetworking/plugins/plugins/ipam/host-local:host-local" \
+		"github.com/containernetworking/plugins/plugins/main/loopback:loopback" \
+		"github.com/containernetworking/plugins/plugins/meta/portmap:portmap"
+}
+
+# busybox puts Debian's statically linked busybox (package busybox-static,
+# downloaded with apt-get download and unpacked, not installed) into the
+# cache, unless it is there: dev up builds the rewrite-hosts image of
+# virtual clusters' StatefulSet pods from it (internal/images.Busybox).
+busybox() {
+	if complete "$busybox_dir" busybox; then
+		log "busybox-static $BUSYBOX_VERSION: cached in $busybox_dir"
+		return
+	fi
+	if ! command -v apt-get >/dev/null || ! command -v dpkg-deb >/dev/null; then
+		log "busybox-static: cannot be fetched here (no apt-get/dpkg-deb); StatefulSet pods of virtual clusters on the local host need sync.toHost.pods.rewriteHosts.initContainer.image set to an image with sh and sed"
+		return 0
+	fi
+	log "busybox-static $BUSYBOX_VERSION: downloading Debian's package (apt-get download busybox-static; a few seconds)"
+	local tmp; tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
+	(cd "$tmp" && { apt-get download -q busybox-static >&2 2>/dev/null || { apt-get update -q >&2 && apt-get download -q busybox-static >&2; }; })
+	local deb; deb=$(ls "$tmp"/busybox-static_*.deb)
+	local version; version=$(dpkg-deb -f "$deb" Version)
+	case $version in
+	*:$BUSYBOX_VERSION-*) ;;
+	*) log "busybox-static: Debian offers $version, not $BUSYBOX_VERSION; using it anyway (update BUSYBOX_VERSION)" ;;
+	esac
+	dpkg-deb -x "$deb" "$tmp/pkg"
+	mkdir -p "$busybox_dir"
+	mv "$tmp/pkg/bin/busybox" "$busybox_dir/busybox"
+	rm -rf "$tmp"
+	log "busybox-static $version: in $busybox_dir"
 }
 
 # node_tools installs the real node's Debian tools when missing (see node).
@@ -190,47 +306,27 @@ debian_tool() {
 	fi
 }
 
+# for_run builds what the demo (make run) needs: the local host's control
+# plane (etcd, static Kubernetes, kwokctl) and its real node.
+for_run() {
+	etcd
+	static
+	kwok
+	node_build
+	busybox
+	node_tools || log "the real node cannot run here; dev up uses kwok fake nodes only"
+}
+
 main() {
 	mkdir -p "$cache"
-	local start=$SECONDS
-
-	if complete "$etcd_dir" etcd; then
-		log "etcd $ETCD_VERSION: cached in $etcd_dir"
-	else
-		log "etcd $ETCD_VERSION: building (about 1 minute, once per machine)"
-		build_into "$etcd_dir" "$here/tools/etcd" "-s -w" "go.etcd.io/etcd/server/v3:etcd"
+	local start=$SECONDS mode=${1:-all}
+	for_run
+	if [ "$mode" = all ]; then
+		metrics_server
+		k3s
+		controller_gen
 	fi
-
-	static
-
-	# The same kube-apiserver with a K3s version string ("+k3s1"), for the
-	# tests of K3s detection of registered clusters. Only the link differs,
-	# so with a warm Go build cache this takes seconds.
-	local k3s_dir=$cache/kubernetes-$KUBE_VERSION-k3s1
-	if complete "$k3s_dir" kube-apiserver; then
-		log "kube-apiserver $KUBE_VERSION+k3s1: cached in $k3s_dir"
-	else
-		log "kube-apiserver $KUBE_VERSION+k3s1: building (relink of kube-apiserver)"
-		local minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
-		local v=k8s.io/component-base/version
-		build_into "$k3s_dir" "$here/tools/kube" "-s -w -X $v.gitVersion=$KUBE_VERSION+k3s1 -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean -X $v.buildDate=1970-01-01T00:00:00Z" \
-			"k8s.io/kubernetes/cmd/kube-apiserver:kube-apiserver"
-	fi
-
-	if complete "$kwok_dir" kwok kwokctl; then
-		log "kwok $KWOK_VERSION: cached in $kwok_dir"
-	else
-		log "kwok $KWOK_VERSION: installing kwok and kwokctl"
-		local tmp; tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
-		GOBIN=$tmp GOFLAGS=-buildvcs=false go install -trimpath -ldflags "-s -w" \
-			"sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION"
-		mkdir -p "$kwok_dir"; mv "$tmp"/* "$kwok_dir"/; rmdir "$tmp"
-	fi
-
-	controller_gen
-	node_build
-	node_tools || log "the real node cannot run here; dev up and the tests use kwok fake nodes only"
-	log "all binaries ready in $cache ($((SECONDS - start)) s)"
+	log "the binaries $([ "$mode" = all ] && echo "of make test" || echo "of make run") are ready in $cache ($((SECONDS - start)) s)"
 }
 
 case "${1:-}" in
@@ -238,6 +334,7 @@ case "${1:-}" in
 controller-gen) mkdir -p "$cache"; controller_gen ;;
 static) mkdir -p "$cache"; static ;;
 node) mkdir -p "$cache"; node ;;
-"") main ;;
-*) echo "usage: $0 [--print-env|controller-gen|static|node]" >&2; exit 2 ;;
+run) main run ;;
+"") main all ;;
+*) echo "usage: $0 [--print-env|run|controller-gen|static|node]" >&2; exit 2 ;;
 esac

@@ -71,21 +71,34 @@ func Default() Set {
 	}
 }
 
-// Check returns an error naming every binary of s that is missing or not
-// executable, with the command that builds them. An empty
-// KubeAPIServerK3s is not checked.
+// Check returns an error naming every binary of s a local cluster runs
+// that is missing or not executable, with the command that builds them.
+// KubeAPIServerK3s, which only the K3s tests run, is checked by CheckK3s.
 func (s Set) Check() error {
+	return checkExecutables("run `make binaries` (hack/build-binaries.sh) first", s.Etcd, s.KubeAPIServer, s.KubeControllerManager, s.KubeScheduler, s.Kwok, s.Kwokctl)
+}
+
+// CheckK3s returns an error when KubeAPIServerK3s is missing or not
+// executable, with the command that builds it; an empty path is not checked
+// (a Set made by hand for a test without K3s).
+func (s Set) CheckK3s() error {
+	if s.KubeAPIServerK3s == "" {
+		return nil
+	}
+	return checkExecutables("run `make binaries` (hack/build-binaries.sh builds it after the static control plane)", s.KubeAPIServerK3s)
+}
+
+// checkExecutables returns an error naming each of paths that is missing or
+// not executable, followed by fix.
+func checkExecutables(fix string, paths ...string) error {
 	var missing []string
-	for i, p := range []string{s.Etcd, s.KubeAPIServer, s.KubeControllerManager, s.KubeScheduler, s.Kwok, s.Kwokctl, s.KubeAPIServerK3s} {
-		if i == 6 && p == "" {
-			continue // a Set made by hand for a test without K3s
-		}
+	for _, p := range paths {
 		if st, err := os.Stat(p); err != nil || st.Mode()&0o111 == 0 {
 			missing = append(missing, p)
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("missing binaries %v: run `make binaries` (hack/build-binaries.sh) first", missing)
+		return fmt.Errorf("missing binaries %v: %s", missing, fix)
 	}
 	return nil
 }
@@ -104,6 +117,9 @@ const (
 	// MetricsServerVersion is kubernetes-sigs/metrics-server's
 	// (hack/tools/metricsserver/go.mod).
 	MetricsServerVersion = "v0.9.0"
+	// BusyboxVersion is the version of Debian's busybox-static package
+	// (bookworm) that hack/build-binaries.sh unpacks into the cache.
+	BusyboxVersion = "1.35.0"
 )
 
 // NodeSet is the absolute paths of the programs of a real node. Containerd,
@@ -116,8 +132,15 @@ type NodeSet struct {
 	// storage (LocalPathProvisionerVersion), built from hack/tools/localpath.
 	LocalPathProvisioner string
 	// MetricsServer is kubernetes-sigs/metrics-server, the host's resource
-	// metrics API (MetricsServerVersion), built from hack/tools/metricsserver.
-	MetricsServer  string
+	// metrics API (MetricsServerVersion), built from hack/tools/metricsserver
+	// by `make binaries` (not by `make run-binaries`). Check does not
+	// require it: without it the node runs and `kubectl top` does not work.
+	MetricsServer string
+	// Busybox is Debian's statically linked busybox (BusyboxVersion), the
+	// binary of the rewrite-hosts image of virtual clusters' StatefulSet
+	// pods (internal/images.Busybox). Check does not require it: the node
+	// runs without it.
+	Busybox        string
 	Runc, Iptables string
 }
 
@@ -148,6 +171,7 @@ func Node() NodeSet {
 		KubeProxy:            filepath.Join(kubeNodeDir, "kube-proxy"),
 		LocalPathProvisioner: filepath.Join(CacheDir(), "local-path-provisioner-"+LocalPathProvisionerVersion, "local-path-provisioner"),
 		MetricsServer:        filepath.Join(CacheDir(), "metrics-server-"+MetricsServerVersion, "metrics-server"),
+		Busybox:              filepath.Join(CacheDir(), "busybox-static-"+BusyboxVersion, "busybox"),
 		Runc:                 look("runc"),
 		Iptables:             look("iptables"),
 	}
@@ -158,7 +182,7 @@ func Node() NodeSet {
 func (s NodeSet) Check() error {
 	var missing []string
 	for _, p := range []string{s.Containerd, s.Shim, filepath.Join(s.CNIBinDir, "bridge"), filepath.Join(s.CNIBinDir, "host-local"),
-		filepath.Join(s.CNIBinDir, "loopback"), filepath.Join(s.CNIBinDir, "portmap"), s.Kubelet, s.KubeProxy, s.LocalPathProvisioner, s.MetricsServer} {
+		filepath.Join(s.CNIBinDir, "loopback"), filepath.Join(s.CNIBinDir, "portmap"), s.Kubelet, s.KubeProxy, s.LocalPathProvisioner} {
 		if st, err := os.Stat(p); err != nil || st.Mode()&0o111 == 0 {
 			missing = append(missing, p)
 		}

@@ -10,7 +10,8 @@ import (
 // servers are skipped, and `go test -short` runs only the others.
 var ErrShort = errors.New("-short: tests that run API servers are skipped")
 
-// Require returns the default Set for a test that runs API servers. Under
+// Require returns the default Set for a test that runs API servers, every
+// binary of it checked (the +k3s1 kube-apiserver too: make test builds it). Under
 // -short it skips the test; when a binary is missing it fails the test
 // (CI must not pass by skipping).
 func Require(t testing.TB) Set {
@@ -19,7 +20,7 @@ func Require(t testing.TB) Set {
 		t.Skip(ErrShort)
 	}
 	s := Default()
-	if err := s.Check(); err != nil {
+	if err := errors.Join(s.Check(), s.CheckK3s()); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -35,5 +36,5 @@ func ForTestMain() (Set, error) {
 		return Set{}, ErrShort
 	}
 	s := Default()
-	return s, s.Check()
+	return s, errors.Join(s.Check(), s.CheckK3s())
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,6 +49,13 @@ const (
 	// LocalPath (storage.go) and MetricsServer (metrics.go) are the
 	// others.
 )
+
+// metricsServerBuilt tells whether bins has a metrics-server to run: the
+// node runs without one (`make run-binaries` does not build it).
+func metricsServerBuilt(bins binaries.NodeSet) bool {
+	st, err := os.Stat(bins.MetricsServer)
+	return err == nil && st.Mode()&0o111 != 0
+}
 
 // components are the node's components in start order.
 func components() []string {
@@ -156,13 +164,14 @@ func Start(ctx context.Context, o Options, bins binaries.NodeSet, j Join, log io
 	if err := writeFiles(o, j); err != nil {
 		return err
 	}
-	steps := []struct {
+	type step struct {
 		name  string
 		exe   string
 		args  []string
 		env   []string
 		ready func() bool
-	}{
+	}
+	steps := []step{
 		{Containerd, bins.Containerd, containerdArgs(o), containerdEnv(bins), func() bool { return dialable(o.ContainerdSocket()) }},
 		{Kubelet, bins.Kubelet, []string{"--config", o.KubeletConfigFile(), "--kubeconfig", kubeletKubeconfig(o),
 			"--hostname-override", o.NodeName, "--node-ip", o.NodeIP().String(),
@@ -180,8 +189,15 @@ func Start(ctx context.Context, o Options, bins binaries.NodeSet, j Join, log io
 	if err != nil {
 		return fmt.Errorf("realnode: %w", err)
 	}
-	if err := ensureMetricsObjects(ctx, j.Admin, o, caPEM); err != nil {
-		return err
+	if metricsServerBuilt(bins) {
+		if err := ensureMetricsObjects(ctx, j.Admin, o, caPEM); err != nil {
+			return err
+		}
+	} else {
+		// An APIService without a server behind it would break the API
+		// discovery of every client; there is none, and kubectl top says so.
+		steps = slices.DeleteFunc(steps, func(s step) bool { return s.name == MetricsServer })
+		fmt.Fprintf(log, "  %s not built (%s; `make binaries` builds it): kubectl top does not work on this host\n", MetricsServer, bins.MetricsServer)
 	}
 	for _, s := range steps {
 		t := time.Now()
@@ -414,6 +430,9 @@ func ReadStatus(dir string) (Status, error) {
 	}
 	s := Status{Options: st.Options, Components: map[string]bool{}}
 	for _, name := range components() {
+		if name == MetricsServer && st.PIDs[name] == 0 {
+			continue // not built, not started (Start)
+		}
 		s.Components[name] = ours(st.PIDs[name], st.Options.Dir)
 	}
 	return s, nil

@@ -45,7 +45,9 @@ func Build(prefix string) (dir string, h Home, err error) {
 		return "", Home{}, err
 	}
 	h = Home{Exe: filepath.Join(dir, "clustersync"), Dir: filepath.Join(dir, "home")}
-	build := exec.Command("go", "build", "-o", h.Exe, "github.com/clustersync/clustersync/cmd/clustersync")
+	// The flags of `make build` (static, -trimpath), so after it this is a link.
+	build := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-o", h.Exe, "github.com/clustersync/clustersync/cmd/clustersync")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		return dir, Home{}, fmt.Errorf("build clustersync: %w", err)
