@@ -90,8 +90,13 @@ with --runtime real (the default), one real node runs on this machine:
 containerd with runc, the kubelet, kube-proxy (iptables) and the CNI bridge
 ` + hostcluster.RealNodeBridge + `, so pods really run, and rancher's local-path-provisioner with
 the default StorageClass local-path (claims become folders of the node).
-The node's sandbox and local-path helper images are built and pushed to the
-registry when missing (from the source tree, --source).
+The images the node and ` + "`virtual create`" + ` need are built and pushed to the
+registry when it lacks them: the node's sandbox and local-path helper images
+(from the source tree, --source), the rewrite-hosts image of virtual
+clusters' StatefulSet pods (Debian's busybox-static, which ` + "`make binaries`" + `
+fetches) and clustersync's own image, tag latest, which ` + "`virtual create`" + `
+installs (about a minute after ` + "`make build`" + `; ` + "`make image`" + ` rebuilds it after
+a change of the source).
 
 Where a real node cannot run (not Linux, not root, a missing cgroup
 controller or program), dev up says why in one line and uses kwok fake
@@ -103,7 +108,7 @@ nodes only; --runtime fake asks for that. --fake-nodes adds kwok fake nodes
 			if fakeNodes < 0 {
 				return fmt.Errorf("--fake-nodes must be 0 or more, not %d", fakeNodes)
 			}
-			opts := upOptions{dir: hostDir(dir), name: name, runtime: runtime, source: source, fakeNodes: -1}
+			opts := upOptions{dir: hostDir(dir), name: name, runtime: runtime, source: source, fakeNodes: -1, clustersyncImage: true}
 			if cmd.Flags().Changed("fake-nodes") {
 				opts.fakeNodes = fakeNodes
 			}
@@ -115,7 +120,7 @@ nodes only; --runtime fake asks for that. --fake-nodes adds kwok fake nodes
 				return err
 			}
 			c, reg := h.cluster, h.registry
-			fmt.Fprintf(out, "\nKubeconfig: %s\nAPI server: %s\nRegistry:   http://%s (push clustersync's images with `make image`)\n\nTo use it:\n\n  export KUBECONFIG=%s\n  kubectl get nodes\n",
+			fmt.Fprintf(out, "\nKubeconfig: %s\nAPI server: %s\nRegistry:   http://%s (`make image` pushes clustersync's images after a change of the source)\n\nTo use it:\n\n  export KUBECONFIG=%s\n  kubectl get nodes\n  clustersync virtual create NAME\n",
 				c.Kubeconfig, c.Server(), reg, shellQuote(c.Kubeconfig))
 			return nil
 		},
@@ -124,7 +129,7 @@ nodes only; --runtime fake asks for that. --fake-nodes adds kwok fake nodes
 	cmd.Flags().StringVar(&name, "name", "", fmt.Sprintf("kwokctl cluster name (default %q, or the existing cluster's)", hostcluster.DefaultName))
 	cmd.Flags().StringVar(&runtime, "runtime", runtimeReal, "nodes: \"real\" (one real node, kwok fake nodes only where it cannot run) or \"fake\" (kwok fake nodes only)")
 	cmd.Flags().IntVar(&fakeNodes, "fake-nodes", 0, fmt.Sprintf("number of kwok fake nodes (default 0 beside a real node, %d without; an existing cluster keeps its count unless this is given)", hostcluster.DefaultNodes))
-	cmd.Flags().StringVar(&source, "source", "", "the clustersync source tree, to build the node's sandbox and local-path helper images from when the registry lacks them (default the one that holds the current folder)")
+	cmd.Flags().StringVar(&source, "source", "", "the clustersync source tree, to build the node's images and clustersync's from when the registry lacks them (default the one that holds the current folder)")
 	return cmd
 }
 
@@ -142,6 +147,10 @@ type upOptions struct {
 	fakeNodes int
 	// log receives the host cluster's progress lines; nil means out.
 	log io.Writer
+	// clustersyncImage pushes clustersync's image (tag latest) to the
+	// registry when it lacks it (ensureImages), so that `virtual create`
+	// works right after `dev up`; the demo builds it itself.
+	clustersyncImage bool
 }
 
 // upped is what upHost brought up.
@@ -204,7 +213,7 @@ func upHost(ctx context.Context, out io.Writer, o upOptions) (upped, error) {
 	if !real {
 		return u, nil
 	}
-	if err := ensureNodeImages(ctx, out, o.source, u.registry); err != nil {
+	if err := ensureImages(ctx, out, o.source, u.registry, o.clustersyncImage); err != nil {
 		return u, err
 	}
 	c.Log = opts.Log

@@ -166,14 +166,11 @@ control-plane binaries come from ` + "`hack/build-binaries.sh static`" + `, whic
 // `dev image --ca-certificates` names another: Debian's.
 const defaultCABundle = "/etc/ssl/certs/ca-certificates.crt"
 
-// buildAndPushImages builds clustersync's images (images.BuildAll) from the
-// source tree source, the control-plane binaries taken from the static
-// Kubernetes build of the cache ($CLUSTERSYNC_STATIC_KUBE_DIR overrides it),
-// and pushes each to registry reg under every tag of tags (the first is
-// the one printed), over plain HTTP when insecure. ca is the CA bundle the
-// clustersync image holds.
-func buildAndPushImages(ctx context.Context, out io.Writer, source, reg string, insecure bool, tags []string, ca string) error {
-	start := time.Now()
+// staticControlPlane returns the static kube-apiserver and
+// kube-controller-manager the clustersync image holds, from the static
+// Kubernetes build of the cache ($CLUSTERSYNC_STATIC_KUBE_DIR overrides
+// it), or an error with the command that builds them.
+func staticControlPlane() ([]string, error) {
 	staticDir := os.Getenv("CLUSTERSYNC_STATIC_KUBE_DIR")
 	if staticDir == "" {
 		staticDir = filepath.Join(binaries.CacheDir(), "kubernetes-"+binaries.KubernetesVersion+"-static")
@@ -181,8 +178,23 @@ func buildAndPushImages(ctx context.Context, out io.Writer, source, reg string, 
 	controlPlane := []string{filepath.Join(staticDir, "kube-apiserver"), filepath.Join(staticDir, "kube-controller-manager")}
 	for _, b := range controlPlane {
 		if _, err := os.Stat(b); errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%s is missing: build the static control plane with `hack/build-binaries.sh static` (make image does)", b)
+			return nil, fmt.Errorf("%s is missing: build the static control plane with `hack/build-binaries.sh static` (make image does)", b)
 		}
+	}
+	return controlPlane, nil
+}
+
+// buildAndPushImages builds clustersync's images (images.BuildAll) from the
+// source tree source, the control-plane binaries from staticControlPlane,
+// and pushes each to registry reg under every tag of tags (the first is
+// the one printed), over plain HTTP when insecure; then the busybox image
+// (rewrite-hosts) under images.BusyboxTag, when the cache has its binary.
+// ca is the CA bundle the clustersync image holds.
+func buildAndPushImages(ctx context.Context, out io.Writer, source, reg string, insecure bool, tags []string, ca string) error {
+	start := time.Now()
+	controlPlane, err := staticControlPlane()
+	if err != nil {
+		return err
 	}
 	work, err := os.MkdirTemp("", "clustersync-image-")
 	if err != nil {
@@ -203,31 +215,77 @@ func buildAndPushImages(ctx context.Context, out io.Writer, source, reg string, 
 		}
 		fmt.Fprintf(out, "  %s  %s  %.1f MB\n", images.Reference(reg, b.Repository, tags[0]), d, float64(size)/1e6)
 	}
+	if bb := binaries.Node().Busybox; fileExists(bb) {
+		img, err := images.Busybox(bb, images.BusyboxTag)
+		if err != nil {
+			return err
+		}
+		d, size, err := images.Push(ctx, img, reg, images.BusyboxRepository, []string{images.BusyboxTag}, insecure)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "  %s  %s  %.1f MB\n", images.Reference(reg, images.BusyboxRepository, images.BusyboxTag), d, float64(size)/1e6)
+	} else {
+		fmt.Fprintf(out, "  (no %s: %s is missing; `make binaries` fetches it)\n", images.Reference(reg, images.BusyboxRepository, images.BusyboxTag), bb)
+	}
 	return nil
 }
 
-// ensureNodeImages pushes the images the local real node needs before it
-// runs anything — its sandbox image and its storage provisioner's helper —
-// to the local registry at reg unless they are there: built from the clustersync source tree
-// (sourceTree(source); a few seconds each). Without a source tree it says
-// which are missing and what fails without them.
-func ensureNodeImages(ctx context.Context, out io.Writer, source, reg string) error {
-	nodeImages := []struct {
-		pkg, repository, tag string
-		build                func(binary, version string) (v1.Image, error)
-	}{
+// fileExists tells whether path names an existing file.
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// sourceImage is an image of one static binary of the source tree: package
+// pkg, built into repository:tag by build.
+type sourceImage struct {
+	pkg, repository, tag string
+	build                func(binary, version string) (v1.Image, error)
+}
+
+// ensureImages pushes to the local registry at reg the images that must be
+// there before the real node and `virtual create` run, unless they are
+// there already, saying what it pushes and how long it took:
+//   - the node's sandbox image and its storage provisioner's helper, built
+//     from the clustersync source tree (sourceTree(source); seconds);
+//   - the rewrite-hosts image of virtual clusters' StatefulSet pods
+//     (images.Busybox, from the cached busybox-static; seconds);
+//   - with clustersync, the demo web server (examples/demo-app, tag
+//     latest) that docs/virtual-clusters.md runs, and the clustersync
+//     image under tag latest, which
+//     `virtual create` installs by default (the chart's appVersion): built
+//     from the source tree and the static control plane (a link and a
+//     push, about a minute, after `make build`).
+//
+// What cannot be built here (no source tree, a missing binary) is said in
+// one line with the command that provides it; only a registry that fails
+// is an error.
+func ensureImages(ctx context.Context, out io.Writer, source, reg string, clustersync bool) error {
+	missing := func(repository, tag string) (bool, error) {
+		ok, err := images.Exists(ctx, reg, repository, tag, true)
+		if err != nil {
+			return false, fmt.Errorf("local registry %s: %w", reg, err)
+		}
+		return !ok, nil
+	}
+	nodeImages := []sourceImage{
 		{"./internal/images/pause", images.PauseRepository, hostcluster.RealNodePauseTag, images.Pause},
 		{"./internal/images/localpathhelper", images.LocalPathHelperRepository, hostcluster.RealNodeLocalPathHelperTag, images.LocalPathHelper},
 	}
+	if clustersync {
+		nodeImages = append(nodeImages, sourceImage{"./examples/demo-app", images.DemoRepository, "latest", images.Demo})
+	}
 	for _, ni := range nodeImages {
-		if ok, err := images.Exists(ctx, reg, ni.repository, ni.tag, true); err != nil {
-			return fmt.Errorf("local registry %s: %w", reg, err)
-		} else if ok {
+		if m, err := missing(ni.repository, ni.tag); err != nil || !m {
+			if err != nil {
+				return err
+			}
 			continue
 		}
 		tree, err := sourceTree(source)
 		if err != nil {
-			fmt.Fprintf(out, "The registry lacks %s and %v: pods (sandbox image) or volumes (local-path helper) of the real node wait until `make image` pushes it.\n",
+			fmt.Fprintf(out, "The registry lacks %s and %v: pods that need it wait until `make image` pushes it.\n",
 				images.Reference(images.DefaultRegistry, ni.repository, ni.tag), err)
 			return nil
 		}
@@ -236,6 +294,56 @@ func ensureNodeImages(ctx context.Context, out io.Writer, source, reg string) er
 		}
 		fmt.Fprintf(out, "Pushed %s\n", images.Reference(reg, ni.repository, ni.tag))
 	}
+
+	busybox := images.Reference(images.DefaultRegistry, images.BusyboxRepository, images.BusyboxTag)
+	if m, err := missing(images.BusyboxRepository, images.BusyboxTag); err != nil {
+		return err
+	} else if m {
+		if bb := binaries.Node().Busybox; !fileExists(bb) {
+			fmt.Fprintf(out, "No %s (the rewrite-hosts image of StatefulSet pods in virtual clusters): %s is missing; `make binaries` fetches it.\n", busybox, bb)
+		} else if img, err := images.Busybox(bb, images.BusyboxTag); err != nil {
+			return err
+		} else if _, _, err := images.Push(ctx, img, reg, images.BusyboxRepository, []string{images.BusyboxTag}, true); err != nil {
+			return err
+		} else {
+			fmt.Fprintf(out, "Pushed %s (Debian's busybox-static; the rewrite-hosts image of StatefulSet pods)\n", busybox)
+		}
+	}
+
+	if !clustersync {
+		return nil
+	}
+	const tag = "latest"
+	ref := images.Reference(images.DefaultRegistry, images.ClustersyncRepository, tag)
+	if m, err := missing(images.ClustersyncRepository, tag); err != nil || !m {
+		return err
+	}
+	tree, err := sourceTree(source)
+	if err != nil {
+		fmt.Fprintf(out, "The registry lacks %s, which `virtual create` installs, and %v: run `make image` from the clustersync source tree.\n", ref, err)
+		return nil
+	}
+	controlPlane, err := staticControlPlane()
+	if err != nil {
+		fmt.Fprintf(out, "The registry lacks %s, which `virtual create` installs: %v.\n", ref, err)
+		return nil
+	}
+	start := time.Now()
+	fmt.Fprintf(out, "Building %s from %s, which `virtual create` installs (about a minute after `make build`)…\n", ref, tree)
+	work, err := os.MkdirTemp("", "clustersync-image-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	img, err := images.BuildClustersync(ctx, images.BuildOptions{ModuleDir: tree, WorkDir: work, Version: tag,
+		ControlPlane: controlPlane, CACertificates: defaultCABundle})
+	if err != nil {
+		return err
+	}
+	if _, _, err := images.Push(ctx, img, reg, images.ClustersyncRepository, []string{tag}, true); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Pushed %s in %.1f s (`make image` rebuilds it after a change of the source).\n", ref, time.Since(start).Seconds())
 	return nil
 }
 

@@ -42,22 +42,18 @@ type Built struct {
 // BuildAll compiles clustersync, pause and demo-app as static binaries in
 // o.WorkDir and builds their images (Clustersync, Pause, Demo).
 func BuildAll(ctx context.Context, o BuildOptions) ([]Built, error) {
-	if err := os.MkdirAll(o.WorkDir, 0o755); err != nil {
+	cs, err := BuildClustersync(ctx, o)
+	if err != nil {
 		return nil, err
 	}
 	bin := func(n string) string { return filepath.Join(o.WorkDir, n) }
-	for _, b := range []struct{ pkg, out, ldflags string }{
-		{"./cmd/clustersync", bin("clustersync"), "-X main.version=" + o.Version},
-		{"./internal/images/pause", bin("pause"), ""},
-		{"./examples/demo-app", bin("demo-app"), ""},
+	for _, b := range []struct{ pkg, out string }{
+		{"./internal/images/pause", bin("pause")},
+		{"./examples/demo-app", bin("demo-app")},
 	} {
-		if err := GoBuild(ctx, o.ModuleDir, b.pkg, b.out, b.ldflags); err != nil {
+		if err := GoBuild(ctx, o.ModuleDir, b.pkg, b.out, ""); err != nil {
 			return nil, err
 		}
-	}
-	cs, err := Clustersync(ClustersyncSources{Binary: bin("clustersync"), ControlPlane: o.ControlPlane, CACertificates: o.CACertificates, Version: o.Version})
-	if err != nil {
-		return nil, err
 	}
 	pause, err := Pause(bin("pause"), o.Version)
 	if err != nil {
@@ -68,6 +64,21 @@ func BuildAll(ctx context.Context, o BuildOptions) ([]Built, error) {
 		return nil, err
 	}
 	return []Built{{ClustersyncRepository, cs}, {PauseRepository, pause}, {DemoRepository, demo}}, nil
+}
+
+// BuildClustersync compiles clustersync as a static binary in o.WorkDir
+// (version o.Version) and builds the clustersync image (Clustersync) from
+// it and o.ControlPlane. After `make build`, which compiles with the same
+// flags, the compile is a link.
+func BuildClustersync(ctx context.Context, o BuildOptions) (v1.Image, error) {
+	if err := os.MkdirAll(o.WorkDir, 0o755); err != nil {
+		return nil, err
+	}
+	bin := filepath.Join(o.WorkDir, "clustersync")
+	if err := GoBuild(ctx, o.ModuleDir, "./cmd/clustersync", bin, "-X main.version="+o.Version); err != nil {
+		return nil, err
+	}
+	return Clustersync(ClustersyncSources{Binary: bin, ControlPlane: o.ControlPlane, CACertificates: o.CACertificates, Version: o.Version})
 }
 
 // Push writes img to registry/repository under each tag, with the

@@ -25,6 +25,14 @@ const (
 	// LocalPathHelperRepository holds the helper of the local real node's
 	// storage provisioner (internal/images/localpathhelper).
 	LocalPathHelperRepository = "clustersync/local-path-helper"
+	// BusyboxRepository holds Debian's busybox-static (Busybox): the
+	// default image of the rewrite-hosts init container of virtual
+	// clusters' StatefulSet pods, which runs sh and sed.
+	BusyboxRepository = "clustersync/busybox"
+	// BusyboxTag is the busybox version of BusyboxRepository's image
+	// (Debian bookworm's busybox-static 1:1.35.0); the virtual clusters'
+	// default rewrite-hosts image (internal/virtual/config) names it.
+	BusyboxTag = "1.35.0"
 	// DefaultRegistry is where released images live.
 	DefaultRegistry = "ghcr.io"
 )
@@ -113,6 +121,33 @@ func LocalPathHelper(binary, version string) (v1.Image, error) {
 		return nil, err
 	}
 	return Image([]v1.Layer{l}, Config{Entrypoint: []string{"/local-path-helper"}, User: "0:0", Labels: labels("local-path-helper", version)})
+}
+
+// BusyboxApplets are the commands of the Busybox image, each a symbolic
+// link to /bin/busybox in /bin: what the rewrite-hosts init container
+// (sh, sed) and a user debugging it need.
+var BusyboxApplets = []string{"sh", "sed", "cat", "cp", "grep", "ls", "echo", "hostname", "nslookup", "sleep", "env", "true"}
+
+// Busybox builds the image of a statically linked busybox (Debian's
+// busybox-static, /bin/busybox of its package): /bin/busybox, a link to it
+// in /bin for each of BusyboxApplets, PATH /bin, and /etc/passwd and
+// /etc/group. It runs as root, as vCluster's library/alpine default does:
+// the rewrite-hosts container writes a copy of /etc/hosts that every
+// container of the pod then reads. Errors name a binary that is not
+// statically linked.
+func Busybox(binary, version string) (v1.Image, error) {
+	if err := requireStatic(binary); err != nil {
+		return nil, err
+	}
+	files := append(baseFiles(""), File{Path: "/bin/busybox", Mode: 0o755, Source: binary})
+	for _, a := range BusyboxApplets {
+		files = append(files, File{Path: "/bin/" + a, Link: "busybox"})
+	}
+	l, err := Layer(files)
+	if err != nil {
+		return nil, err
+	}
+	return Image([]v1.Layer{l}, Config{Cmd: []string{"sh"}, Env: []string{"PATH=/bin"}, Labels: labels("busybox", version)})
 }
 
 // Demo builds the demo web server's image from the static binary of

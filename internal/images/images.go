@@ -48,6 +48,9 @@ type File struct {
 	Data []byte
 	// Dir makes the entry a directory (Source and Data unused).
 	Dir bool
+	// Link, when set, makes the entry a symbolic link to Link (Source, Data
+	// and Mode unused), e.g. "busybox" for /bin/sh.
+	Link string
 	// Owner is the user and group ID owning the entry (0: root).
 	Owner int
 }
@@ -80,8 +83,12 @@ func Layer(files []File) (v1.Layer, error) {
 	for _, p := range names {
 		f := entries[p]
 		h := &tar.Header{Name: strings.TrimPrefix(p, "/"), Mode: f.Mode, ModTime: Epoch, Uid: f.Owner, Gid: f.Owner, Format: tar.FormatPAX}
-		if f.Dir {
-			h.Typeflag, h.Name = tar.TypeDir, h.Name+"/"
+		if f.Dir || f.Link != "" {
+			if f.Dir {
+				h.Typeflag, h.Name = tar.TypeDir, h.Name+"/"
+			} else {
+				h.Typeflag, h.Linkname, h.Mode = tar.TypeSymlink, f.Link, 0o777
+			}
 			if err := tw.WriteHeader(h); err != nil {
 				return nil, err
 			}

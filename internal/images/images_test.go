@@ -1,7 +1,9 @@
 package images
 
 import (
+	"archive/tar"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -9,6 +11,9 @@ import (
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/clustersync/clustersync/internal/binaries"
+	"github.com/clustersync/clustersync/internal/virtual/config"
 )
 
 func digest(t *testing.T, img v1.Image) v1.Hash {
@@ -128,5 +133,65 @@ func TestDynamicRefused(t *testing.T) {
 	_, err := Pause(dynamic, "test")
 	if err == nil || !strings.Contains(err.Error(), "/bin/ls is dynamically linked") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// The busybox image: /bin/busybox and a link to it for each applet, sh as
+// its command, root as its user; and its reference is the virtual
+// clusters' default rewrite-hosts image.
+func TestBusybox(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a Go binary")
+	}
+	bin := filepath.Join(t.TempDir(), "busybox") // a static stand-in
+	if err := GoBuild(context.Background(), moduleRoot(t), "./internal/images/pause", bin, ""); err != nil {
+		t.Fatal(err)
+	}
+	img, err := Busybox(bin, BusyboxTag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cf.Config.User != "" || len(cf.Config.Cmd) != 1 || cf.Config.Cmd[0] != "sh" || cf.Config.Env[0] != "PATH=/bin" {
+		t.Errorf("config: user %q cmd %v env %v", cf.Config.User, cf.Config.Cmd, cf.Config.Env)
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := layers[0].Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	links := map[string]string{}
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag == tar.TypeSymlink {
+			links[h.Name] = h.Linkname
+		} else if h.Name == "bin/busybox" && h.Mode != 0o755 {
+			t.Errorf("bin/busybox mode %o", h.Mode)
+		}
+	}
+	for _, a := range []string{"sh", "sed"} {
+		if links["bin/"+a] != "busybox" {
+			t.Errorf("bin/%s links to %q", a, links["bin/"+a])
+		}
+	}
+	if want := Reference(DefaultRegistry, BusyboxRepository, BusyboxTag); config.DefaultRewriteHostsImage != want {
+		t.Errorf("the default rewrite-hosts image is %s, the busybox image %s", config.DefaultRewriteHostsImage, want)
+	}
+	if BusyboxTag != binaries.BusyboxVersion {
+		t.Errorf("BusyboxTag %s, binaries.BusyboxVersion %s", BusyboxTag, binaries.BusyboxVersion)
 	}
 }

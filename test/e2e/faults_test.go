@@ -35,11 +35,10 @@ import (
 // virtual pods and Services, none missing and no orphan.
 func TestControlPlaneFaults(t *testing.T) {
 	devUpReal(t)
-	pushImages(t)
 	hostKubeconfig := filepath.Join(tests.Dir, "host", "kubeconfig.yaml")
 	host := clientFor(t, hostKubeconfig)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	cli(t, "virtual", "create", "faults", "--set", "controlPlane.statefulSet.image.tag=e2e", "--kubeconfig-out", kubeconfig)
+	cli(t, "virtual", "create", "faults", "--kubeconfig-out", kubeconfig)
 	virtual := clientFor(t, kubeconfig)
 	const hostNS = "vc-faults"
 	tr := translate.Translator{VCluster: "faults", HostNamespace: hostNS}
@@ -50,7 +49,7 @@ func TestControlPlaneFaults(t *testing.T) {
 			Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
 				TerminationGracePeriodSeconds: ptr.To[int64](1),
-				Containers: []corev1.Container{{Name: "web", Image: images.Reference(images.DefaultRegistry, images.DemoRepository, "e2e"),
+				Containers: []corev1.Container{{Name: "web", Image: images.Reference(images.DefaultRegistry, images.DemoRepository, "latest"),
 					Args: []string{"serve", "--addr", ":8080"}}}}}}},
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}, Spec: corev1.ServiceSpec{
 			Selector: labels, Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}}},

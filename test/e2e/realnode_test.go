@@ -38,8 +38,8 @@ import (
 )
 
 // A virtual cluster on the local host's real node, as a user drives it:
-// `dev up` starts the node; `dev image` pushes clustersync's images to the
-// local registry; `virtual create` installs the chart, whose control plane
+// `dev up` starts the node and pushes clustersync's images to the local
+// registry; `virtual create` installs the chart, whose control plane
 // pod runs on the node; the demo image runs as a Deployment of the virtual
 // cluster whose pods really start and pass their readiness probe; pods of
 // the virtual cluster resolve its Services through its DNS (full and short
@@ -63,7 +63,8 @@ func TestRealNodeWorkload(t *testing.T) {
 	if st := cli(t, "dev", "status"); !strings.Contains(st, "Real node:   "+hostcluster.RealNodeName) {
 		t.Errorf("dev status does not show the real node:\n%s", st)
 	}
-	pushImages(t)
+	// No `dev image`: dev up pushed clustersync's images (tag latest) built
+	// from this source tree.
 
 	hostKubeconfig := filepath.Join(tests.Dir, "host", "kubeconfig.yaml")
 	host := clientFor(t, hostKubeconfig)
@@ -74,7 +75,7 @@ func TestRealNodeWorkload(t *testing.T) {
 	const extName, extIP = "ext.clustersync.test.", "192.0.2.10"
 	useTestResolver(t, extName, extIP)
 	start := time.Now()
-	out = cli(t, "virtual", "create", "rn", "--set", "controlPlane.statefulSet.image.tag=e2e", "--kubeconfig-out", kubeconfig)
+	out = cli(t, "virtual", "create", "rn", "--kubeconfig-out", kubeconfig)
 	t.Logf("virtual create: %.1f s\n%s", time.Since(start).Seconds(), out)
 	if !strings.Contains(out, "Switched to context vcluster_rn_vc-rn_") {
 		t.Errorf("create did not connect:\n%s", out)
@@ -96,7 +97,7 @@ func TestRealNodeWorkload(t *testing.T) {
 	const hostNS = "vc-rn"
 	tr := translate.Translator{VCluster: "rn", HostNamespace: hostNS}
 
-	image := images.Reference(images.DefaultRegistry, images.DemoRepository, "e2e")
+	image := images.Reference(images.DefaultRegistry, images.DemoRepository, "latest")
 	labels := map[string]string{"app": "web"}
 	objs := []client.Object{
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web-content", Namespace: "default"}, Data: map[string]string{"index.html": "hello from the real node"}},
@@ -320,7 +321,7 @@ func TestRealNodeWorkload(t *testing.T) {
 	// control plane pod, nothing of the tenant is lost, and an Ingress
 	// made then reaches the host with its backend renamed.
 	upStart := time.Now()
-	up := cli(t, "virtual", "upgrade", "rn", "--set", "controlPlane.statefulSet.image.tag=e2e", "--set", "sync.toHost.ingresses.enabled=true")
+	up := cli(t, "virtual", "upgrade", "rn", "--set", "sync.toHost.ingresses.enabled=true")
 	t.Logf("virtual upgrade: %.1f s\n%s", time.Since(upStart).Seconds(), up)
 	virtual = clientFor(t, kubeconfig)
 	testenv.Eventually(t, 60*time.Second, func() error {

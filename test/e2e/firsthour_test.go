@@ -1,0 +1,384 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/clustersync/clustersync/internal/images"
+	"github.com/clustersync/clustersync/internal/testenv"
+	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/deploy"
+	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
+	"github.com/clustersync/clustersync/internal/virtual/resources/volumesnapshots"
+	"github.com/clustersync/clustersync/internal/virtual/translate"
+)
+
+// A vCluster user's first hour on the local host, in the order the README
+// and docs/virtual-clusters.md give, with nothing pushed by hand:
+//   - `dev up` pushes what `virtual create` needs (clustersync's image and
+//     the rewrite-hosts image);
+//   - `virtual create -f` of a vcluster.yaml written for vCluster 0.3x
+//     (examples/vcluster: every sync key clustersync acts on, patches on
+//     seven kinds) goes through the chart: the control plane becomes ready
+//     on the real node and each patch is on the host as the file says; a
+//     StatefulSet of 2 behind a headless Service runs (its image through
+//     translateImage, /etc/hosts rewritten by the default busybox image)
+//     and each pod resolves the other's stable name;
+//   - the same file in the older spelling (translate) does the same;
+//   - a control plane that cannot start fails in seconds, with its message
+//     and the fix: an image missing from the local registry (before
+//     anything is installed), an image missing on a host not known to be
+//     local (from the kubelet's pull error), an init container that fails.
+func TestFirstHour(t *testing.T) {
+	out := devUpReal(t)
+	for _, want := range []string{"Pushed " + config.DefaultRewriteHostsImage, "Pushed ghcr.io/clustersync/clustersync:latest in "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dev up did not say %q:\n%s", want, out)
+		}
+	}
+	hostKubeconfig := filepath.Join(tests.Dir, "host", "kubeconfig.yaml")
+	installHostCRDs(t, hostKubeconfig)
+	file, err := os.ReadFile("../../examples/vcluster/vcluster.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("patches", func(t *testing.T) { firstHourCluster(t, hostKubeconfig, "fh-a", string(file), true) })
+	older := strings.ReplaceAll(string(file), "patches:", "translate:")
+	t.Run("translate", func(t *testing.T) { firstHourCluster(t, hostKubeconfig, "fh-b", older, false) })
+	t.Run("errors in seconds", func(t *testing.T) { startErrors(t, hostKubeconfig) })
+}
+
+// installHostCRDs gives the host what examples/vcluster/vcluster.yaml
+// expects of it: the CSI snapshot CRDs (volumeSnapshots) and a namespaced
+// CRD widgets.example.com (customResources).
+func installHostCRDs(t *testing.T, hostKubeconfig string) {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(restConfig(t, hostKubeconfig), client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/kubernetes-csi/external-snapshotter/client/v8").Output()
+	if err != nil {
+		t.Fatalf("find the external-snapshotter module: %v", err)
+	}
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, name := range volumesnapshots.CRDs() {
+		plural, group, _ := strings.Cut(name, ".")
+		data, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(mod)), "config", "crd", group+"_"+plural+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := yaml.Unmarshal(data, &crd); err != nil {
+			t.Fatal(err)
+		}
+		crds = append(crds, &crd)
+	}
+	crds = append(crds, &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{Group: "example.com", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Singular: "widget", Kind: "Widget", ListKind: "WidgetList"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object",
+						Properties: map[string]apiextensionsv1.JSONSchemaProps{"color": {Type: "string"}}}}}}}}},
+	})
+	for _, crd := range crds {
+		if err := c.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		testenv.Eventually(t, time.Minute, func() error {
+			var got apiextensionsv1.CustomResourceDefinition
+			if err := c.Get(ctx, client.ObjectKey{Name: crd.Name}, &got); err != nil {
+				return err
+			}
+			for _, cond := range got.Status.Conditions {
+				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+					return nil
+				}
+			}
+			return fmt.Errorf("CRD %s not established", crd.Name)
+		})
+	}
+}
+
+// firstHourCluster creates virtual cluster name from the vcluster.yaml
+// file, checks each kind's patch on the host and, with statefulSet, runs
+// the StatefulSet; then deletes it.
+func firstHourCluster(t *testing.T, hostKubeconfig, name, file string, statefulSet bool) {
+	ns := name + "-host"
+	path := filepath.Join(t.TempDir(), "vcluster.yaml")
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	start := time.Now()
+	out := cli(t, "virtual", "create", name, "-n", ns, "-f", path, "--kubeconfig-out", kubeconfig)
+	t.Logf("virtual create -f (%s): %.1f s\n%s", name, time.Since(start).Seconds(), out)
+	t.Cleanup(func() {
+		if out, err := cliErr("virtual", "delete", name, "-n", ns, "--delete-namespace"); err != nil {
+			t.Errorf("virtual delete %s: %v\n%s", name, err, out)
+		}
+	})
+	if !strings.Contains(out, "Note: accepted, no effect in clustersync: controlPlane.distro.k8s.enabled") {
+		t.Errorf("create did not list the keys without effect:\n%s", out)
+	}
+	virtual := clientFor(t, kubeconfig)
+	host := clientFor(t, hostKubeconfig)
+	tr := translate.Translator{VCluster: name, HostNamespace: ns}
+	hostName := func(n string) string { return tr.HostName(n, "default") }
+
+	// One object of each patched kind.
+	labels := map[string]string{"app": "peer"}
+	objs := []client.Object{
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "greet", Namespace: "default"}, Data: map[string]string{"greeting": "hello"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "token", Namespace: "default",
+			Annotations: map[string]string{"example.com/rotation": "a", translate.AnnotationForceSync: "true"}}, StringData: map[string]string{"t": "x"}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "peers", Namespace: "default", Annotations: map[string]string{"example.com/owner": "ops"}},
+			Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: labels, Ports: []corev1.ServicePort{{Port: 80}}}},
+		&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default", Labels: map[string]string{"example.com/tier": "gold"}},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}}}},
+		&networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default",
+			Annotations: map[string]string{"nginx.ingress.kubernetes.io/rewrite-target": "/x"}},
+			Spec: networkingv1.IngressSpec{DefaultBackend: &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+				Name: "peers", Port: networkingv1.ServiceBackendPort{Number: 80}}}}},
+	}
+	widget := &unstructured.Unstructured{}
+	widget.SetAPIVersion("example.com/v1")
+	widget.SetKind("Widget")
+	widget.SetName("w1")
+	widget.SetNamespace("default")
+	if err := unstructured.SetNestedField(widget.Object, "blue", "spec", "color"); err != nil {
+		t.Fatal(err)
+	}
+	objs = append(objs, widget)
+	for _, o := range objs {
+		// The virtual cluster serves the widgets once the syncer copied the CRD.
+		testenv.Eventually(t, time.Minute, func() error { return ignoreExists(virtual.Create(ctx, o)) })
+	}
+
+	// Each patch, on the host copy, as the file says.
+	checks := []struct {
+		what string
+		obj  client.Object
+		get  func(client.Object) string
+		want string
+	}{
+		{"ConfigMap data.greeting", &corev1.ConfigMap{}, func(o client.Object) string { return o.(*corev1.ConfigMap).Data["greeting"] }, "HELLO"},
+		{"Secret annotation example.com/rotation", &corev1.Secret{}, func(o client.Object) string { return o.GetAnnotations()["example.com/rotation"] }, "weekly-a"},
+		{"Service annotation example.com/owner", &corev1.Service{}, func(o client.Object) string { return o.GetAnnotations()["example.com/owner"] }, "team-a:ops"},
+		{"PersistentVolumeClaim label example.com/tier", &corev1.PersistentVolumeClaim{}, func(o client.Object) string { return o.GetLabels()["example.com/tier"] }, "tier-gold"},
+		{"Ingress annotation rewrite-target", &networkingv1.Ingress{}, func(o client.Object) string {
+			return o.GetAnnotations()["nginx.ingress.kubernetes.io/rewrite-target"]
+		}, "/team-a/x"},
+	}
+	names := []string{"greet", "token", "peers", "data", "web"}
+	for i, c := range checks {
+		testenv.Eventually(t, time.Minute, func() error {
+			if err := host.Get(ctx, client.ObjectKey{Namespace: ns, Name: hostName(names[i])}, c.obj); err != nil {
+				return err
+			}
+			if got := c.get(c.obj); got != c.want {
+				return fmt.Errorf("host %s of %s: %q, want %q", c.what, names[i], got, c.want)
+			}
+			return nil
+		})
+	}
+	testenv.Eventually(t, time.Minute, func() error {
+		w := &unstructured.Unstructured{}
+		w.SetAPIVersion("example.com/v1")
+		w.SetKind("Widget")
+		if err := host.Get(ctx, client.ObjectKey{Namespace: ns, Name: hostName("w1")}, w); err != nil {
+			return err
+		}
+		if got, _, _ := unstructured.NestedString(w.Object, "spec", "color"); got != "team-a-blue" {
+			return fmt.Errorf("host Widget spec.color %q, want team-a-blue", got)
+		}
+		return nil
+	})
+	if statefulSet {
+		peers(t, kubeconfig, virtual, host, tr, labels)
+	}
+}
+
+// peers runs a StatefulSet of 2 behind the headless Service peers: the
+// image is the file's translateImage source, so the host runs busybox; both
+// pods run, their host copies carry the pod patch, the rewrite-hosts init
+// container (the default image) and the enforced toleration; /etc/hosts
+// names each pod by its virtual FQDN; and each pod resolves the other's
+// stable name through the virtual cluster's DNS to its IP.
+func peers(t *testing.T, kubeconfig string, virtual, host client.Client, tr translate.Translator, labels map[string]string) {
+	t.Helper()
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "peer", Namespace: "default"}, Spec: appsv1.StatefulSetSpec{
+		Replicas: ptr.To[int32](2), ServiceName: "peers", Selector: &metav1.LabelSelector{MatchLabels: labels},
+		PodManagementPolicy: appsv1.ParallelPodManagement,
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{"example.com/team": "x"}},
+			Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](1),
+				Containers: []corev1.Container{{Name: "main", Image: "example.com/team-a/tools:stable", Command: []string{"sleep", "100000"}}}}}}}
+	if err := virtual.Create(ctx, sts); err != nil {
+		t.Fatal(err)
+	}
+	ips := map[string]string{}
+	testenv.Eventually(t, 3*time.Minute, func() error {
+		for _, n := range []string{"peer-0", "peer-1"} {
+			var p corev1.Pod
+			if err := virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: n}, &p); err != nil {
+				return err
+			}
+			if p.Status.Phase != corev1.PodRunning || p.Status.PodIP == "" {
+				return fmt.Errorf("pod %s: %s", n, p.Status.Phase)
+			}
+			ips[n] = p.Status.PodIP
+		}
+		return nil
+	})
+	for _, n := range []string{"peer-0", "peer-1"} {
+		var hp corev1.Pod
+		if err := host.Get(ctx, client.ObjectKey{Namespace: tr.HostNamespace, Name: tr.HostName(n, "default")}, &hp); err != nil {
+			t.Fatal(err)
+		}
+		if got := hp.Annotations["example.com/team"]; got != "team-a/x" {
+			t.Errorf("host pod %s: annotation example.com/team %q, want the pod patch's team-a/x", n, got)
+		}
+		if len(hp.Spec.InitContainers) == 0 || hp.Spec.InitContainers[0].Name != pods.RewriteHostsContainer ||
+			hp.Spec.InitContainers[0].Image != images.Reference(images.DefaultRegistry, images.BusyboxRepository, images.BusyboxTag) {
+			t.Errorf("host pod %s: init containers %v, want %s with the busybox image first", n, hp.Spec.InitContainers, pods.RewriteHostsContainer)
+		}
+		if got := hp.Spec.Containers[0].Image; got != config.DefaultRewriteHostsImage {
+			t.Errorf("host pod %s runs image %q, want translateImage's %s", n, got, config.DefaultRewriteHostsImage)
+		}
+		tolerated := false
+		for _, tol := range hp.Spec.Tolerations {
+			tolerated = tolerated || (tol.Key == "team" && tol.Value == "a" && tol.Effect == corev1.TaintEffectNoSchedule)
+		}
+		if !tolerated {
+			t.Errorf("host pod %s: tolerations %v lack the enforced team=a:NoSchedule", n, hp.Spec.Tolerations)
+		}
+	}
+	kexec := func(pod string, args ...string) (string, error) {
+		out, err := exec.Command("kubectl", append([]string{"--kubeconfig", kubeconfig, "exec", pod, "--"}, args...)...).Output()
+		return string(out), err
+	}
+	for self, peer := range map[string]string{"peer-0": "peer-1", "peer-1": "peer-0"} {
+		fqdn := peer + ".peers.default.svc.cluster.local"
+		testenv.Eventually(t, time.Minute, func() error {
+			out, err := kexec(self, "nslookup", fqdn)
+			if err != nil || !strings.Contains(out, ips[peer]) {
+				return fmt.Errorf("nslookup %s in %s: %v\n%s (want %s)", fqdn, self, err, out, ips[peer])
+			}
+			return nil
+		})
+		hosts, err := kexec(self, "cat", "/etc/hosts")
+		if err != nil || !strings.Contains(hosts, self+".peers.default.svc.cluster.local") {
+			t.Errorf("/etc/hosts of %s (%v) does not name its virtual FQDN:\n%s", self, err, hosts)
+		}
+	}
+}
+
+// startErrors: a control plane that cannot start fails in seconds, saying
+// why and what fixes it.
+func startErrors(t *testing.T, hostKubeconfig string) {
+	host := clientFor(t, hostKubeconfig)
+	cleanup := func(name, ns string) {
+		t.Cleanup(func() { _, _ = cliErr("virtual", "delete", name, "-n", ns, "--delete-namespace") })
+	}
+
+	// An image the local registry lacks: refused before anything is
+	// installed.
+	start := time.Now()
+	out, err := cliErr("virtual", "create", "fh-c", "--set", "controlPlane.statefulSet.image.tag=nope", "--connect=false")
+	took := time.Since(start)
+	cleanup("fh-c", "vc-fh-c")
+	if err == nil || !strings.Contains(out, "ghcr.io/clustersync/clustersync:nope is not in the local host's registry") || !strings.Contains(out, "make image") {
+		t.Errorf("a missing image: err %v, output:\n%s", err, out)
+	}
+	if took > 20*time.Second {
+		t.Errorf("a missing image took %s to report", took)
+	}
+	if list := cli(t, "virtual", "list"); strings.Contains(list, "fh-c") {
+		t.Errorf("a refused virtual cluster was installed:\n%s", list)
+	}
+
+	// The same image on a host that is not known to be the local one (its
+	// API server named localhost): the kubelet's pull error stops the wait.
+	raw, err := clientcmd.LoadFromFile(hostKubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range raw.Clusters {
+		c.Server = strings.Replace(c.Server, "127.0.0.1", "localhost", 1)
+	}
+	other := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*raw, other); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	out, err = cliErr("virtual", "create", "fh-d", "--host-kubeconfig", other, "--set", "controlPlane.statefulSet.image.tag=nope", "--connect=false")
+	took = time.Since(start)
+	cleanup("fh-d", "vc-fh-d")
+	t.Logf("a missing image, not checked beforehand (%.1f s):\n%s", took.Seconds(), out)
+	if err == nil || !strings.Contains(out, "virtual cluster fh-d cannot start") || !strings.Contains(out, "(image ghcr.io/clustersync/clustersync:nope)") ||
+		!strings.Contains(out, deploy.ReasonImageNotFound) || !strings.Contains(out, "fix: push ghcr.io/clustersync/clustersync:nope") {
+		t.Errorf("a missing image: err %v, output:\n%s", err, out)
+	}
+	if took > 90*time.Second {
+		t.Errorf("a missing image took %s to report, want seconds", took)
+	}
+
+	// An init container that fails the same way every time: a leftover
+	// certificate Secret that holds no certificate.
+	if err := host.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fh-e-host"}}); err != nil {
+		t.Fatal(err)
+	}
+	cleanup("fh-e", "fh-e-host")
+	t.Cleanup(func() { _ = host.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fh-e-host"}}) })
+	if err := host.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "fh-e-certs", Namespace: "fh-e-host"},
+		Data: map[string][]byte{"ca.crt": []byte("not a certificate"), "ca.key": []byte("not a key")}}); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	out, err = cliErr("virtual", "create", "fh-e", "-n", "fh-e-host", "--connect=false")
+	took = time.Since(start)
+	t.Logf("an init container that fails (%.1f s):\n%s", took.Seconds(), out)
+	if err == nil || !strings.Contains(out, "init container init (image ghcr.io/clustersync/clustersync:latest) of pod fh-e-host/fh-e-0: failed twice with the same message") ||
+		!strings.Contains(out, "host secret fh-e-host/fh-e-certs") || !strings.Contains(out, "kubectl -n fh-e-host logs fh-e-0 -c init --previous") {
+		t.Errorf("a failing init container: err %v, output:\n%s", err, out)
+	}
+	if !strings.Contains(out, "pod fh-e-host/fh-e-0 ") {
+		t.Errorf("no progress line while waiting:\n%s", out)
+	}
+	if took > 2*time.Minute {
+		t.Errorf("a failing init container took %s to report, want seconds", took)
+	}
+}
+
+func ignoreExists(err error) error {
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
