@@ -110,11 +110,20 @@ tenant's kubeconfig. ` + "`helm install NAME charts/virtual-cluster -n NS -f FIL
 the same objects. etcd's data goes on a PersistentVolumeClaim when the host has
 a default StorageClass, else in an emptyDir (lost with the pod); create says
 which. The host must be able to pull clustersync's image
-(controlPlane.statefulSet.image; ` + "`make image`" + ` pushes it to the local host).
+(controlPlane.statefulSet.image; ` + "`dev up`" + ` pushes it to the local host, and
+create checks it is there before installing).
 
 Values: -f FILE (the config file format: sync:, controlPlane:, syncer:; see
-docs/configuration.md) and --set KEY=VALUE, as helm takes them. Unknown keys
-and wrong types are refused with their path before anything is installed.
+docs/configuration.md; a vcluster.yaml for vCluster 0.2x/0.3x works as it is)
+and --set KEY=VALUE, as helm takes them. Unknown keys and wrong types are
+refused with their path before anything is installed, and so is whatever the
+control plane pod would refuse in the chart's values merged with them.
+
+While it waits (--timeout), create prints every 5 s which containers are
+starting, and stops at once when the pod cannot start without a change (an
+image its registry does not have, an init container that failed twice with
+the same message), naming the container, its image or last log lines, and
+the fix.
 
 Once ready, create connects (--connect=false skips): it adds context
 vcluster_NAME_NAMESPACE_HOSTCONTEXT to $KUBECONFIG (else ~/.kube/config), or to
