@@ -95,7 +95,7 @@ registry when it lacks them: the node's sandbox and local-path helper images
 (from the source tree, --source), the rewrite-hosts image of virtual
 clusters' StatefulSet pods (Debian's busybox-static, which ` + "`make binaries`" + `
 fetches) and clustersync's own image, tag latest, which ` + "`virtual create`" + `
-installs (about a minute after ` + "`make build`" + `; ` + "`make image`" + ` rebuilds it after
+installs (about 20 seconds after ` + "`make build`" + `; ` + "`make image`" + ` rebuilds it after
 a change of the source).
 
 Where a real node cannot run (not Linux, not root, a missing cgroup

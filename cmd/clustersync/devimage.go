@@ -256,7 +256,7 @@ type sourceImage struct {
 //     image under tag latest, which
 //     `virtual create` installs by default (the chart's appVersion): built
 //     from the source tree and the static control plane (a link and a
-//     push, about a minute, after `make build`).
+//     push, about 20 seconds, after `make build`).
 //
 // What cannot be built here (no source tree, a missing binary) is said in
 // one line with the command that provides it; only a registry that fails
@@ -329,7 +329,7 @@ func ensureImages(ctx context.Context, out io.Writer, source, reg string, cluste
 		return nil
 	}
 	start := time.Now()
-	fmt.Fprintf(out, "Building %s from %s, which `virtual create` installs (about a minute after `make build`)…\n", ref, tree)
+	fmt.Fprintf(out, "Building %s from %s, which `virtual create` installs (about 20 seconds after `make build`)…\n", ref, tree)
 	work, err := os.MkdirTemp("", "clustersync-image-")
 	if err != nil {
 		return err
