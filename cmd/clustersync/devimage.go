@@ -215,26 +215,34 @@ func buildAndPushImages(ctx context.Context, out io.Writer, source, reg string, 
 		}
 		fmt.Fprintf(out, "  %s  %s  %.1f MB\n", images.Reference(reg, b.Repository, tags[0]), d, float64(size)/1e6)
 	}
-	if bb := binaries.Node().Busybox; fileExists(bb) {
-		img, err := images.Busybox(bb, images.BusyboxTag)
-		if err != nil {
-			return err
-		}
-		d, size, err := images.Push(ctx, img, reg, images.BusyboxRepository, []string{images.BusyboxTag}, insecure)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "  %s  %s  %.1f MB\n", images.Reference(reg, images.BusyboxRepository, images.BusyboxTag), d, float64(size)/1e6)
-	} else {
-		fmt.Fprintf(out, "  (no %s: %s is missing; `make binaries` fetches it)\n", images.Reference(reg, images.BusyboxRepository, images.BusyboxTag), bb)
+	bb := images.Reference(reg, images.BusyboxRepository, images.BusyboxTag)
+	switch d, size, err := pushBusybox(ctx, reg, insecure); {
+	case errors.Is(err, fs.ErrNotExist):
+		fmt.Fprintf(out, "  (no %s: %v)\n", bb, err)
+	case err != nil:
+		return err
+	default:
+		fmt.Fprintf(out, "  %s  %s  %.1f MB\n", bb, d, float64(size)/1e6)
 	}
 	return nil
 }
 
-// fileExists tells whether path names an existing file.
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
+// pushBusybox builds the busybox image (images.Busybox) from the cached
+// busybox-static (binaries.NodeSet.Busybox) and pushes it to registry reg
+// as images.BusyboxRepository:images.BusyboxTag, over plain HTTP when
+// insecure. It returns the image's digest and size, or an error wrapping
+// fs.ErrNotExist, with the command that fetches it, when the cache lacks
+// the binary.
+func pushBusybox(ctx context.Context, reg string, insecure bool) (v1.Hash, int64, error) {
+	bin := binaries.Node().Busybox
+	if _, err := os.Stat(bin); err != nil {
+		return v1.Hash{}, 0, fmt.Errorf("%w; `make binaries` (hack/build-binaries.sh node) fetches it", err)
+	}
+	img, err := images.Busybox(bin, images.BusyboxTag)
+	if err != nil {
+		return v1.Hash{}, 0, err
+	}
+	return images.Push(ctx, img, reg, images.BusyboxRepository, []string{images.BusyboxTag}, insecure)
 }
 
 // sourceImage is an image of one static binary of the source tree: package
@@ -277,17 +285,18 @@ func ensureImages(ctx context.Context, out io.Writer, source, reg string, cluste
 		nodeImages = append(nodeImages, sourceImage{"./examples/demo-app", images.DemoRepository, "latest", images.Demo})
 	}
 	for _, ni := range nodeImages {
-		if m, err := missing(ni.repository, ni.tag); err != nil || !m {
-			if err != nil {
-				return err
-			}
+		m, err := missing(ni.repository, ni.tag)
+		if err != nil {
+			return err
+		}
+		if !m {
 			continue
 		}
 		tree, err := sourceTree(source)
 		if err != nil {
 			fmt.Fprintf(out, "The registry lacks %s and %v: pods that need it wait until `make image` pushes it.\n",
 				images.Reference(images.DefaultRegistry, ni.repository, ni.tag), err)
-			return nil
+			continue
 		}
 		if err := pushSourceImage(ctx, tree, reg, ni.pkg, ni.repository, ni.tag, ni.build); err != nil {
 			return err
@@ -296,16 +305,17 @@ func ensureImages(ctx context.Context, out io.Writer, source, reg string, cluste
 	}
 
 	busybox := images.Reference(images.DefaultRegistry, images.BusyboxRepository, images.BusyboxTag)
-	if m, err := missing(images.BusyboxRepository, images.BusyboxTag); err != nil {
+	m, err := missing(images.BusyboxRepository, images.BusyboxTag)
+	if err != nil {
 		return err
-	} else if m {
-		if bb := binaries.Node().Busybox; !fileExists(bb) {
-			fmt.Fprintf(out, "No %s (the rewrite-hosts image of StatefulSet pods in virtual clusters): %s is missing; `make binaries` fetches it.\n", busybox, bb)
-		} else if img, err := images.Busybox(bb, images.BusyboxTag); err != nil {
+	}
+	if m {
+		switch _, _, err := pushBusybox(ctx, reg, true); {
+		case errors.Is(err, fs.ErrNotExist):
+			fmt.Fprintf(out, "No %s (the rewrite-hosts image of StatefulSet pods in virtual clusters): %v.\n", busybox, err)
+		case err != nil:
 			return err
-		} else if _, _, err := images.Push(ctx, img, reg, images.BusyboxRepository, []string{images.BusyboxTag}, true); err != nil {
-			return err
-		} else {
+		default:
 			fmt.Fprintf(out, "Pushed %s (Debian's busybox-static; the rewrite-hosts image of StatefulSet pods)\n", busybox)
 		}
 	}
@@ -315,7 +325,8 @@ func ensureImages(ctx context.Context, out io.Writer, source, reg string, cluste
 	}
 	const tag = "latest"
 	ref := images.Reference(images.DefaultRegistry, images.ClustersyncRepository, tag)
-	if m, err := missing(images.ClustersyncRepository, tag); err != nil || !m {
+	m, err = missing(images.ClustersyncRepository, tag)
+	if err != nil || !m {
 		return err
 	}
 	tree, err := sourceTree(source)

@@ -123,14 +123,16 @@ func LocalPathHelper(binary, version string) (v1.Image, error) {
 	return Image([]v1.Layer{l}, Config{Entrypoint: []string{"/local-path-helper"}, User: "0:0", Labels: labels("local-path-helper", version)})
 }
 
-// BusyboxApplets are the commands of the Busybox image, each a symbolic
-// link to /bin/busybox in /bin: what the rewrite-hosts init container
-// (sh, sed) and a user debugging it need.
-var BusyboxApplets = []string{"sh", "sed", "cat", "cp", "grep", "ls", "echo", "hostname", "nslookup", "sleep", "env", "true"}
+// BusyboxApplets returns the commands of the Busybox image, each a
+// symbolic link to /bin/busybox in /bin: what the rewrite-hosts init
+// container (sh, sed) and a user debugging it need.
+func BusyboxApplets() []string {
+	return []string{"sh", "sed", "cat", "cp", "grep", "ls", "echo", "hostname", "nslookup", "sleep", "env", "true"}
+}
 
 // Busybox builds the image of a statically linked busybox (Debian's
 // busybox-static, /bin/busybox of its package): /bin/busybox, a link to it
-// in /bin for each of BusyboxApplets, PATH /bin, and /etc/passwd and
+// in /bin for each of BusyboxApplets(), PATH /bin, and /etc/passwd and
 // /etc/group. It runs as root, as vCluster's library/alpine default does:
 // the rewrite-hosts container writes a copy of /etc/hosts that every
 // container of the pod then reads. Errors name a binary that is not
@@ -140,7 +142,7 @@ func Busybox(binary, version string) (v1.Image, error) {
 		return nil, err
 	}
 	files := append(baseFiles(""), File{Path: "/bin/busybox", Mode: 0o755, Source: binary})
-	for _, a := range BusyboxApplets {
+	for _, a := range BusyboxApplets() {
 		files = append(files, File{Path: "/bin/" + a, Link: "busybox"})
 	}
 	l, err := Layer(files)
