@@ -17,18 +17,15 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/clustersync/clustersync/internal/images"
 	"github.com/clustersync/clustersync/internal/testenv"
 	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/deploy"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
-	"github.com/clustersync/clustersync/internal/virtual/resources/volumesnapshots"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
@@ -72,32 +69,7 @@ func TestFirstHour(t *testing.T) {
 // CRD widgets.example.com (customResources).
 func installHostCRDs(t *testing.T, hostKubeconfig string) {
 	t.Helper()
-	s := runtime.NewScheme()
-	if err := apiextensionsv1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(restConfig(t, hostKubeconfig), client.Options{Scheme: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/kubernetes-csi/external-snapshotter/client/v8").Output()
-	if err != nil {
-		t.Fatalf("find the external-snapshotter module: %v", err)
-	}
-	var crds []*apiextensionsv1.CustomResourceDefinition
-	for _, name := range volumesnapshots.CRDs() {
-		plural, group, _ := strings.Cut(name, ".")
-		data, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(mod)), "config", "crd", group+"_"+plural+".yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var crd apiextensionsv1.CustomResourceDefinition
-		if err := yaml.Unmarshal(data, &crd); err != nil {
-			t.Fatal(err)
-		}
-		crds = append(crds, &crd)
-	}
-	crds = append(crds, &apiextensionsv1.CustomResourceDefinition{
+	widgets := &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.com"},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{Group: "example.com", Scope: apiextensionsv1.NamespaceScoped,
 			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Singular: "widget", Kind: "Widget", ListKind: "WidgetList"},
@@ -105,24 +77,8 @@ func installHostCRDs(t *testing.T, hostKubeconfig string) {
 				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
 					Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object",
 						Properties: map[string]apiextensionsv1.JSONSchemaProps{"color": {Type: "string"}}}}}}}}},
-	})
-	for _, crd := range crds {
-		if err := c.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
-		testenv.Eventually(t, time.Minute, func() error {
-			var got apiextensionsv1.CustomResourceDefinition
-			if err := c.Get(ctx, client.ObjectKey{Name: crd.Name}, &got); err != nil {
-				return err
-			}
-			for _, cond := range got.Status.Conditions {
-				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-					return nil
-				}
-			}
-			return fmt.Errorf("CRD %s not established", crd.Name)
-		})
 	}
+	testenv.InstallCRDs(t, restConfig(t, hostKubeconfig), time.Minute, append(testenv.SnapshotCRDs(t), widgets)...)
 }
 
 // firstHourCluster creates virtual cluster name from the vcluster.yaml

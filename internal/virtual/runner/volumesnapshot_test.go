@@ -2,22 +2,16 @@ package runner_test
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/clustersync/clustersync/internal/testenv"
 	"github.com/clustersync/clustersync/internal/virtual/config"
@@ -26,42 +20,11 @@ import (
 )
 
 // installSnapshotCRDs creates on the host the snapshot CRDs that ship with
-// the external-snapshotter client module (client/config/crd), as a host
-// with CSI snapshots has them, and waits until they are served.
+// the external-snapshotter client module, as a host with CSI snapshots has
+// them, and waits until they are served.
 func installSnapshotCRDs(t *testing.T) {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/kubernetes-csi/external-snapshotter/client/v8").Output()
-	if err != nil {
-		t.Fatalf("find the external-snapshotter module: %v", err)
-	}
-	dir := filepath.Join(strings.TrimSpace(string(out)), "config", "crd")
-	c := crdClient(t, env.Host.Config)
-	for _, name := range volumesnapshots.CRDs() {
-		plural, group, _ := strings.Cut(name, ".")
-		data, err := os.ReadFile(filepath.Join(dir, group+"_"+plural+".yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var crd apiextensionsv1.CustomResourceDefinition
-		if err := yaml.Unmarshal(data, &crd); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Create(ctx, &crd); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
-		testenv.Eventually(t, wait, func() error {
-			var got apiextensionsv1.CustomResourceDefinition
-			if err := c.Get(ctx, client.ObjectKey{Name: name}, &got); err != nil {
-				return err
-			}
-			for _, cond := range got.Status.Conditions {
-				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-					return nil
-				}
-			}
-			return fmt.Errorf("CRD %s not established", name)
-		})
-	}
+	testenv.InstallCRDs(t, env.Host.Config, wait, testenv.SnapshotCRDs(t)...)
 }
 
 // snapshotClient is a client of cfg's API server that knows snapshots.

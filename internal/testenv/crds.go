@@ -1,0 +1,80 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/clustersync/clustersync/internal/virtual/resources/volumesnapshots"
+)
+
+// InstallCRDs creates crds on the API server of cfg (one that exists is
+// kept) and waits, up to timeout each, until it is Established. It fails t
+// on any error.
+func InstallCRDs(t testing.TB, cfg *rest.Config, timeout time.Duration, crds ...*apiextensionsv1.CustomResourceDefinition) {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, crd := range crds {
+		if err := c.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		Eventually(t, timeout, func() error {
+			var got apiextensionsv1.CustomResourceDefinition
+			if err := c.Get(ctx, client.ObjectKey{Name: crd.Name}, &got); err != nil {
+				return err
+			}
+			for _, cond := range got.Status.Conditions {
+				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+					return nil
+				}
+			}
+			return fmt.Errorf("CRD %s not established", crd.Name)
+		})
+	}
+}
+
+// SnapshotCRDs returns the CSI snapshot CRDs (volumesnapshots.CRDs) as the
+// external-snapshotter client module ships them (client/config/crd, found
+// with `go list -m`), as a host with CSI snapshots has them.
+func SnapshotCRDs(t testing.TB) []*apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/kubernetes-csi/external-snapshotter/client/v8").Output()
+	if err != nil {
+		t.Fatalf("find the external-snapshotter module: %v", err)
+	}
+	dir := filepath.Join(strings.TrimSpace(string(out)), "config", "crd")
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, name := range volumesnapshots.CRDs() {
+		plural, group, _ := strings.Cut(name, ".")
+		data, err := os.ReadFile(filepath.Join(dir, group+"_"+plural+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := yaml.Unmarshal(data, &crd); err != nil {
+			t.Fatal(err)
+		}
+		crds = append(crds, &crd)
+	}
+	return crds
+}
