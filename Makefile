@@ -12,7 +12,7 @@ TEST_ARGS ?=
 ARGS      ?=
 BENCH_ARGS ?=
 
-.PHONY: all build binaries run-binaries test unit run bench crds fmt vet clean image fuzz chaos
+.PHONY: all build binaries run-binaries conformance-binaries test unit run bench crds fmt vet clean image fuzz chaos conformance
 
 all: build
 
@@ -26,6 +26,11 @@ binaries:
 
 run-binaries:
 	@hack/build-binaries.sh run
+
+# binaries, plus the Kubernetes end-to-end suite, kubectl, and the programs
+# and Debian userlands of the conformance tests' images (make conformance).
+conformance-binaries:
+	@hack/build-binaries.sh conformance
 
 # Static and -trimpath, as the clustersync image's binary is built
 # (internal/images.GoBuild): the image build then reuses every compiled
@@ -57,6 +62,24 @@ chaos: binaries
 		CLUSTERSYNC_CHAOS_POD_DELETES=$(CHAOS_POD_DELETES) CLUSTERSYNC_CHAOS_APISERVER_RESTARTS=$(CHAOS_APISERVER_RESTARTS) \
 		$(if $(CHAOS_SEED),CLUSTERSYNC_CHAOS_SEED=$(CHAOS_SEED)) \
 		$(GO) test -count=1 -v -timeout 90m -run '^TestChaos$$' ./test/chaos
+
+# The Kubernetes conformance suite (test/conformance, docs/conformance.md):
+# the [Conformance] specs of the v1.37.0 end-to-end binary, run against
+# virtual cluster "conformance" on the local real node, after `dev up` and
+# `dev image --conformance` (the images the specs pull, built without
+# Docker). It prints passed / failed / skipped with each failure's first
+# line; the JUnit report and the e2e log land in bin/conformance/PROFILE.
+# CONFORMANCE_PROFILE=defaults runs it against clustersync's secure
+# defaults instead of examples/conformance/values.yaml. The full run takes
+# hours on 2 cores; make test runs a short focused one. It takes the
+# machine's real node, so it never runs beside test/e2e.
+CONFORMANCE_FOCUS ?= \[Conformance\]
+CONFORMANCE_PARALLEL ?= 1
+CONFORMANCE_PROFILE ?= conformance
+conformance: conformance-binaries
+	CLUSTERSYNC_CONFORMANCE=1 CLUSTERSYNC_CONFORMANCE_FOCUS='$(CONFORMANCE_FOCUS)' \
+		CLUSTERSYNC_CONFORMANCE_PARALLEL=$(CONFORMANCE_PARALLEL) CLUSTERSYNC_CONFORMANCE_PROFILE=$(CONFORMANCE_PROFILE) \
+		$(GO) test -count=1 -v -timeout 8h -run '^TestConformance$$' ./test/conformance
 
 # Go's native fuzzing: each fuzz target runs for FUZZTIME inputs (go test
 # fuzzes one target per run). A count, not a duration: Go 1.26's coordinator

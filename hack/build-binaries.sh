@@ -17,11 +17,18 @@
 #       and resource metrics API (kubectl top), and Debian's busybox-static (downloaded,
 #       not installed), the image of the rewrite-hosts init container of StatefulSet pods;
 #       the default and `node` build them and install Debian's runc and iptables when missing.
+#   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0-e2e/{e2e.test,ginkgo,kubectl,agnhost,nonewprivs,sample-apiserver,files/}
+#   $CLUSTERSYNC_CACHE/conformance-userland-debian12-v1/{busybox,agnhost,nginx,glibc-dns-testing}/
+#       the Kubernetes end-to-end test binary, the ginkgo command that runs it in
+#       parallel, kubectl (the [sig-cli] tests call it), the Go programs of the
+#       conformance tests' images and the files those images carry, and the
+#       Debian userlands of the others (hack/conformance-rootfs.sh):
+#       make conformance (test/conformance), internal/images.Conformance.
 #
 # CLUSTERSYNC_CACHE defaults to ${XDG_CACHE_HOME:-$HOME/.cache}/clustersync.
 # A folder that is already complete is skipped, so a warm machine builds
 # nothing. Each step says how long it usually takes on 2 cores and how long it
-# took. Usage: hack/build-binaries.sh [--print-env|run|controller-gen|static|node]
+# took. Usage: hack/build-binaries.sh [--print-env|run|controller-gen|static|node|conformance]
 #   (none)          everything below: what `make test` needs.
 #   run             what `make run` (the demo) needs: etcd, the static control plane,
 #                   kwok, and the real node; not metrics-server (kubectl top), the
@@ -32,6 +39,8 @@
 #   node            build only the real node's containerd, CNI plugins, kubelet, kube-proxy,
 #                   local-path-provisioner and metrics-server, fetch busybox-static (and
 #                   install runc, iptables).
+#   conformance     everything, then the end-to-end suite and the conformance images' programs
+#                   and userlands (make conformance).
 #
 # Every Kubernetes binary is built with CGO_ENABLED=0 (as Kubernetes releases
 # the control plane), so kubelet, kube-proxy and the +k3s1 kube-apiserver reuse
@@ -62,6 +71,9 @@ kube_node_dir=$cache/kubernetes-$KUBE_VERSION-node
 local_path_dir=$cache/local-path-provisioner-$LOCAL_PATH_VERSION
 metrics_server_dir=$cache/metrics-server-$METRICS_SERVER_VERSION
 busybox_dir=$cache/busybox-static-$BUSYBOX_VERSION
+e2e_dir=$cache/kubernetes-$KUBE_VERSION-e2e
+USERLAND_VERSION=debian12-v1 # bump when hack/conformance-rootfs.sh changes what it builds; keep in step with internal/binaries
+userland_dir=$cache/conformance-userland-$USERLAND_VERSION
 
 print_env() {
 	cat <<ENV
@@ -306,6 +318,51 @@ debian_tool() {
 	fi
 }
 
+# e2e builds the Kubernetes end-to-end test binary (go test -c
+# k8s.io/kubernetes/test/e2e, reporting v1.37.0 like the control plane),
+# the ginkgo command (it runs the binary in parallel processes), kubectl,
+# and the programs of the conformance images from Go source: agnhost,
+# nonewprivs and sample-apiserver; and copies the files those images carry
+# (agnhost's porter certificate, the nautilus and kitten pages) from the
+# Kubernetes module into files/. Skipped when cached.
+e2e() {
+	if complete "$e2e_dir" e2e.test ginkgo kubectl agnhost nonewprivs sample-apiserver; then
+		log "kubernetes $KUBE_VERSION end-to-end suite: cached in $e2e_dir"
+	else
+		step "kubernetes $KUBE_VERSION end-to-end suite (e2e.test, ginkgo, kubectl, agnhost, nonewprivs, sample-apiserver)" \
+			"10-35 minutes; less after the static control plane, whose packages it reuses" e2e_build
+	fi
+}
+
+e2e_build() {
+	local tmp; tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
+	log "  go test -c k8s.io/kubernetes/test/e2e -> $e2e_dir/e2e.test"
+	(cd "$here/tools/kube" && CGO_ENABLED=0 go test -c -trimpath -ldflags "$(kube_ldflags "$KUBE_VERSION")" \
+		-o "$tmp/e2e.test" k8s.io/kubernetes/test/e2e)
+	CGO_ENABLED=0 build_into "$tmp" "$here/tools/kube" "$(kube_ldflags "$KUBE_VERSION")" \
+		"k8s.io/kubernetes/cmd/kubectl:kubectl" \
+		"k8s.io/kubernetes/test/images/agnhost:agnhost" \
+		"k8s.io/kubernetes/test/images/nonewprivs:nonewprivs" \
+		"k8s.io/sample-apiserver:sample-apiserver" \
+		"github.com/onsi/ginkgo/v2/ginkgo:ginkgo"
+	local src; src=$(cd "$here/tools/kube" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)
+	mkdir -p "$tmp/files/porter" "$tmp/files/nautilus" "$tmp/files/kitten"
+	cp "$src/test/images/agnhost/porter/localhost.crt" "$src/test/images/agnhost/porter/localhost.key" "$tmp/files/porter/"
+	cp "$src/test/images/nautilus/html/"* "$tmp/files/nautilus/"
+	cp "$src/test/images/kitten/html/"* "$tmp/files/kitten/"
+	chmod -R u+w "$tmp/files"
+	mkdir -p "$e2e_dir"
+	mv "$tmp"/* "$e2e_dir"/
+	rmdir "$tmp"
+}
+
+# userland builds the Debian userlands of the conformance images that are
+# not Go programs alone (busybox, agnhost's tools, nginx, the glibc DNS
+# test image) with hack/conformance-rootfs.sh, unless cached.
+userland() {
+	"$here/conformance-rootfs.sh" "$userland_dir"
+}
+
 # for_run builds what the demo (make run) needs: the local host's control
 # plane (etcd, static Kubernetes, kwokctl) and its real node.
 for_run() {
@@ -321,12 +378,16 @@ main() {
 	mkdir -p "$cache"
 	local start=$SECONDS mode=${1:-all}
 	for_run
-	if [ "$mode" = all ]; then
+	if [ "$mode" != run ]; then
 		metrics_server
 		k3s
 		controller_gen
 	fi
-	log "the binaries $([ "$mode" = all ] && echo "of make test" || echo "of make run") are ready in $cache ($((SECONDS - start)) s)"
+	if [ "$mode" = conformance ]; then
+		e2e
+		userland
+	fi
+	log "the binaries of make $(case $mode in all) echo test ;; *) echo "$mode" ;; esac) are ready in $cache ($((SECONDS - start)) s)"
 }
 
 case "${1:-}" in
@@ -335,6 +396,7 @@ controller-gen) mkdir -p "$cache"; controller_gen ;;
 static) mkdir -p "$cache"; static ;;
 node) mkdir -p "$cache"; node ;;
 run) main run ;;
+conformance) main conformance ;;
 "") main all ;;
-*) echo "usage: $0 [--print-env|run|controller-gen|static|node]" >&2; exit 2 ;;
+*) echo "usage: $0 [--print-env|run|controller-gen|static|node|conformance]" >&2; exit 2 ;;
 esac

@@ -104,7 +104,7 @@ blobs on disk, manifests kept in a journal so that images survive a restart.
 func newDevImageCommand() *cobra.Command {
 	var (
 		dir, repo, source, ca, tag string
-		latest                     bool
+		latest, conformance        bool
 	)
 	cmd := &cobra.Command{
 		Use:   "image",
@@ -122,7 +122,17 @@ Builds are reproducible (same sources, same digests) and linux/amd64. The
 registry is the local one of ` + "`clustersync dev up`" + ` (plain HTTP on loopback)
 unless --repo names another (credentials from the Docker config). The static
 control-plane binaries come from ` + "`hack/build-binaries.sh static`" + `, which
-` + "`make image`" + ` runs first. Run it from the clustersync source tree, or give --source.`,
+` + "`make image`" + ` runs first. Run it from the clustersync source tree, or give --source.
+
+--conformance builds and pushes, instead, the images the [Conformance] tests of
+Kubernetes ` + binaries.KubernetesVersion + ` pull, under their registry.k8s.io paths
+(<registry>/e2e-test-images/agnhost:2.66.1, <registry>/pause:3.10.2, …; the local
+real node mirrors registry.k8s.io to the local registry): agnhost, nonewprivs,
+sample-apiserver and etcd from their Go sources, pause of our own, busybox, nginx
+and the DNS-testing userland from Debian packages. ` + "`hack/build-binaries.sh conformance`" + `
+builds their inputs (make conformance runs both). Each image is checked before
+it is pushed by running its main program once, chrooted in the unpacked image,
+which needs root. docs/conformance.md has the list.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
@@ -138,6 +148,13 @@ control-plane binaries come from ` + "`hack/build-binaries.sh static`" + `, whic
 					return fmt.Errorf("no local registry runs for %s: start the host with `clustersync dev up`, or give --repo (or IMAGE_REPO to make image)", hostDir(dir))
 				}
 				reg, insecure = st.Addr, true
+			}
+			if conformance {
+				if err := pushConformanceImages(cmd.Context(), out, source, reg, insecure); err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "Done in %.1f s.\n", time.Since(start).Seconds())
+				return nil
 			}
 			if tag == "" {
 				tag = version
@@ -159,7 +176,55 @@ control-plane binaries come from ` + "`hack/build-binaries.sh static`" + `, whic
 	cmd.Flags().StringVar(&ca, "ca-certificates", defaultCABundle, "CA bundle for the clustersync image")
 	cmd.Flags().StringVar(&tag, "tag", "", "image tag (default this clustersync's version)")
 	cmd.Flags().BoolVar(&latest, "latest", true, "also tag the images latest (the reference --agent-image uses by default)")
+	cmd.Flags().BoolVar(&conformance, "conformance", false, "build, check and push the images of the Kubernetes conformance tests instead (registry.k8s.io paths; needs root)")
 	return cmd
+}
+
+// pushConformanceImages builds the images of the Kubernetes conformance
+// tests (images.ConformanceImages) from the inputs of
+// `hack/build-binaries.sh conformance`, the cached etcd and the pause
+// program of source, checks each (images.CheckImage) and pushes it to reg
+// under its registry.k8s.io repository and tag. Errors name the missing
+// input with the command that builds it, or the image that failed its
+// check with the command's output.
+func pushConformanceImages(ctx context.Context, out io.Writer, source, reg string, insecure bool) error {
+	start := time.Now()
+	set := binaries.Conformance()
+	if err := set.Check(); err != nil {
+		return err
+	}
+	etcd := binaries.Default().Etcd
+	if err := binaries.Default().Check(); err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "clustersync-image-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	pause := filepath.Join(work, "pause")
+	if err := images.GoBuild(ctx, source, "./internal/images/pause", pause, ""); err != nil {
+		return err
+	}
+	built, err := images.ConformanceImages(set, etcd, pause)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Checking and pushing the %d images of the Kubernetes conformance tests to %s (as %s/…)\n", len(built), reg, images.KubernetesRegistry)
+	for _, c := range built {
+		t0 := time.Now()
+		if _, err := images.CheckImage(ctx, c.Image, c.Check, 2*time.Minute); err != nil {
+			return fmt.Errorf("%s does not work: %w", c.Reference(), err)
+		}
+		d, size, err := images.Push(ctx, c.Image, reg, c.Repository, []string{c.Tag}, insecure)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "  %s  %s  %.1f MB  checked (%s) and pushed in %.1f s\n", c.Reference(), d, float64(size)/1e6,
+			strings.Join(c.Check, " "), time.Since(t0).Seconds())
+	}
+	fmt.Fprintf(out, "Built, checked and pushed in %.1f s.\n", time.Since(start).Seconds())
+	return nil
 }
 
 // defaultCABundle is the CA bundle the clustersync image holds unless

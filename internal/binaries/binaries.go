@@ -202,3 +202,78 @@ func (s NodeSet) Check() error {
 	}
 	return nil
 }
+
+// UserlandVersion names the Debian userlands of the conformance images
+// that hack/conformance-rootfs.sh builds (Debian 12, the script's first
+// version); hack/build-binaries.sh uses the same value.
+const UserlandVersion = "debian12-v1"
+
+// ConformanceSet is the absolute paths of what `make conformance` runs and
+// builds images from (hack/build-binaries.sh conformance): the Kubernetes
+// end-to-end suite of KubernetesVersion and the inputs of the images its
+// [Conformance] tests pull (internal/images.Conformance).
+type ConformanceSet struct {
+	// E2ETest is the test binary of k8s.io/kubernetes/test/e2e.
+	E2ETest string
+	// Ginkgo is the ginkgo command, which runs E2ETest in parallel
+	// processes.
+	Ginkgo string
+	// Kubectl is kubectl, which the [sig-cli] tests call from PATH.
+	Kubectl string
+	// Agnhost, Nonewprivs and SampleAPIServer are the static programs of
+	// the images of those names (k8s.io/kubernetes/test/images/agnhost,
+	// …/nonewprivs, k8s.io/sample-apiserver).
+	Agnhost, Nonewprivs, SampleAPIServer string
+	// Files is the folder of the files the images carry besides programs:
+	// porter/localhost.{crt,key} (agnhost), nautilus/ and kitten/ (the
+	// pages of those images).
+	Files string
+	// Userland is the folder of the Debian userlands
+	// (hack/conformance-rootfs.sh): busybox/, agnhost/, nginx/ and
+	// glibc-dns-testing/, each a root file system.
+	Userland string
+}
+
+// Conformance is the ConformanceSet in CacheDir; CLUSTERSYNC_E2E_DIR
+// overrides the folder of the suite and the programs,
+// CLUSTERSYNC_USERLAND_DIR the userlands'.
+func Conformance() ConformanceSet {
+	dir := os.Getenv("CLUSTERSYNC_E2E_DIR")
+	if dir == "" {
+		dir = filepath.Join(CacheDir(), "kubernetes-"+KubernetesVersion+"-e2e")
+	}
+	userland := os.Getenv("CLUSTERSYNC_USERLAND_DIR")
+	if userland == "" {
+		userland = filepath.Join(CacheDir(), "conformance-userland-"+UserlandVersion)
+	}
+	return ConformanceSet{
+		E2ETest:         filepath.Join(dir, "e2e.test"),
+		Ginkgo:          filepath.Join(dir, "ginkgo"),
+		Kubectl:         filepath.Join(dir, "kubectl"),
+		Agnhost:         filepath.Join(dir, "agnhost"),
+		Nonewprivs:      filepath.Join(dir, "nonewprivs"),
+		SampleAPIServer: filepath.Join(dir, "sample-apiserver"),
+		Files:           filepath.Join(dir, "files"),
+		Userland:        userland,
+	}
+}
+
+// Check returns an error naming what of s is missing, in one line, with
+// the command that builds it.
+func (s ConformanceSet) Check() error {
+	fix := "run `hack/build-binaries.sh conformance` (make conformance runs it)"
+	if err := checkExecutables(fix, s.E2ETest, s.Ginkgo, s.Kubectl, s.Agnhost, s.Nonewprivs, s.SampleAPIServer); err != nil {
+		return err
+	}
+	var missing []string
+	for _, p := range []string{filepath.Join(s.Files, "porter", "localhost.crt"), filepath.Join(s.Files, "nautilus"), filepath.Join(s.Files, "kitten"),
+		filepath.Join(s.Userland, "busybox"), filepath.Join(s.Userland, "agnhost"), filepath.Join(s.Userland, "nginx"), filepath.Join(s.Userland, "glibc-dns-testing")} {
+		if _, err := os.Stat(p); err != nil {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("missing %v: %s", missing, fix)
+	}
+	return nil
+}

@@ -69,7 +69,8 @@ func (c *Cluster) RealNodeDir() string { return filepath.Join(c.Dir, "node") }
 
 // RealNodeOptions are the settings of the cluster's real node running the
 // programs of bins, which pulls images from the local registry at
-// registryAddr (host:port), also for images named ghcr.io/….
+// registryAddr (host:port), also for images named ghcr.io/… and
+// registry.k8s.io/… (the images of make conformance).
 func (c *Cluster) RealNodeOptions(registryAddr string, bins binaries.NodeSet) realnode.Options {
 	return realnode.Options{
 		Dir:                  c.RealNodeDir(),
@@ -78,7 +79,7 @@ func (c *Cluster) RealNodeOptions(registryAddr string, bins binaries.NodeSet) re
 		PodCIDR:              netip.MustParsePrefix("10.244.0.0/24"),
 		ClusterCIDR:          netip.MustParsePrefix("10.244.0.0/16"),
 		Registry:             registryAddr,
-		Mirrors:              []string{images.DefaultRegistry},
+		Mirrors:              []string{images.DefaultRegistry, images.KubernetesRegistry},
 		PauseImage:           images.Reference(images.DefaultRegistry, images.PauseRepository, RealNodePauseTag),
 		LocalPathHelperImage: images.Reference(images.DefaultRegistry, images.LocalPathHelperRepository, RealNodeLocalPathHelperTag),
 		CNIBinDir:            bins.CNIBinDir,

@@ -146,3 +146,30 @@ func TestControlPlaneImage(t *testing.T) {
 		t.Errorf("no registry: %q", got)
 	}
 }
+
+// The conformance profile (examples/conformance/values.yaml, what make
+// conformance installs) is taken by the chart and turns off, in the
+// configuration the pod reads, every policy of the secure defaults that a
+// conformance test trips over, and syncs the real nodes.
+func TestValuesConformanceProfile(t *testing.T) {
+	var cfg *config.Config
+	var err error
+	warnings := helmWarnings(t, func() {
+		_, cfg, err = Values([]string{"../../../examples/conformance/values.yaml"}, nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if warnings != "" {
+		t.Errorf("Helm warned:\n%s", warnings)
+	}
+	p := cfg.Policies
+	if p.PodSecurityStandard != config.PodSecurityPrivileged || p.ResourceQuota.Enabled.Resolve(true) || p.LimitRange.Enabled.Resolve(true) ||
+		p.NetworkPolicy.Enabled || p.Isolation != (config.Isolation{}) {
+		t.Errorf("policies: %+v", p)
+	}
+	n := cfg.Sync.FromHost.Nodes
+	if !n.Enabled || !n.Selector.All {
+		t.Errorf("sync.fromHost.nodes: %+v", n)
+	}
+}

@@ -1,0 +1,232 @@
+// Package conformance runs the Kubernetes conformance suite (the
+// [Conformance] specs of the v1.37.0 end-to-end test binary) against a
+// clustersync virtual cluster on the local host's real node: `make
+// conformance`, and a short focused run at the end of `make test`.
+//
+// TestConformance runs only when CLUSTERSYNC_CONFORMANCE is set: it takes
+// the machine's one real node, which test/e2e and test/chaos use too. It
+// starts the local host (`dev up`), pushes the images the suite pulls
+// (`dev image --conformance`), creates virtual cluster "conformance" with
+// examples/conformance/values.yaml (profile "conformance") or with
+// clustersync's defaults (profile "defaults"), runs the suite with
+// --provider=skeleton, prints passed / failed / skipped with the first
+// failure line of each failed spec, and keeps the JUnit report. Settings,
+// from the environment (the Makefile's CONFORMANCE_* variables):
+//
+//	CLUSTERSYNC_CONFORMANCE_FOCUS     ginkgo focus regexp (default \[Conformance\])
+//	CLUSTERSYNC_CONFORMANCE_PARALLEL  ginkgo processes (default 1)
+//	CLUSTERSYNC_CONFORMANCE_PROFILE   conformance (default) or defaults
+//	CLUSTERSYNC_CONFORMANCE_REPORT    report folder (default bin/conformance/PROFILE)
+//
+// docs/conformance.md has the results and the specs skipped, with why.
+package conformance
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clustersync/clustersync/internal/binaries"
+	"github.com/clustersync/clustersync/internal/images"
+	"github.com/clustersync/clustersync/test/internal/harness"
+)
+
+const (
+	enableEnv   = "CLUSTERSYNC_CONFORMANCE"
+	focusEnv    = "CLUSTERSYNC_CONFORMANCE_FOCUS"
+	parallelEnv = "CLUSTERSYNC_CONFORMANCE_PARALLEL"
+	profileEnv  = "CLUSTERSYNC_CONFORMANCE_PROFILE"
+	reportEnv   = "CLUSTERSYNC_CONFORMANCE_REPORT"
+)
+
+// tests is the clustersync binary built for this test and its
+// CLUSTERSYNC_HOME.
+var tests harness.Home
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+// run builds the binary when the suite is to run, runs the tests and
+// stops whatever a failed run left running.
+func run(m *testing.M) int {
+	if os.Getenv(enableEnv) == "" {
+		return m.Run() // TestConformance says why it skips
+	}
+	dir, h, err := harness.Build("clustersync-conformance-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	tests = h
+	code := m.Run()
+	_, _ = tests.Run("dev", "down")
+	if code == 0 {
+		_ = os.RemoveAll(dir)
+	} else {
+		fmt.Fprintln(os.Stderr, "conformance state and logs kept in", dir)
+	}
+	return code
+}
+
+// profiles are the values of each CLUSTERSYNC_CONFORMANCE_PROFILE: the
+// values files `virtual create` gets.
+var profiles = map[string][]string{
+	"conformance": {"../../examples/conformance/values.yaml"},
+	"defaults":    nil,
+}
+
+func TestConformance(t *testing.T) {
+	if os.Getenv(enableEnv) == "" {
+		t.Skipf("set %s=1 (make conformance) to run the Kubernetes conformance suite", enableEnv)
+	}
+	if os.Geteuid() != 0 {
+		t.Fatal("the conformance suite runs on the local real node, which needs root")
+	}
+	suite := binaries.Conformance()
+	if err := suite.Check(); err != nil {
+		t.Fatal(err)
+	}
+	focus := cmp.Or(os.Getenv(focusEnv), `\[Conformance\]`)
+	parallel := 1
+	if v := os.Getenv(parallelEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("%s=%q: want a number of processes, 1 or more", parallelEnv, v)
+		}
+		parallel = n
+	}
+	profile := cmp.Or(os.Getenv(profileEnv), "conformance")
+	files, ok := profiles[profile]
+	if !ok {
+		t.Fatalf("%s=%q: want conformance or defaults", profileEnv, profile)
+	}
+	report, err := filepath.Abs(cmp.Or(os.Getenv(reportEnv), filepath.Join("..", "..", "bin", "conformance", profile)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(report); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(report, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	step := func(what string, args ...string) string {
+		t.Helper()
+		start := time.Now()
+		out := tests.MustRun(t, args...)
+		t.Logf("%s: %.1f s", what, time.Since(start).Seconds())
+		return out
+	}
+	out := step("dev up", "dev", "up")
+	t.Cleanup(func() {
+		if out, err := tests.Run("dev", "down"); err != nil {
+			t.Errorf("clustersync dev down: %v\n%s", err, out)
+			return
+		}
+		tests.CheckNothingLeft(t)
+	})
+	harness.RequireRealNode(t, out)
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(step("dev image --conformance", "dev", "image", "--conformance", "--source", root))
+
+	kubeconfig := filepath.Join(report, "kubeconfig")
+	args := []string{"virtual", "create", "conformance", "-n", "vc-conformance", "--kubeconfig-out", kubeconfig, "--timeout", "10m"}
+	for _, f := range files {
+		args = append(args, "-f", f)
+	}
+	t.Log(step("virtual create ("+profile+")", args...))
+	t.Cleanup(func() {
+		if out, err := tests.Run("virtual", "delete", "conformance", "-n", "vc-conformance", "--delete-namespace"); err != nil {
+			t.Errorf("virtual delete conformance: %v\n%s", err, out)
+		}
+	})
+
+	skip := skipPattern()
+	log, err := os.Create(filepath.Join(report, "e2e.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	cmd := e2eCommand(suite, kubeconfig, report, focus, skip, parallel)
+	cmd.Stdout = io.MultiWriter(log, os.Stdout)
+	cmd.Stderr = cmd.Stdout
+	t.Logf("running %s\n  (output in %s; the e2e log in %s)", strings.Join(cmd.Args, " "), report, log.Name())
+	start := time.Now()
+	runErr := cmd.Run()
+	wall := time.Since(start)
+
+	focusRE, err := regexp.Compile(focus)
+	if err != nil {
+		t.Fatalf("%s: %v", focusEnv, err)
+	}
+	summary, err := ReadJUnit(filepath.Join(report, "junit_01.xml"), focusRE.MatchString)
+	if err != nil {
+		t.Fatalf("the suite wrote no report (%v): %v", runErr, err)
+	}
+	text := fmt.Sprintf("Kubernetes %s conformance, profile %s, focus %s, %d process(es): %.0f min wall\n%s%s",
+		binaries.KubernetesVersion, profile, focus, parallel, wall.Minutes(), summary, skipReasons(summary))
+	if err := os.WriteFile(filepath.Join(report, "summary.txt"), []byte(text), 0o644); err != nil {
+		t.Error(err)
+	}
+	fmt.Print(text)
+	fmt.Printf("JUnit: %s\n", filepath.Join(report, "junit_01.xml"))
+	if summary.Failed > 0 || summary.Passed == 0 {
+		t.Errorf("%d of %d selected specs failed (%v)", summary.Failed, summary.Passed+summary.Failed+summary.Skipped, runErr)
+	}
+}
+
+// e2eCommand runs the end-to-end binary of suite against kubeconfig, with
+// kubectl of suite first on PATH: the binary itself for one process,
+// ginkgo's parallel runner for more.
+func e2eCommand(suite binaries.ConformanceSet, kubeconfig, report, focus, skip string, parallel int) *exec.Cmd {
+	e2eArgs := []string{"--provider=skeleton", "--kubeconfig=" + kubeconfig, "--report-dir=" + report, "--disable-log-dump"}
+	var cmd *exec.Cmd
+	if parallel == 1 {
+		cmd = exec.Command(suite.E2ETest, append(e2eArgs,
+			"--ginkgo.focus="+focus, "--ginkgo.skip="+skip, "--ginkgo.timeout=24h", "--ginkgo.no-color")...)
+	} else {
+		cmd = exec.Command(suite.Ginkgo, append([]string{
+			"--procs=" + strconv.Itoa(parallel), "--focus=" + focus, "--skip=" + skip, "--timeout=24h", "--no-color",
+			suite.E2ETest, "--"}, e2eArgs...)...)
+	}
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(suite.Kubectl)+string(os.PathListSeparator)+os.Getenv("PATH"), "KUBECONFIG="+kubeconfig)
+	cmd.Dir = report
+	return cmd
+}
+
+// skipPattern is the ginkgo skip regexp of the specs that cannot run
+// honestly here (images.ConformanceSkips).
+func skipPattern() string {
+	var names []string
+	for n := range images.ConformanceSkips() {
+		names = append(names, regexp.QuoteMeta(n))
+	}
+	sort.Strings(names)
+	return strings.Join(names, "|")
+}
+
+// skipReasons names, for each skipped spec that the skip list skipped,
+// why.
+func skipReasons(s Summary) string {
+	var b strings.Builder
+	for _, r := range s.Skips {
+		for n, why := range images.ConformanceSkips() {
+			if strings.Contains(r.Name, n) {
+				fmt.Fprintf(&b, "not run: %s\n  because %s\n", r.Name, why)
+			}
+		}
+	}
+	return b.String()
+}
