@@ -69,11 +69,13 @@ chaos: binaries
 # `dev image --conformance` (the images the specs pull, built without
 # Docker). It prints passed / failed / skipped with each failure's first
 # line; the JUnit report and the e2e log land in bin/conformance/PROFILE.
-# CONFORMANCE_PROFILE=defaults runs it against clustersync's secure
+# CONFORMANCE_FOCUS (a regexp) picks some of the [Conformance] specs,
+# CONFORMANCE_PARALLEL runs them in that many processes (ginkgo -p; the
+# [Serial] ones run alone at the end), CONFORMANCE_PROFILE=defaults runs it against clustersync's secure
 # defaults instead of examples/conformance/values.yaml. The full run takes
 # hours on 2 cores; make test runs a short focused one. It takes the
 # machine's real node, so it never runs beside test/e2e.
-CONFORMANCE_FOCUS ?= \[Conformance\]
+CONFORMANCE_FOCUS ?=
 CONFORMANCE_PARALLEL ?= 1
 CONFORMANCE_PROFILE ?= conformance
 conformance: conformance-binaries

@@ -17,7 +17,7 @@
 #       and resource metrics API (kubectl top), and Debian's busybox-static (downloaded,
 #       not installed), the image of the rewrite-hosts init container of StatefulSet pods;
 #       the default and `node` build them and install Debian's runc and iptables when missing.
-#   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0-e2e/{e2e.test,ginkgo,kubectl,agnhost,nonewprivs,sample-apiserver,files/}
+#   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0-e2e/{e2e.test,ginkgo,kubectl,agnhost,nonewprivs,sample-apiserver,etcd,files/}
 #   $CLUSTERSYNC_CACHE/conformance-userland-debian12-v1/{busybox,agnhost,nginx,glibc-dns-testing}/
 #       the Kubernetes end-to-end test binary, the ginkgo command that runs it in
 #       parallel, kubectl (the [sig-cli] tests call it), the Go programs of the
@@ -322,14 +322,16 @@ debian_tool() {
 # k8s.io/kubernetes/test/e2e, reporting v1.37.0 like the control plane),
 # the ginkgo command (it runs the binary in parallel processes), kubectl,
 # and the programs of the conformance images from Go source: agnhost,
-# nonewprivs and sample-apiserver; and copies the files those images carry
+# nonewprivs, sample-apiserver and a static etcd (the cache's etcd, which
+# the local clusters run, may be linked against the C library; the image
+# has none); and copies the files those images carry
 # (agnhost's porter certificate, the nautilus and kitten pages) from the
 # Kubernetes module into files/. Skipped when cached.
 e2e() {
-	if complete "$e2e_dir" e2e.test ginkgo kubectl agnhost nonewprivs sample-apiserver; then
+	if complete "$e2e_dir" e2e.test ginkgo kubectl agnhost nonewprivs sample-apiserver etcd; then
 		log "kubernetes $KUBE_VERSION end-to-end suite: cached in $e2e_dir"
 	else
-		step "kubernetes $KUBE_VERSION end-to-end suite (e2e.test, ginkgo, kubectl, agnhost, nonewprivs, sample-apiserver)" \
+		step "kubernetes $KUBE_VERSION end-to-end suite (e2e.test, ginkgo, kubectl, agnhost, nonewprivs, sample-apiserver, etcd)" \
 			"10-35 minutes; less after the static control plane, whose packages it reuses" e2e_build
 	fi
 }
@@ -345,15 +347,16 @@ e2e_build() {
 		"k8s.io/kubernetes/test/images/nonewprivs:nonewprivs" \
 		"k8s.io/sample-apiserver:sample-apiserver" \
 		"github.com/onsi/ginkgo/v2/ginkgo:ginkgo"
+	CGO_ENABLED=0 build_into "$tmp" "$here/tools/etcd" "-s -w" "go.etcd.io/etcd/server/v3:etcd"
 	local src; src=$(cd "$here/tools/kube" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)
 	mkdir -p "$tmp/files/porter" "$tmp/files/nautilus" "$tmp/files/kitten"
 	cp "$src/test/images/agnhost/porter/localhost.crt" "$src/test/images/agnhost/porter/localhost.key" "$tmp/files/porter/"
 	cp "$src/test/images/nautilus/html/"* "$tmp/files/nautilus/"
 	cp "$src/test/images/kitten/html/"* "$tmp/files/kitten/"
 	chmod -R u+w "$tmp/files"
-	mkdir -p "$e2e_dir"
-	mv "$tmp"/* "$e2e_dir"/
-	rmdir "$tmp"
+	chmod 755 "$tmp"
+	rm -rf "$e2e_dir"
+	mv "$tmp" "$e2e_dir"
 }
 
 # userland builds the Debian userlands of the conformance images that are

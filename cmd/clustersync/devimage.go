@@ -182,8 +182,7 @@ which needs root. docs/conformance.md has the list.`,
 
 // pushConformanceImages builds the images of the Kubernetes conformance
 // tests (images.ConformanceImages) from the inputs of
-// `hack/build-binaries.sh conformance`, the cached etcd and the pause
-// program of source, checks each (images.CheckImage) and pushes it to reg
+// `hack/build-binaries.sh conformance` and the pause program of source, checks each (images.CheckImage) and pushes it to reg
 // under its registry.k8s.io repository and tag. Errors name the missing
 // input with the command that builds it, or the image that failed its
 // check with the command's output.
@@ -191,10 +190,6 @@ func pushConformanceImages(ctx context.Context, out io.Writer, source, reg strin
 	start := time.Now()
 	set := binaries.Conformance()
 	if err := set.Check(); err != nil {
-		return err
-	}
-	etcd := binaries.Default().Etcd
-	if err := binaries.Default().Check(); err != nil {
 		return err
 	}
 	work, err := os.MkdirTemp("", "clustersync-image-")
@@ -206,7 +201,7 @@ func pushConformanceImages(ctx context.Context, out io.Writer, source, reg strin
 	if err := images.GoBuild(ctx, source, "./internal/images/pause", pause, ""); err != nil {
 		return err
 	}
-	built, err := images.ConformanceImages(set, etcd, pause)
+	built, err := images.ConformanceImages(set, pause)
 	if err != nil {
 		return err
 	}

@@ -220,10 +220,11 @@ type ConformanceSet struct {
 	Ginkgo string
 	// Kubectl is kubectl, which the [sig-cli] tests call from PATH.
 	Kubectl string
-	// Agnhost, Nonewprivs and SampleAPIServer are the static programs of
-	// the images of those names (k8s.io/kubernetes/test/images/agnhost,
-	// …/nonewprivs, k8s.io/sample-apiserver).
-	Agnhost, Nonewprivs, SampleAPIServer string
+	// Agnhost, Nonewprivs, SampleAPIServer and Etcd are the static
+	// programs of the images of those names
+	// (k8s.io/kubernetes/test/images/agnhost, …/nonewprivs,
+	// k8s.io/sample-apiserver, etcd EtcdVersion without cgo).
+	Agnhost, Nonewprivs, SampleAPIServer, Etcd string
 	// Files is the folder of the files the images carry besides programs:
 	// porter/localhost.{crt,key} (agnhost), nautilus/ and kitten/ (the
 	// pages of those images).
@@ -253,6 +254,7 @@ func Conformance() ConformanceSet {
 		Agnhost:         filepath.Join(dir, "agnhost"),
 		Nonewprivs:      filepath.Join(dir, "nonewprivs"),
 		SampleAPIServer: filepath.Join(dir, "sample-apiserver"),
+		Etcd:            filepath.Join(dir, "etcd"),
 		Files:           filepath.Join(dir, "files"),
 		Userland:        userland,
 	}
@@ -262,7 +264,7 @@ func Conformance() ConformanceSet {
 // the command that builds it.
 func (s ConformanceSet) Check() error {
 	fix := "run `hack/build-binaries.sh conformance` (make conformance runs it)"
-	if err := checkExecutables(fix, s.E2ETest, s.Ginkgo, s.Kubectl, s.Agnhost, s.Nonewprivs, s.SampleAPIServer); err != nil {
+	if err := checkExecutables(fix, s.E2ETest, s.Ginkgo, s.Kubectl, s.Agnhost, s.Nonewprivs, s.SampleAPIServer, s.Etcd); err != nil {
 		return err
 	}
 	var missing []string

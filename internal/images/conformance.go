@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"syscall"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -49,8 +50,8 @@ func ConformanceSkips() map[string]string {
 }
 
 // ConformanceImages builds every image the [Conformance] tests pull, from
-// the programs and userlands of s (hack/build-binaries.sh conformance), the
-// static etcd server and the static pause program (internal/images/pause):
+// the programs and userlands of s (hack/build-binaries.sh conformance) and
+// the static pause program (internal/images/pause):
 //
 //   - e2e-test-images/agnhost:2.66.1 and :2.55: /agnhost (entrypoint,
 //     command pause), /agnhost-2, porter's certificate, on the agnhost
@@ -68,7 +69,7 @@ func ConformanceSkips() map[string]string {
 //
 // Images of two tags differ in their version label, so the tests that
 // change an image see another digest. Errors name a missing input.
-func ConformanceImages(s binaries.ConformanceSet, etcd, pause string) ([]ConformanceImage, error) {
+func ConformanceImages(s binaries.ConformanceSet, pause string) ([]ConformanceImage, error) {
 	tree := func(name string) (v1.Layer, error) {
 		files, err := TreeFiles(filepath.Join(s.Userland, name))
 		if err != nil {
@@ -118,7 +119,7 @@ func ConformanceImages(s binaries.ConformanceSet, etcd, pause string) ([]Conform
 	if err != nil {
 		return nil, err
 	}
-	for _, bin := range []string{s.Agnhost, s.Nonewprivs, s.SampleAPIServer, etcd, pause} {
+	for _, bin := range []string{s.Agnhost, s.Nonewprivs, s.SampleAPIServer, s.Etcd, pause} {
 		if err := requireStatic(bin); err != nil {
 			return nil, err
 		}
@@ -131,7 +132,7 @@ func ConformanceImages(s binaries.ConformanceSet, etcd, pause string) ([]Conform
 	if err != nil {
 		return nil, err
 	}
-	etcdLayer, err := Layer([]File{{Path: "/usr/local/bin/etcd", Mode: 0o755, Source: etcd}, {Path: "/tmp", Mode: 0o1777, Dir: true}})
+	etcdLayer, err := Layer([]File{{Path: "/usr/local/bin/etcd", Mode: 0o755, Source: s.Etcd}, {Path: "/tmp", Mode: 0o1777, Dir: true}})
 	if err != nil {
 		return nil, err
 	}
@@ -187,8 +188,8 @@ func ConformanceImages(s binaries.ConformanceSet, etcd, pause string) ([]Conform
 
 // TreeFiles lists the folder root as the Files of a layer: root is the
 // image's /, each entry keeps its permission bits (setuid, setgid and
-// sticky included), a symbolic link its target, and every entry is
-// root's. Devices, sockets and pipes are left out (the runtime makes /dev).
+// sticky included), its owner and group, and a symbolic link its target.
+// Devices, sockets and pipes are left out (the runtime makes /dev).
 // Errors name the path that cannot be read.
 func TreeFiles(root string) ([]File, error) {
 	var files []File
@@ -205,6 +206,12 @@ func TreeFiles(root string) ([]File, error) {
 			return err
 		}
 		f := File{Path: "/" + filepath.ToSlash(rel), Mode: tarMode(info.Mode())}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			f.Owner, f.Group = int(st.Uid), int(st.Gid)
+			if f.Group == f.Owner {
+				f.Group = 0
+			}
+		}
 		switch {
 		case info.Mode()&fs.ModeSymlink != 0:
 			if f.Link, err = os.Readlink(p); err != nil {

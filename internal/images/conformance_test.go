@@ -37,6 +37,8 @@ func TestTreeFilesAndCheckImage(t *testing.T) {
 	must(os.MkdirAll(filepath.Join(root, "bin"), 0o755))
 	must(os.Symlink("../sbin/pause", filepath.Join(root, "bin", "p")))
 	must(os.Mkdir(filepath.Join(root, "tmp"), 0o755))
+	must(os.Mkdir(filepath.Join(root, "www"), 0o700))
+	must(os.Chown(filepath.Join(root, "www"), 101, 102))
 	must(os.Chmod(filepath.Join(root, "tmp"), 0o777|os.ModeSticky))
 	files, err := TreeFiles(root)
 	must(err)
@@ -50,8 +52,11 @@ func TestTreeFilesAndCheckImage(t *testing.T) {
 	if f := got["/bin/p"]; f.Link != "../sbin/pause" {
 		t.Errorf("/bin/p: %+v", f)
 	}
-	if f := got["/tmp"]; !f.Dir || f.Mode != 0o1777 {
+	if f := got["/tmp"]; !f.Dir || f.Mode != 0o1777 || f.Owner != 0 || f.Group != 0 {
 		t.Errorf("/tmp: %+v", f)
+	}
+	if f := got["/www"]; f.Owner != 101 || f.Group != 102 {
+		t.Errorf("/www: %+v", f)
 	}
 	l, err := Layer(files)
 	must(err)
@@ -86,7 +91,7 @@ func TestConformanceImages(t *testing.T) {
 	if err := GoBuild(context.Background(), moduleRoot(t), "./internal/images/pause", pause, ""); err != nil {
 		t.Fatal(err)
 	}
-	imgs, err := ConformanceImages(s, binaries.Default().Etcd, pause)
+	imgs, err := ConformanceImages(s, pause)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ package images
 import (
 	"archive/tar"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"fmt"
 	"io"
@@ -51,8 +52,12 @@ type File struct {
 	// Link, when set, makes the entry a symbolic link to Link (Source, Data
 	// and Mode unused), e.g. "busybox" for /bin/sh.
 	Link string
-	// Owner is the user and group ID owning the entry (0: root).
+	// Owner is the user ID owning the entry (0: root), and its group ID
+	// unless Group is set.
 	Owner int
+	// Group is the group ID owning the entry when it is not Owner's
+	// (0: Owner's).
+	Group int
 }
 
 // Layer returns a gzip-compressed OCI layer holding files, with their
@@ -82,7 +87,7 @@ func Layer(files []File) (v1.Layer, error) {
 	tw := tar.NewWriter(&buf)
 	for _, p := range names {
 		f := entries[p]
-		h := &tar.Header{Name: strings.TrimPrefix(p, "/"), Mode: f.Mode, ModTime: Epoch, Uid: f.Owner, Gid: f.Owner, Format: tar.FormatPAX}
+		h := &tar.Header{Name: strings.TrimPrefix(p, "/"), Mode: f.Mode, ModTime: Epoch, Uid: f.Owner, Gid: cmp.Or(f.Group, f.Owner), Format: tar.FormatPAX}
 		if f.Dir || f.Link != "" {
 			if f.Dir {
 				h.Typeflag, h.Name = tar.TypeDir, h.Name+"/"

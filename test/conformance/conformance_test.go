@@ -13,7 +13,7 @@
 // failure line of each failed spec, and keeps the JUnit report. Settings,
 // from the environment (the Makefile's CONFORMANCE_* variables):
 //
-//	CLUSTERSYNC_CONFORMANCE_FOCUS     ginkgo focus regexp (default \[Conformance\])
+//	CLUSTERSYNC_CONFORMANCE_FOCUS     ginkgo focus regexp among the [Conformance] specs (default all)
 //	CLUSTERSYNC_CONFORMANCE_PARALLEL  ginkgo processes (default 1)
 //	CLUSTERSYNC_CONFORMANCE_PROFILE   conformance (default) or defaults
 //	CLUSTERSYNC_CONFORMANCE_REPORT    report folder (default bin/conformance/PROFILE)
@@ -94,7 +94,11 @@ func TestConformance(t *testing.T) {
 	if err := suite.Check(); err != nil {
 		t.Fatal(err)
 	}
-	focus := cmp.Or(os.Getenv(focusEnv), `\[Conformance\]`)
+	focus := os.Getenv(focusEnv)
+	focusRE, err := regexp.Compile(focus)
+	if err != nil {
+		t.Fatalf("%s: %v", focusEnv, err)
+	}
 	parallel := 1
 	if v := os.Getenv(parallelEnv); v != "" {
 		n, err := strconv.Atoi(v)
@@ -167,15 +171,12 @@ func TestConformance(t *testing.T) {
 	runErr := cmd.Run()
 	wall := time.Since(start)
 
-	focusRE, err := regexp.Compile(focus)
-	if err != nil {
-		t.Fatalf("%s: %v", focusEnv, err)
-	}
-	summary, err := ReadJUnit(filepath.Join(report, "junit_01.xml"), focusRE.MatchString)
+	selected := func(name string) bool { return strings.Contains(name, "[Conformance]") && focusRE.MatchString(name) }
+	summary, err := ReadJUnit(filepath.Join(report, "junit_01.xml"), selected)
 	if err != nil {
 		t.Fatalf("the suite wrote no report (%v): %v", runErr, err)
 	}
-	text := fmt.Sprintf("Kubernetes %s conformance, profile %s, focus %s, %d process(es): %.0f min wall\n%s%s",
+	text := fmt.Sprintf("Kubernetes %s conformance, profile %s, focus %q, %d process(es): %.1f min wall\n%s%s",
 		binaries.KubernetesVersion, profile, focus, parallel, wall.Minutes(), summary, skipReasons(summary))
 	if err := os.WriteFile(filepath.Join(report, "summary.txt"), []byte(text), 0o644); err != nil {
 		t.Error(err)
@@ -189,16 +190,18 @@ func TestConformance(t *testing.T) {
 
 // e2eCommand runs the end-to-end binary of suite against kubeconfig, with
 // kubectl of suite first on PATH: the binary itself for one process,
-// ginkgo's parallel runner for more.
+// ginkgo's parallel runner for more. It runs the specs labelled
+// Conformance (the 462 [Conformance] specs) that focus (a regexp, "" for
+// all) matches and skip does not, printing nothing for the others.
 func e2eCommand(suite binaries.ConformanceSet, kubeconfig, report, focus, skip string, parallel int) *exec.Cmd {
 	e2eArgs := []string{"--provider=skeleton", "--kubeconfig=" + kubeconfig, "--report-dir=" + report, "--disable-log-dump"}
 	var cmd *exec.Cmd
 	if parallel == 1 {
-		cmd = exec.Command(suite.E2ETest, append(e2eArgs,
-			"--ginkgo.focus="+focus, "--ginkgo.skip="+skip, "--ginkgo.timeout=24h", "--ginkgo.no-color")...)
+		cmd = exec.Command(suite.E2ETest, append(e2eArgs, "--ginkgo.label-filter=Conformance", "--ginkgo.focus="+focus,
+			"--ginkgo.skip="+skip, "--ginkgo.timeout=24h", "--ginkgo.no-color", "--ginkgo.silence-skips")...)
 	} else {
-		cmd = exec.Command(suite.Ginkgo, append([]string{
-			"--procs=" + strconv.Itoa(parallel), "--focus=" + focus, "--skip=" + skip, "--timeout=24h", "--no-color",
+		cmd = exec.Command(suite.Ginkgo, append([]string{"--procs=" + strconv.Itoa(parallel), "--label-filter=Conformance",
+			"--focus=" + focus, "--skip=" + skip, "--timeout=24h", "--no-color", "--silence-skips",
 			suite.E2ETest, "--"}, e2eArgs...)...)
 	}
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(suite.Kubectl)+string(os.PathListSeparator)+os.Getenv("PATH"), "KUBECONFIG="+kubeconfig)
