@@ -1,0 +1,41 @@
+package conformance
+
+import (
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/clustersync/clustersync/internal/binaries"
+	"github.com/clustersync/clustersync/internal/images"
+)
+
+// Each name of the skip list selects exactly one [Conformance] spec of the
+// suite (a dry run of the end-to-end binary, when it is built): a renamed
+// spec would otherwise run, and fail, instead of being skipped.
+func TestSkipsNameOneSpec(t *testing.T) {
+	suite := binaries.Conformance()
+	if err := suite.Check(); err != nil {
+		t.Skip(err)
+	}
+	ran := regexp.MustCompile(`Will run (\d+) of \d+ specs`)
+	for name := range images.ConformanceSkips() {
+		out, err := exec.Command(suite.E2ETest, "--ginkgo.label-filter=Conformance", "--ginkgo.focus="+regexp.QuoteMeta(name),
+			"--ginkgo.dry-run", "--ginkgo.no-color", "--ginkgo.silence-skips").CombinedOutput()
+		if err != nil {
+			t.Fatalf("dry run: %v\n%s", err, out)
+		}
+		m := ran.FindSubmatch(out)
+		if m == nil || string(m[1]) != "1" {
+			t.Errorf("skip %q selects %v specs, want 1:\n%s", name, m, lastLines(string(out), 5))
+		}
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
