@@ -1,6 +1,7 @@
 package runner_test
 
 import (
+	"encoding/base64"
 	"fmt"
 	"maps"
 	"slices"
@@ -145,4 +146,37 @@ func touchPod(t *testing.T, ns, name, value string) {
 	if err := env.VirtualClient.Patch(ctx, touched, client.MergeFrom(&v)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A projected token of another audience (as the OIDC discovery
+// conformance spec mounts) is minted for that audience: its key of the
+// token Secret holds a token whose aud claim is the audience, beside the
+// API server's own token.
+func TestTokenAudiences(t *testing.T) {
+	ns := env.NewNamespace(t)
+	create(t, env.VirtualClient, pod("oidc-client", ns, func(p *corev1.Pod) {
+		p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "oidc", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+			Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", Audience: "oidc-discovery-test"}}}}}})
+	}))
+	hostPod := hostObject(t, &corev1.Pod{}, "oidc-client", ns)
+	testenv.Eventually(t, wait, func() error {
+		var s corev1.Secret
+		if err := env.HostClient.Get(ctx, client.ObjectKey{Namespace: env.HostNamespace, Name: pods.TokenSecretName(hostPod.Name)}, &s); err != nil {
+			return err
+		}
+		for key, want := range map[string]string{pods.KeyFor("oidc-discovery-test"): `"oidc-discovery-test"`, pods.TokenKey: `"https://kubernetes.default.svc.cluster.local"`} {
+			parts := strings.Split(string(s.Data[key]), ".")
+			if len(parts) != 3 {
+				return fmt.Errorf("key %s holds no JWT", key)
+			}
+			claims, err := base64.RawURLEncoding.DecodeString(parts[1])
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(string(claims), `"aud":[`+want+`]`) {
+				return fmt.Errorf("key %s: claims %s, want aud [%s]", key, claims, want)
+			}
+		}
+		return nil
+	})
 }

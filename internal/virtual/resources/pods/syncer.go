@@ -277,7 +277,10 @@ func writeTokenSecret(ctx context.Context, s *syncer.Context, token *Token, owne
 	ownedBy := []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: owner.Name, UID: owner.UID}}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: token.Secret, Namespace: s.Translator.HostNamespace,
 		Labels: map[string]string{translate.LabelManagedBy: s.Translator.VCluster}, OwnerReferences: ownedBy},
-		Type: corev1.SecretTypeOpaque, Data: map[string][]byte{TokenKey: []byte(token.Value)}}
+		Type: corev1.SecretTypeOpaque, Data: map[string][]byte{}}
+	for aud, v := range token.Values {
+		secret.Data[KeyFor(aud)] = []byte(v)
+	}
 	err := s.Host.Create(ctx, secret)
 	if apierrors.IsAlreadyExists(err) {
 		var cur corev1.Secret
@@ -315,21 +318,29 @@ func ownTokenSecret(ctx context.Context, s *syncer.Context, name string, pod *co
 	return nil
 }
 
-// mintToken asks the virtual API server for a token of the pod's service
-// account, bound to the pod, for the host pod's token volume.
+// mintToken asks the virtual API server for the tokens of the pod's
+// service account, bound to the pod, for the host pod's token volumes: one
+// per audience they ask for (TokenAudiences; none: the API server's own).
 func mintToken(ctx context.Context, s *syncer.Context, pod *corev1.Pod) (*Token, error) {
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Spec.ServiceAccountName}}
 	if sa.Name == "" {
 		sa.Name = "default"
 	}
-	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
-		ExpirationSeconds: ptr.To(int64(tokenLifetime / time.Second)),
-		BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID},
-	}}
-	if err := s.Virtual.SubResource("token").Create(ctx, sa, req); err != nil {
-		return nil, fmt.Errorf("token for service account %s/%s: %w", sa.Namespace, sa.Name, err)
+	token := &Token{Annotation: translate.AnnotationPodTokenPrefix + randomLetters(8), Values: map[string]string{}}
+	for _, aud := range TokenAudiences(pod) {
+		req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+			ExpirationSeconds: ptr.To(int64(tokenLifetime / time.Second)),
+			BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID},
+		}}
+		if aud != "" {
+			req.Spec.Audiences = []string{aud}
+		}
+		if err := s.Virtual.SubResource("token").Create(ctx, sa, req); err != nil {
+			return nil, fmt.Errorf("token for service account %s/%s: %w", sa.Namespace, sa.Name, err)
+		}
+		token.Values[aud] = req.Status.Token
 	}
-	return &Token{Annotation: "vcluster.loft.sh/token-" + randomLetters(8), Value: req.Status.Token}, nil
+	return token, nil
 }
 
 func randomLetters(n int) string {

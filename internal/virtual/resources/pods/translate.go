@@ -1,6 +1,8 @@
 package pods
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -136,19 +138,71 @@ func (env Environment) HostServiceAccountOf(pod *corev1.Pod) string {
 	return env.Translator.HostName(sa, pod.Namespace)
 }
 
-// Token is a service account token minted in the virtual cluster for a pod,
-// and where the host pod reads it: the host annotation Annotation, or, when
-// Secret is set (sync.toHost.pods.useSecretsForSATokens), key TokenKey of
-// host Secret Secret, which only the host pod's token volume reads (pod
-// annotations are readable by anyone who may read host pods).
+// Token is the service account tokens minted in the virtual cluster for a
+// pod, one per audience its projected volumes ask for (TokenAudiences), and
+// where the host pod reads them: host annotations (AnnotationFor), or,
+// when Secret is set (sync.toHost.pods.useSecretsForSATokens), keys of host
+// Secret Secret (KeyFor), which only the host pod's token volumes read
+// (pod annotations are readable by anyone who may read host pods).
 type Token struct {
+	// Annotation is the host annotation of the token for the API server's
+	// own audiences (a projection without audience, vCluster's
+	// "vcluster.loft.sh/token-…"); AnnotationFor derives the others.
 	Annotation string
-	Secret     string
-	Value      string
+	// Secret is the host Secret holding the tokens, "" for annotations.
+	Secret string
+	// Values maps an audience ("" for the API server's own) to its token.
+	Values map[string]string
 }
 
-// TokenKey is the key of a token Secret that holds the token.
+// AnnotationFor is the host annotation of the token for audience aud:
+// Annotation for "", else Annotation-HASH (audienceSuffix).
+func (t *Token) AnnotationFor(aud string) string {
+	if aud == "" {
+		return t.Annotation
+	}
+	return t.Annotation + "-" + audienceSuffix(aud)
+}
+
+// TokenKey is the key of a token Secret that holds the token for the API
+// server's own audiences; KeyFor names the others.
 const TokenKey = "token"
+
+// KeyFor is the key of a token Secret that holds the token for audience
+// aud: TokenKey for "", else TokenKey-HASH (audienceSuffix).
+func KeyFor(aud string) string {
+	if aud == "" {
+		return TokenKey
+	}
+	return TokenKey + "-" + audienceSuffix(aud)
+}
+
+// audienceSuffix names audience aud in annotation and Secret keys: the
+// first 10 hexadecimal digits of its SHA-256 (an audience may be any
+// string, a key may not).
+func audienceSuffix(aud string) string {
+	sum := sha256.Sum256([]byte(aud))
+	return hex.EncodeToString(sum[:5])
+}
+
+// TokenAudiences are the audiences the projected service account tokens
+// of pod ask for, each once, in name order; "" stands for a projection
+// without audience (the API server's own).
+func TokenAudiences(pod *corev1.Pod) []string {
+	var out []string
+	for _, v := range pod.Spec.Volumes {
+		if v.Projected == nil {
+			continue
+		}
+		for _, s := range v.Projected.Sources {
+			if s.ServiceAccountToken != nil && !slices.Contains(out, s.ServiceAccountToken.Audience) {
+				out = append(out, s.ServiceAccountToken.Audience)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
 
 // TokenSecretName is the host Secret holding the token of the host pod
 // hostPod: HOSTPOD-sa-token (shortened as host names are).
@@ -349,15 +403,15 @@ func translateVolume(v *corev1.Volume, name func(string) string, env Environment
 					translateFieldRef(src.DownwardAPI.Items[j].FieldRef, env.Translator)
 				}
 			case src.ServiceAccountToken != nil:
-				path := src.ServiceAccountToken.Path
+				path, aud := src.ServiceAccountToken.Path, src.ServiceAccountToken.Audience
 				src.ServiceAccountToken = nil
 				if token != nil && token.Secret != "" {
 					src.Secret = &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: token.Secret},
-						Items: []corev1.KeyToPath{{Key: TokenKey, Path: path}}}
+						Items: []corev1.KeyToPath{{Key: KeyFor(aud), Path: path}}}
 				} else if token != nil {
 					src.DownwardAPI = &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{
 						Path:     path,
-						FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: annotationPath(token.Annotation)},
+						FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: annotationPath(token.AnnotationFor(aud))},
 					}}}
 				} else {
 					src.DownwardAPI = &corev1.DownwardAPIProjection{}
@@ -459,8 +513,8 @@ func translateDNS(spec *corev1.PodSpec, ns string, env Environment) {
 }
 
 // HostAnnotations are the pod annotations vCluster adds so the downward API
-// of the host pod reads virtual values, plus the token annotation (none
-// when the token is in a Secret).
+// of the host pod reads virtual values, plus the token annotations, one per
+// audience (none when the tokens are in a Secret).
 func HostAnnotations(pod *corev1.Pod, token *Token) map[string]string {
 	out := map[string]string{
 		translate.AnnotationPodName:               pod.Name,
@@ -479,7 +533,9 @@ func HostAnnotations(pod *corev1.Pod, token *Token) map[string]string {
 		}
 	}
 	if token != nil && token.Secret == "" {
-		out[token.Annotation] = token.Value
+		for aud, v := range token.Values {
+			out[token.AnnotationFor(aud)] = v
+		}
 	}
 	return out
 }
@@ -496,10 +552,12 @@ func HostLabels(labels map[string]string, tr translate.Translator, namespaceLabe
 	return out
 }
 
-// TokenAnnotation finds the token annotation of a host pod.
+// TokenAnnotation finds the annotation of a host pod that holds the token
+// for the API server's own audiences (Token.Annotation), not one of another
+// audience (Token.AnnotationFor).
 func TokenAnnotation(host map[string]string) (string, bool) {
 	for k := range host {
-		if strings.HasPrefix(k, translate.AnnotationPodTokenPrefix) {
+		if rest, ok := strings.CutPrefix(k, translate.AnnotationPodTokenPrefix); ok && !strings.Contains(rest, "-") {
 			return k, true
 		}
 	}
@@ -507,16 +565,4 @@ func TokenAnnotation(host map[string]string) (string, bool) {
 }
 
 // NeedsToken reports whether a virtual pod mounts a service-account token.
-func NeedsToken(pod *corev1.Pod) bool {
-	for _, v := range pod.Spec.Volumes {
-		if v.Projected == nil {
-			continue
-		}
-		for _, s := range v.Projected.Sources {
-			if s.ServiceAccountToken != nil {
-				return true
-			}
-		}
-	}
-	return false
-}
+func NeedsToken(pod *corev1.Pod) bool { return len(TokenAudiences(pod)) > 0 }

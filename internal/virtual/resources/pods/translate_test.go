@@ -205,7 +205,7 @@ func TestHostSpecDoesNotModifyInputWithFullEnvironment(t *testing.T) {
 		ClusterDomain: "cluster.local", TranslateImage: map[string]string{"nginx:1.27": "mirror/nginx:1.27"},
 		EnforceTolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "tenants", Effect: corev1.TaintEffectNoSchedule}},
 	}
-	_ = HostSpec(pod, env, &Token{Annotation: "vcluster.loft.sh/token-abcdefgh", Value: "jwt"})
+	_ = HostSpec(pod, env, &Token{Annotation: "vcluster.loft.sh/token-abcdefgh", Values: map[string]string{"": "jwt"}})
 	if !reflect.DeepEqual(before, pod) {
 		t.Errorf("HostSpec modified its input pod:\nbefore %s\nafter %s", toJSON(before), toJSON(pod))
 	}
@@ -272,14 +272,14 @@ func TestHostSpecTokenVolume(t *testing.T) {
 	}{
 		{
 			name:  "token read from its annotation",
-			token: &Token{Annotation: "vcluster.loft.sh/token-abcdefgh", Value: "jwt"},
+			token: &Token{Annotation: "vcluster.loft.sh/token-abcdefgh", Values: map[string]string{"": "jwt"}},
 			first: corev1.VolumeProjection{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{
 				{Path: "token", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.annotations['vcluster.loft.sh/token-abcdefgh']"}},
 			}}},
 		},
 		{
 			name:  "token read from its Secret (useSecretsForSATokens)",
-			token: &Token{Secret: "web-x-team-x-vc-sa-token", Value: "jwt"},
+			token: &Token{Secret: "web-x-team-x-vc-sa-token", Values: map[string]string{"": "jwt"}},
 			first: corev1.VolumeProjection{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "web-x-team-x-vc-sa-token"},
 				Items: []corev1.KeyToPath{{Key: TokenKey, Path: "token"}}}},
 		},
@@ -327,6 +327,54 @@ func TestNeedsToken(t *testing.T) {
 	}
 }
 
+// Projected tokens of other audiences (a pod's own volume, as the OIDC
+// discovery conformance spec mounts) read their own token: each audience
+// has its annotation and its Secret key, named after its hash, and the
+// host annotations carry every token.
+func TestHostSpecTokenAudiences(t *testing.T) {
+	vol := corev1.Volume{Name: "tokens", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+		{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "oidc", Audience: "oidc-discovery-test"}},
+		{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "api"}},
+		{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "oidc-again", Audience: "oidc-discovery-test"}},
+	}}}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}, Spec: corev1.PodSpec{Volumes: []corev1.Volume{vol}}}
+	if got := TokenAudiences(pod); !reflect.DeepEqual(got, []string{"", "oidc-discovery-test"}) {
+		t.Fatalf("TokenAudiences = %q", got)
+	}
+	values := map[string]string{"": "jwt-api", "oidc-discovery-test": "jwt-oidc"}
+	suffix := audienceSuffix("oidc-discovery-test")
+	if len(suffix) != 10 || suffix == audienceSuffix("other") {
+		t.Errorf("audienceSuffix = %q", suffix)
+	}
+
+	annotations := &Token{Annotation: "vcluster.loft.sh/token-abcdefgh", Values: values}
+	var paths []string
+	for _, src := range HostSpec(pod, Environment{Translator: testTr}, annotations).Volumes[0].Projected.Sources {
+		f := src.DownwardAPI.Items[0]
+		paths = append(paths, f.Path+"="+f.FieldRef.FieldPath)
+	}
+	oidcPath := "metadata.annotations['vcluster.loft.sh/token-abcdefgh-" + suffix + "']"
+	if want := []string{"oidc=" + oidcPath, "api=metadata.annotations['vcluster.loft.sh/token-abcdefgh']", "oidc-again=" + oidcPath}; !reflect.DeepEqual(paths, want) {
+		t.Errorf("annotation paths:\n%q\nwant\n%q", paths, want)
+	}
+	anns := HostAnnotations(pod, annotations)
+	if anns["vcluster.loft.sh/token-abcdefgh"] != "jwt-api" || anns["vcluster.loft.sh/token-abcdefgh-"+suffix] != "jwt-oidc" {
+		t.Errorf("host annotations: %v", anns)
+	}
+
+	secret := &Token{Secret: "web-x-team-x-vc-sa-token", Values: values}
+	var keys []string
+	for _, src := range HostSpec(pod, Environment{Translator: testTr}, secret).Volumes[0].Projected.Sources {
+		keys = append(keys, src.Secret.Items[0].Path+"="+src.Secret.Items[0].Key)
+	}
+	if want := []string{"oidc=token-" + suffix, "api=token", "oidc-again=token-" + suffix}; !reflect.DeepEqual(keys, want) {
+		t.Errorf("secret keys: %q, want %q", keys, want)
+	}
+	if anns := HostAnnotations(pod, secret); len(anns) != len(HostAnnotations(pod, nil)) {
+		t.Errorf("tokens in a Secret, yet annotations: %v", anns)
+	}
+}
+
 func TestTokenAnnotation(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -335,6 +383,9 @@ func TestTokenAnnotation(t *testing.T) {
 		wantOK bool
 	}{
 		{"present", map[string]string{"vcluster.loft.sh/name": "web", "vcluster.loft.sh/token-abcdefgh": "jwt"}, "vcluster.loft.sh/token-abcdefgh", true},
+		{"beside a token of another audience", map[string]string{"vcluster.loft.sh/token-abcdefgh-0123456789": "jwt2", "vcluster.loft.sh/token-abcdefgh": "jwt"},
+			"vcluster.loft.sh/token-abcdefgh", true},
+		{"only another audience's", map[string]string{"vcluster.loft.sh/token-abcdefgh-0123456789": "jwt2"}, "", false},
 		{"absent", map[string]string{"vcluster.loft.sh/name": "web", "token": "x"}, "", false},
 		{"nil", nil, "", false},
 	}
@@ -649,7 +700,7 @@ func TestHostAnnotations(t *testing.T) {
 			want: with("vcluster.loft.sh/owner-references", `[{"apiVersion":"v1","kind":"ConfigMap","name":"cfg","uid":"cm-uid"}]`),
 		},
 		{
-			name: "token", token: &Token{Annotation: "vcluster.loft.sh/token-abcdefgh", Value: "jwt"},
+			name: "token", token: &Token{Annotation: "vcluster.loft.sh/token-abcdefgh", Values: map[string]string{"": "jwt"}},
 			want: with("vcluster.loft.sh/token-abcdefgh", "jwt"),
 		},
 	}
@@ -807,10 +858,10 @@ func TestHostServiceAccountOf(t *testing.T) {
 
 func TestHostAnnotationsToken(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}}
-	if got := HostAnnotations(pod, &Token{Annotation: "vcluster.loft.sh/token-abcdefgh", Value: "jwt"}); got["vcluster.loft.sh/token-abcdefgh"] != "jwt" {
+	if got := HostAnnotations(pod, &Token{Annotation: "vcluster.loft.sh/token-abcdefgh", Values: map[string]string{"": "jwt"}}); got["vcluster.loft.sh/token-abcdefgh"] != "jwt" {
 		t.Errorf("an annotation token is not in the annotations: %v", got)
 	}
-	for k, v := range HostAnnotations(pod, &Token{Annotation: "vcluster.loft.sh/token-abcdefgh", Secret: "s", Value: "jwt"}) {
+	for k, v := range HostAnnotations(pod, &Token{Annotation: "vcluster.loft.sh/token-abcdefgh", Secret: "s", Values: map[string]string{"": "jwt"}}) {
 		if v == "jwt" {
 			t.Errorf("a Secret token leaks into annotation %s", k)
 		}
