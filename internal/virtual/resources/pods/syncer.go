@@ -60,6 +60,13 @@ func (r *Syncer) environment(ctx context.Context, s *syncer.Context) Environment
 	}
 	env.KubernetesIP = ip(s.Translator.KubernetesServiceName())
 	env.DNSIP = ip(s.Translator.DNSServiceHostName())
+	env.Services = func(namespace string) []corev1.Service {
+		var list corev1.ServiceList
+		if err := s.Virtual.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+			return nil
+		}
+		return list.Items
+	}
 	env.NodeVisible = func(name string) bool {
 		var node corev1.Node
 		return s.Virtual.Get(ctx, types.NamespacedName{Name: name}, &node) == nil

@@ -34,6 +34,10 @@ type Environment struct {
 	// KubernetesIP is the host clusterIP of the Service backing the virtual
 	// default/kubernetes Service; "" when not known yet.
 	KubernetesIP string
+	// Services lists the virtual Services of a namespace, for the service
+	// environment variables of its pods (ServiceEnv); the syncer sets it.
+	// nil: none.
+	Services func(namespace string) []corev1.Service
 	// DNSIP is the host clusterIP of the virtual kube-system/kube-dns Service;
 	// "" when not known yet.
 	DNSIP string
@@ -287,7 +291,8 @@ func forEachContainer(spec *corev1.PodSpec, f func(*corev1.Container)) {
 // links off; the service-account token volume fed from token's annotation;
 // downward-API fields redirected to the pod's vcluster.loft.sh/ annotations;
 // KUBERNETES_* env and hostAliases pointing at the virtual API server's
-// host Service; ClusterFirst DNS pointed at the virtual kube-dns Service;
+// host Service; with enableServiceLinks (the default), the variables of
+// the virtual Services of the pod's namespace (ServiceEnv); ClusterFirst DNS pointed at the virtual kube-dns Service;
 // the priority class the host's (HostPriorityClass), never a system
 // class; StatefulSet pods get the
 // rewriteHosts init container when env.RewriteHosts is set; the enforced
@@ -318,7 +323,12 @@ func HostSpec(pod *corev1.Pod, env Environment, token *Token) corev1.PodSpec {
 	for i := range spec.Volumes {
 		translateVolume(&spec.Volumes[i], name, env, token)
 	}
+	var serviceEnv []corev1.EnvVar
+	if env.Services != nil && (pod.Spec.EnableServiceLinks == nil || *pod.Spec.EnableServiceLinks) {
+		serviceEnv = ServiceEnv(env.Services(ns))
+	}
 	forEachContainer(&spec, func(c *corev1.Container) {
+		c.Env = withServiceEnv(c.Env, serviceEnv)
 		if img, ok := env.TranslateImage[c.Image]; ok {
 			c.Image = img
 		}
