@@ -9,10 +9,10 @@
 #   OUT_DIR/busybox/            for registry.k8s.io/e2e-test-images/busybox:1.37.0-2
 #       Debian's busybox (the dynamically linked glibc build, not
 #       busybox-static, whose shell runs its applets ahead of PATH), its
-#       libraries and a link for every applet; passwd and group as in the
-#       busybox image.
+#       libraries and a link for every applet, bash as /bin/sh (bash_sh);
+#       passwd and group as in the busybox image.
 #   OUT_DIR/agnhost/            for registry.k8s.io/e2e-test-images/agnhost:2.66.1
-#       without /agnhost itself: bash, dash as /bin/sh, curl, nc (OpenBSD),
+#       without /agnhost itself: bash (also as /bin/sh), dash, curl, nc (OpenBSD),
 #       dig/nslookup/host, ip/ss, socat, iperf (2), getent, ipcs, and busybox
 #       for every other command the tests call (wget, ps, ...); the users and
 #       groups the tests look for (user-defined-in-image, group-defined-in-image).
@@ -77,7 +77,7 @@ trap 'rm -rf "$tmp" ${dl:+"$dl"}' EXIT
 # ---------------------------------------------------------------------------
 # Packages of each tree.
 
-busybox_pkgs=(busybox)
+busybox_pkgs=(busybox bash)
 agnhost_pkgs=(bash dash busybox curl netcat-openbsd bind9-dnsutils iproute2 socat iperf libc-bin util-linux)
 nginx_pkgs=() # busybox and nginx-light (or the nginx package apt has), see resolve
 
@@ -276,6 +276,16 @@ has_command() {
 	return 1
 }
 
+# bash_sh TREE makes bash the tree's /bin/sh. Debian's dash and busybox
+# ash drop the environment variables whose names are not shell names (such
+# as data-1, which the Secret and ConfigMap environment specs set) from the
+# commands they run, so `sh -c env` would not print them; the upstream
+# images' busybox runs env inside the shell and prints them, and bash
+# passes them on.
+bash_sh() {
+	ln -sfn bash "$1/usr/bin/sh"
+}
+
 # busybox_links TREE links every applet of busybox --list-full to
 # /bin/busybox, unless the tree has that path or a command of that name
 # already (the Debian packages' tools come first).
@@ -414,6 +424,7 @@ build_busybox() {
 	local t=$tmp/busybox
 	base_layout "$t"
 	unpack "$t" "$busybox_closure"
+	bash_sh "$t"
 	busybox_accounts "$t"
 	nsswitch "$t"
 	with_dev "$t" busybox_links "$t"
@@ -430,6 +441,7 @@ check_busybox() {
 	check "$t" 'nslookup --help 2>&1 | head -1' 'BusyBox'
 	check "$t" 'command -v ls' '^/'
 	check "$t" 'id root' 'uid=0\(root\).*10\(wheel\)'
+	check "$t" 'env -i data-1=x /bin/sh -c env' '^data-1=x$'
 }
 
 build_agnhost() {
@@ -437,6 +449,7 @@ build_agnhost() {
 	base_layout "$t"
 	unpack "$t" "$agnhost_closure"
 	alternatives "$t" "$agnhost_closure"
+	bash_sh "$t"
 	busybox_accounts "$t"
 	# The tests run commands as, and look for, this user and group that the
 	# agnhost image defines (user 1000 in group-defined-in-image 50000).
@@ -453,7 +466,8 @@ build_agnhost() {
 
 check_agnhost() {
 	local t=$1
-	check "$t" 'readlink /bin/sh' '^dash$'
+	check "$t" 'readlink /bin/sh' '^bash$'
+	check "$t" 'env -i data-1=x /bin/sh -c env' '^data-1=x$'
 	check "$t" 'dig -v 2>&1' '^DiG 9'
 	check "$t" 'nslookup -version 2>&1 | head -1' '^nslookup 9'
 	check "$t" 'host -V 2>&1' '^host 9'
