@@ -7,6 +7,9 @@
 - apiGroups: [""]
   resources: ["pods"]
   verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+- apiGroups: [""]
+  resources: ["pods/ephemeralcontainers"]
+  verbs: ["get", "update", "patch"]
 {{- else }}
 - apiGroups: [""]
   resources: ["pods"]
