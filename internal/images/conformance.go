@@ -40,15 +40,6 @@ func (c ConformanceImage) Reference() string {
 	return Reference(KubernetesRegistry, c.Repository, c.Tag)
 }
 
-// ConformanceSkips are the [Conformance] tests whose image cannot be built
-// honestly here, as ginkgo --focus/--skip patterns, with the reason: such a
-// test is skipped by name and counted as not run.
-func ConformanceSkips() map[string]string {
-	return map[string]string{
-		`ImageVolume should succeed with pod and pull policy of Always`: "it reads /etc/os-release of image kitten:1.8 mounted as a volume and expects Alpine's /etc/os-release; clustersync builds kitten on a Debian userland (internal/images.Conformance)",
-	}
-}
-
 // ConformanceImages builds every image the [Conformance] tests pull, from
 // the programs and userlands of s (hack/build-binaries.sh conformance) and
 // the static pause program (internal/images/pause):

@@ -36,7 +36,6 @@ import (
 	"time"
 
 	"github.com/clustersync/clustersync/internal/binaries"
-	"github.com/clustersync/clustersync/internal/images"
 	"github.com/clustersync/clustersync/test/internal/harness"
 )
 
@@ -210,10 +209,10 @@ func e2eCommand(suite binaries.ConformanceSet, kubeconfig, report, focus, skip s
 }
 
 // skipPattern is the ginkgo skip regexp of the specs that cannot run
-// honestly here (images.ConformanceSkips).
+// honestly here (Skips).
 func skipPattern() string {
 	var names []string
-	for n := range images.ConformanceSkips() {
+	for n := range Skips() {
 		names = append(names, regexp.QuoteMeta(n))
 	}
 	sort.Strings(names)
@@ -225,7 +224,7 @@ func skipPattern() string {
 func skipReasons(s Summary) string {
 	var b strings.Builder
 	for _, r := range s.Skips {
-		for n, why := range images.ConformanceSkips() {
+		for n, why := range Skips() {
 			if strings.Contains(r.Name, n) {
 				fmt.Fprintf(&b, "not run: %s\n  because %s\n", r.Name, why)
 			}

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/clustersync/clustersync/internal/binaries"
-	"github.com/clustersync/clustersync/internal/images"
 )
 
 // Each name of the skip list selects exactly one [Conformance] spec of the
@@ -19,7 +18,7 @@ func TestSkipsNameOneSpec(t *testing.T) {
 		t.Skip(err)
 	}
 	ran := regexp.MustCompile(`Will run (\d+) of \d+ specs`)
-	for name := range images.ConformanceSkips() {
+	for name := range Skips() {
 		out, err := exec.Command(suite.E2ETest, "--ginkgo.label-filter=Conformance", "--ginkgo.focus="+regexp.QuoteMeta(name),
 			"--ginkgo.dry-run", "--ginkgo.no-color", "--ginkgo.silence-skips").CombinedOutput()
 		if err != nil {
