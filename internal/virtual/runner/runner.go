@@ -259,6 +259,9 @@ func Run(ctx context.Context, o Options) error {
 	} else if len(deleted) > 0 {
 		o.Log.Info("deleted the host copies of kinds switched off", "deleted", deleted)
 	}
+	if err := registerAPIEndpoints(mgr, host, tr); err != nil {
+		return err
+	}
 	if err := register(ctx, sets, resources.Env{Manager: mgr, Host: host, Syncer: s, Config: o.Config, DNS: o.DNS,
 		HostServiceAccount: HostServiceAccount(tr.VCluster), ClusterDomain: "cluster.local"}); err != nil {
 		return err
