@@ -73,26 +73,33 @@ func (r *Syncer) ShouldSync(_ context.Context, _ *syncer.Context, v *corev1.Serv
 }
 
 // SyncToHost implements syncer.Resource. The host Service is asked for the
-// virtual clusterIP; when the host has given that address to another
-// Service, the host allocates one and Sync moves the virtual Service to it.
+// virtual clusterIP and node ports; when the host has given one of them to
+// another Service, it is asked again without the node ports, then without
+// the clusterIP as well, and Sync moves the virtual Service to what the
+// host allocated.
 func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Create[*corev1.Service]) (ctrl.Result, error) {
-	build := func() *corev1.Service {
-		return &corev1.Service{ObjectMeta: syncer.HostMeta(s, c), Spec: r.hostSpec(s, c.Virtual, nil)}
+	build := func(ip bool) *corev1.Service {
+		spec := r.hostSpec(s, c.Virtual, nil)
+		return &corev1.Service{ObjectMeta: syncer.HostMeta(s, c), Spec: WithoutRequests(spec, nil, ip)}
 	}
-	host := build()
+	host := &corev1.Service{ObjectMeta: syncer.HostMeta(s, c), Spec: r.hostSpec(s, c.Virtual, nil)}
 	res, err := c.CreateHost(ctx, s, host)
-	if err != nil && apierrors.IsInvalid(err) && host.Spec.ClusterIP != "" && host.Spec.ClusterIP != corev1.ClusterIPNone {
-		// Built again: CreateHost applied the patches to the first one.
-		host = build()
-		host.Spec.ClusterIP, host.Spec.ClusterIPs = "", nil
-		if res, err = c.CreateHost(ctx, s, host); err != nil || res.RequeueAfter > 0 {
-			return res, err
-		}
-		// The host chose another address: Sync moves the virtual Service to
-		// it. Our own create does not wake us, so come back at once.
-		return ctrl.Result{RequeueAfter: time.Millisecond}, nil
+	if err == nil || !apierrors.IsInvalid(err) {
+		return res, err
 	}
-	return res, err
+	for _, ip := range []bool{true, false} {
+		// Built again: CreateHost applied the patches to the first one.
+		if res, err = c.CreateHost(ctx, s, build(ip)); err == nil || !apierrors.IsInvalid(err) {
+			break
+		}
+	}
+	if err != nil || res.RequeueAfter > 0 {
+		return res, err
+	}
+	// The host chose other node ports or another address: Sync copies them
+	// to the virtual Service. Our own create does not wake us, so come back
+	// at once.
+	return ctrl.Result{RequeueAfter: time.Millisecond}, nil
 }
 
 // Sync implements syncer.Resource.
@@ -103,7 +110,17 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 	}
 	v, h := syncer.ApplyMeta(p)
 	h.Spec = r.hostSpec(s, p.Virtual, &p.Host.Spec)
-	if err := p.PatchHost(ctx, s, h); err != nil {
+	if err := p.PatchHost(ctx, s, h); apierrors.IsInvalid(err) {
+		// A node port the virtual Service asks for is another host
+		// Service's: the host allocates one, copied back below.
+		v, h = syncer.ApplyMeta(p)
+		h.Spec = WithoutRequests(r.hostSpec(s, p.Virtual, &p.Host.Spec), &p.Host.Spec, true)
+		err = p.PatchHost(ctx, s, h)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: time.Millisecond}, nil
+	} else if err != nil {
 		return ctrl.Result{}, err
 	}
 	VirtualNodePorts(&v.Spec, &p.Host.Spec)

@@ -31,11 +31,13 @@ func isDNSService(v *corev1.Service) bool {
 // HostSpec is the host spec for virtual Service v (vCluster's rules,
 // https://github.com/loft-sh/vcluster/blob/main/pkg/controllers/resources/services/translate.go):
 // the selector scoped to this virtual cluster's pods of the same namespace,
-// node ports and the health-check port left to the host to allocate, and the
-// clusterIP asked for as the virtual one, so that in the common case both
-// sides share the address without recreating the virtual Service. current is
-// the existing host spec (nil on create); its allocated node ports and
-// clusterIPs are kept. When dns is set, the kube-dns Service's host copy
+// the health-check port left to the host to allocate, and the clusterIP and
+// node ports asked for as the virtual ones, so that in the common case both
+// sides share the address and the ports a tenant reads (the host refuses
+// them when another Service has them; WithoutRequests then leaves them to
+// the host, and the syncer copies the host's back). current is the
+// existing host spec (nil on create); its clusterIPs and its allocated node
+// ports are kept. When dns is set, the kube-dns Service's host copy
 // selects dns's pod and port instead.
 func HostSpec(v *corev1.Service, tr translate.Translator, current *corev1.ServiceSpec, dns *DNSBackend) corev1.ServiceSpec {
 	spec := *v.Spec.DeepCopy()
@@ -63,13 +65,38 @@ func HostSpec(v *corev1.Service, tr translate.Translator, current *corev1.Servic
 		}
 	}
 	for i := range spec.Ports {
-		spec.Ports[i].NodePort = hostPorts[portKey(spec.Ports[i])]
+		if np := hostPorts[portKey(spec.Ports[i])]; np != 0 {
+			spec.Ports[i].NodePort = np
+		}
 	}
 	if spec.Type == corev1.ServiceTypeClusterIP || spec.Type == corev1.ServiceTypeExternalName || spec.Type == "" {
 		for i := range spec.Ports {
 			spec.Ports[i].NodePort = 0
 		}
 		spec.HealthCheckNodePort = 0
+	}
+	return spec
+}
+
+// WithoutRequests returns spec without the node ports it asks for that
+// current (the host spec, nil on create) has not allocated, and, when ip is
+// false, without its clusterIP: what the host allocates itself after it
+// refused them (taken by another Service).
+func WithoutRequests(spec corev1.ServiceSpec, current *corev1.ServiceSpec, ip bool) corev1.ServiceSpec {
+	spec = *spec.DeepCopy()
+	allocated := map[string]int32{}
+	if current != nil {
+		for _, p := range current.Ports {
+			allocated[portKey(p)] = p.NodePort
+		}
+	}
+	for i := range spec.Ports {
+		if allocated[portKey(spec.Ports[i])] != spec.Ports[i].NodePort {
+			spec.Ports[i].NodePort = 0
+		}
+	}
+	if !ip && current == nil {
+		spec.ClusterIP, spec.ClusterIPs = "", nil
 	}
 	return spec
 }

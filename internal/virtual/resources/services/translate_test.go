@@ -98,7 +98,7 @@ func TestHostSpec(t *testing.T) {
 			},
 		},
 		{
-			name: "create LoadBalancer zeroes node ports and the health-check port",
+			name: "create LoadBalancer asks for the virtual node ports, not the health-check port",
 			virtual: corev1.ServiceSpec{
 				Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "web"},
 				ClusterIP: "10.96.5.5", ClusterIPs: []string{"10.96.5.5"},
@@ -109,7 +109,7 @@ func TestHostSpec(t *testing.T) {
 				Type: corev1.ServiceTypeLoadBalancer, Selector: hostSel,
 				ClusterIP: "10.96.5.5", ClusterIPs: []string{"10.96.5.5"},
 				ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal,
-				Ports:                 []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 0), port("https", corev1.ProtocolTCP, 443, 0)},
+				Ports:                 []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 30080), port("https", corev1.ProtocolTCP, 443, 30443)},
 			},
 		},
 		{
@@ -124,14 +124,14 @@ func TestHostSpec(t *testing.T) {
 			},
 		},
 		{
-			name: "update NodePort keeps the host's node ports and clusterIP per port",
+			name: "update NodePort keeps the host's node ports and clusterIP per port, asks for the virtual ones of new ports",
 			virtual: corev1.ServiceSpec{
 				Type: corev1.ServiceTypeNodePort, Selector: map[string]string{"app": "web"},
 				ClusterIP: "10.96.5.5", ClusterIPs: []string{"10.96.5.5"},
 				Ports: []corev1.ServicePort{
 					port("http", corev1.ProtocolTCP, 80, 30080), // virtual value differs: host wins
 					port("https", corev1.ProtocolTCP, 443, 0),
-					port("metrics", corev1.ProtocolTCP, 9090, 30090), // new: host allocates
+					port("metrics", corev1.ProtocolTCP, 9090, 30090), // new: asked for
 					port("dns", corev1.ProtocolTCP, 53, 0),           // host has UDP only
 				},
 			},
@@ -151,7 +151,7 @@ func TestHostSpec(t *testing.T) {
 				Ports: []corev1.ServicePort{
 					port("http", corev1.ProtocolTCP, 80, 31080),
 					port("https", corev1.ProtocolTCP, 443, 31443),
-					port("metrics", corev1.ProtocolTCP, 9090, 0),
+					port("metrics", corev1.ProtocolTCP, 9090, 30090),
 					port("dns", corev1.ProtocolTCP, 53, 0),
 				},
 			},
@@ -321,6 +321,36 @@ func TestHostSpecDNSBackend(t *testing.T) {
 			}
 			if v.Spec.Ports[0].TargetPort.IntVal != 53 {
 				t.Error("HostSpec changed the virtual Service's ports")
+			}
+		})
+	}
+}
+
+// After the host refused what a Service asked for, WithoutRequests asks
+// only for the node ports the host allocated already, and without ip for
+// no clusterIP on create.
+func TestWithoutRequests(t *testing.T) {
+	spec := corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, ClusterIP: "10.96.5.5", ClusterIPs: []string{"10.96.5.5"},
+		Ports: []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 31080), port("metrics", corev1.ProtocolTCP, 9090, 30090)}}
+	current := &corev1.ServiceSpec{Ports: []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 31080)}}
+	for _, tt := range []struct {
+		name      string
+		current   *corev1.ServiceSpec
+		ip        bool
+		wantPorts []int32
+		wantIP    string
+	}{
+		{"create, keep the clusterIP", nil, true, []int32{0, 0}, "10.96.5.5"},
+		{"create, without the clusterIP", nil, false, []int32{0, 0}, ""},
+		{"update keeps what the host allocated and the clusterIP", current, false, []int32{31080, 0}, "10.96.5.5"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := WithoutRequests(spec, tt.current, tt.ip)
+			if got.Ports[0].NodePort != tt.wantPorts[0] || got.Ports[1].NodePort != tt.wantPorts[1] || got.ClusterIP != tt.wantIP {
+				t.Errorf("ports %d %d clusterIP %q, want %v %q", got.Ports[0].NodePort, got.Ports[1].NodePort, got.ClusterIP, tt.wantPorts, tt.wantIP)
+			}
+			if spec.Ports[1].NodePort != 30090 {
+				t.Error("WithoutRequests changed its input")
 			}
 		})
 	}
