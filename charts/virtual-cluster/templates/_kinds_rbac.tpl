@@ -8,7 +8,7 @@
   resources: ["pods"]
   verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
 - apiGroups: [""]
-  resources: ["pods/ephemeralcontainers"]
+  resources: ["pods/ephemeralcontainers", "pods/resize"]
   verbs: ["get", "update", "patch"]
 {{- else }}
 - apiGroups: [""]

@@ -156,9 +156,10 @@ func Kinds() []Kind {
 			Patches:   func(cfg *config.Config) []config.Patch { return toHost(cfg).Pods.Translate },
 			Enabled:   func(cfg *config.Config) bool { return toHost(cfg).Pods.Enabled },
 			HostKinds: core("Pod"),
-			// Ephemeral containers (kubectl debug) reach the host pod
-			// through its ephemeralcontainers subresource only.
-			ReadRules: []rbacv1.PolicyRule{coreRule([]string{"get", "update", "patch"}, "pods/ephemeralcontainers")},
+			// Ephemeral containers (kubectl debug) and in-place resizes
+			// reach the host pod through its ephemeralcontainers and
+			// resize subresources only.
+			ReadRules: []rbacv1.PolicyRule{coreRule([]string{"get", "update", "patch"}, "pods/ephemeralcontainers", "pods/resize")},
 			Referrers: referrers(func() client.ObjectList { return &corev1.PodList{} }, func(o client.Object) (mapping.Ref, []mapping.Ref) {
 				p := o.(*corev1.Pod)
 				return mapping.Ref{Kind: "Pod", Namespace: p.Namespace, Name: p.Name}, pods.References(p)

@@ -99,6 +99,13 @@ func IsBookkeepingAnnotation(key string) bool {
 // removed from the host afterwards.
 const AnnotationManagedLabels = "clustersync.io/managed-labels"
 
+// AnnotationPodResources, on a host pod, is a hash of the container
+// resources of its virtual pod when they last reached the host (at create
+// or at an in-place resize): a virtual pod whose resources hash otherwise
+// was resized by the tenant. Comparing the resources themselves would not
+// do: the host's LimitRange may have added defaults to the host pod's.
+const AnnotationPodResources = "clustersync.io/resources"
+
 // systemPrefixes are annotation prefixes owned by the syncers: host keys with
 // them never flow to the virtual object.
 var systemPrefixes = [...]string{"vcluster.loft.sh/", "clustersync.io/"}

@@ -13,6 +13,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -372,6 +373,7 @@ func namespaceLabels(ctx context.Context, s *syncer.Context, name string) map[st
 func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*corev1.Pod]) (ctrl.Result, error) {
 	v, h := syncer.ApplyMeta(p)
 	s.SetReferences(ctx, podRef(p.Virtual), References(p.Virtual))
+	pending := false // a spec change sent to the host now, not yet observed
 
 	// virtual → host: metadata, and the few spec fields a pod may change;
 	// nothing when the pod fails the Pod Security check now (an ephemeral
@@ -386,6 +388,15 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 		// shows include those just copied from the host.
 		maps.Copy(h.Annotations, HostAnnotations(v, nil))
 		syncSpec(&h.Spec, &p.Virtual.Spec, r.env)
+		// A resize first: the annotation that records it goes with the
+		// patch, so a resize that fails is tried again.
+		if sent := p.Host.Annotations[translate.AnnotationPodResources]; sent != "" && sent != ResourcesHash(p.Virtual) {
+			if err := resize(ctx, s, p.Virtual, p.Host); err != nil {
+				return ctrl.Result{}, err
+			}
+			pending = true
+		}
+		pending = pending || !equality.Semantic.DeepEqual(h.Spec, p.Host.Spec)
 		if err := p.PatchHost(ctx, s, h); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -416,6 +427,7 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 	}
 	vs := syncer.DeepCopy(p.Virtual)
 	vs.Status = VirtualStatus(&p.Host.Status, &p.Virtual.Status)
+	vs.Status.ObservedGeneration = ObservedGeneration(p.Virtual, p.Host, !pending)
 	return ctrl.Result{}, s.PatchVirtualStatus(ctx, p.Virtual, vs)
 }
 

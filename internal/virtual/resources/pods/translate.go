@@ -523,7 +523,8 @@ func translateDNS(spec *corev1.PodSpec, ns string, env Environment) {
 }
 
 // HostAnnotations are the pod annotations vCluster adds so the downward API
-// of the host pod reads virtual values, plus the token annotations, one per
+// of the host pod reads virtual values, the hash of its resources
+// (translate.AnnotationPodResources), plus the token annotations, one per
 // audience (none when the tokens are in a Secret).
 func HostAnnotations(pod *corev1.Pod, token *Token) map[string]string {
 	out := map[string]string{
@@ -532,6 +533,7 @@ func HostAnnotations(pod *corev1.Pod, token *Token) map[string]string {
 		translate.AnnotationPodUID:                string(pod.UID),
 		translate.AnnotationPodLabels:             translate.LabelsAnnotation(pod.Labels),
 		translate.AnnotationPodServiceAccountName: pod.Spec.ServiceAccountName,
+		translate.AnnotationPodResources:          ResourcesHash(pod),
 	}
 	if len(pod.OwnerReferences) > 0 {
 		data, _ := json.Marshal(pod.OwnerReferences)

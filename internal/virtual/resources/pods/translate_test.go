@@ -676,6 +676,7 @@ func TestHostAnnotations(t *testing.T) {
 		"vcluster.loft.sh/uid":                  "uid-web",
 		"vcluster.loft.sh/labels":               "app=\"web\"\ntier=\"front end\"",
 		"vcluster.loft.sh/service-account-name": "app-sa",
+		"clustersync.io/resources":              ResourcesHash(&corev1.Pod{}),
 	}
 	with := func(kv ...string) map[string]string {
 		m := maps.Clone(base)
