@@ -18,7 +18,7 @@
 #       not installed), the image of the rewrite-hosts init container of StatefulSet pods;
 #       the default and `node` build them and install Debian's runc and iptables when missing.
 #   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0-e2e/{e2e.test,ginkgo,kubectl,agnhost,nonewprivs,sample-apiserver,etcd,files/}
-#   $CLUSTERSYNC_CACHE/conformance-userland-debian12-v2/{busybox,agnhost,nginx,glibc-dns-testing}/
+#   $CLUSTERSYNC_CACHE/conformance-userland-debian12-v3/{busybox,agnhost,nginx,glibc-dns-testing}/
 #       the Kubernetes end-to-end test binary, the ginkgo command that runs it in
 #       parallel, kubectl (the [sig-cli] tests call it), the Go programs of the
 #       conformance tests' images and the files those images carry, and the
@@ -72,7 +72,7 @@ local_path_dir=$cache/local-path-provisioner-$LOCAL_PATH_VERSION
 metrics_server_dir=$cache/metrics-server-$METRICS_SERVER_VERSION
 busybox_dir=$cache/busybox-static-$BUSYBOX_VERSION
 e2e_dir=$cache/kubernetes-$KUBE_VERSION-e2e
-USERLAND_VERSION=debian12-v2 # bump when hack/conformance-rootfs.sh changes what it builds; keep in step with internal/binaries
+USERLAND_VERSION=debian12-v3 # bump when hack/conformance-rootfs.sh changes what it builds; keep in step with internal/binaries
 userland_dir=$cache/conformance-userland-$USERLAND_VERSION
 
 print_env() {

@@ -286,18 +286,22 @@ bash_sh() {
 	ln -sfn bash "$1/usr/bin/sh"
 }
 
-# busybox_links TREE links every applet of busybox --list-full to
+# busybox_links TREE [bin] links every applet of busybox --list-full to
 # /bin/busybox, unless the tree has that path or a command of that name
-# already (the Debian packages' tools come first).
+# already (the Debian packages' tools come first). With "bin", sbin
+# applets get a link in /bin as well: the busybox image has every applet
+# in /bin, and specs run e.g. /bin/sysctl.
 busybox_links() {
-	local t=$1 applet n=0
+	local t=$1 mode=${2:-} applet n=0 path
 	while read -r applet; do
 		[ -n "$applet" ] || continue
-		[ -e "$t/$applet" ] || [ -L "$t/$applet" ] && continue
-		has_command "$t" "$(basename "$applet")" && continue
-		mkdir -p "$t/$(dirname "$applet")"
-		ln -s /bin/busybox "$t/$applet"
-		n=$((n + 1))
+		for path in "$applet" ${mode:+"bin/$(basename "$applet")"}; do
+			[ -e "$t/$path" ] || [ -L "$t/$path" ] && continue
+			[ "$path" = "$applet" ] && has_command "$t" "$(basename "$applet")" && continue
+			mkdir -p "$t/$(dirname "$path")"
+			ln -s /bin/busybox "$t/$path"
+			n=$((n + 1))
+		done
 	done < <(run_in "$t" /bin/busybox --list-full)
 	log "  $(basename "$t"): $n busybox applet links"
 }
@@ -427,7 +431,7 @@ build_busybox() {
 	bash_sh "$t"
 	busybox_accounts "$t"
 	nsswitch "$t"
-	with_dev "$t" busybox_links "$t"
+	with_dev "$t" busybox_links "$t" bin
 	with_dev "$t" check_busybox "$t"
 	finish "$t" "$busybox_closure" "${busybox_pkgs[*]}"
 }
@@ -442,6 +446,7 @@ check_busybox() {
 	check "$t" 'command -v ls' '^/'
 	check "$t" 'id root' 'uid=0\(root\).*10\(wheel\)'
 	check "$t" 'env -i data-1=x /bin/sh -c env' '^data-1=x$'
+	check "$t" 'readlink /bin/sysctl' 'busybox'
 }
 
 build_agnhost() {
