@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -104,6 +105,11 @@ func (e *engine[T]) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.
 	res, err := e.reconcile(ctx, req.NamespacedName)
 	if apierrors.IsConflict(err) {
 		return ctrl.Result{RequeueAfter: ConflictRetry}, nil
+	}
+	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		// A write into a virtual namespace being deleted: its objects go
+		// with it, and their deletion brings the object back here.
+		return ctrl.Result{}, nil
 	}
 	if err != nil {
 		return res, fmt.Errorf("%s %s: %w", e.r.Name(), req.NamespacedName, err)

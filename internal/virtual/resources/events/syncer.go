@@ -108,7 +108,11 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	var cur corev1.Event
 	err := s.Virtual.Get(ctx, client.ObjectKeyFromObject(want), &cur)
 	if apierrors.IsNotFound(err) {
-		return ctrl.Result{}, client.IgnoreAlreadyExists(s.Virtual.Create(ctx, want))
+		err := client.IgnoreAlreadyExists(s.Virtual.Create(ctx, want))
+		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			return ctrl.Result{}, nil // the namespace goes, and its events with it
+		}
+		return ctrl.Result{}, err
 	}
 	if err != nil {
 		return ctrl.Result{}, err
