@@ -144,12 +144,17 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 	host.Labels = HostLabels(host.Labels, s.Translator, namespaceLabels(ctx, s, v.Namespace))
 	maps.Copy(host.Annotations, HostAnnotations(v, token))
 	res, err := c.CreateHost(ctx, s, host)
-	if err != nil || token == nil || token.Secret == "" {
+	if err != nil || res.RequeueAfter > 0 {
+		return res, err // not created (the name is taken): nothing to own the Secret or the ConfigMap
+	}
+	// The trust bundles' ConfigMap comes after its pod, owned by it (the
+	// host's garbage collector deletes it with the pod); the kubelet waits
+	// for it.
+	if err := writeTrustBundles(ctx, s, v, host); err != nil {
 		return res, err
 	}
-	// The Secret goes with the host pod (the host's garbage collector).
-	if res.RequeueAfter > 0 {
-		return res, nil // not created (the name is taken): nothing to own the Secret
+	if token == nil || token.Secret == "" {
+		return res, nil
 	}
 	// The Secret comes after its pod, owned by it from the start (the
 	// host's garbage collector deletes it with the pod); the kubelet
@@ -409,6 +414,9 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 	}
 
 	if err := r.ensureTokenSecret(ctx, s, p.Virtual, p.Host); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := writeTrustBundles(ctx, s, p.Virtual, p.Host); err != nil {
 		return ctrl.Result{}, err
 	}
 

@@ -322,6 +322,7 @@ func HostSpec(pod *corev1.Pod, env Environment, token *Token) corev1.PodSpec {
 	}
 	for i := range spec.Volumes {
 		translateVolume(&spec.Volumes[i], name, env, token)
+		translateTrustBundles(&spec.Volumes[i], i, TrustBundleConfigMapName(tr.HostName(pod.Name, ns)))
 	}
 	var serviceEnv []corev1.EnvVar
 	if env.Services != nil && (pod.Spec.EnableServiceLinks == nil || *pod.Spec.EnableServiceLinks) {
@@ -386,6 +387,23 @@ func hostnameOf(name string) string {
 
 func kubernetesHostnames(domain string) []string {
 	return []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc." + domain}
+}
+
+// translateTrustBundles makes the ClusterTrustBundle sources of projected
+// volume v (the i-th of the pod) read key TrustBundleKey of the host pod's
+// trust-bundle ConfigMap configMap (see TrustBundleData).
+func translateTrustBundles(v *corev1.Volume, i int, configMap string) {
+	if v.Projected == nil {
+		return
+	}
+	for j := range v.Projected.Sources {
+		src := &v.Projected.Sources[j]
+		if p := src.ClusterTrustBundle; p != nil {
+			src.ClusterTrustBundle = nil
+			src.ConfigMap = &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: configMap},
+				Items: []corev1.KeyToPath{{Key: TrustBundleKey(i, j), Path: p.Path}}, Optional: p.Optional}
+		}
+	}
 }
 
 func translateVolume(v *corev1.Volume, name func(string) string, env Environment, token *Token) {
