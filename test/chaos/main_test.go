@@ -39,8 +39,8 @@ func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
 
-// run is test/e2e's TestMain, for this package: build the binary, run the
-// tests, stop whatever a failed test left running in the tests' home.
+// run is harness.Main, once the machine has the binaries and the run is
+// asked for (CLUSTERSYNC_CHAOS).
 func run(m *testing.M) int {
 	if _, err := binaries.ForTestMain(); errors.Is(err, binaries.ErrShort) {
 		fmt.Println("skipping the chaos test:", err)
@@ -53,18 +53,5 @@ func run(m *testing.M) int {
 		// No binary to build, no host to start: TestChaos says why it skips.
 		return m.Run()
 	}
-	dir, h, err := harness.Build("clustersync-chaos-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	tests = h
-	code := m.Run()
-	_, _ = cliErr("dev", "down")
-	if code == 0 {
-		_ = os.RemoveAll(dir)
-	} else {
-		fmt.Fprintln(os.Stderr, "chaos state and logs kept in", dir)
-	}
-	return code
+	return harness.Main(m, "clustersync-chaos-", func(h harness.Home) { tests = h })
 }

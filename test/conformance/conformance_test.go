@@ -59,20 +59,7 @@ func run(m *testing.M) int {
 	if os.Getenv(enableEnv) == "" {
 		return m.Run() // TestConformance says why it skips
 	}
-	dir, h, err := harness.Build("clustersync-conformance-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	tests = h
-	code := m.Run()
-	_, _ = tests.Run("dev", "down")
-	if code == 0 {
-		_ = os.RemoveAll(dir)
-	} else {
-		fmt.Fprintln(os.Stderr, "conformance state and logs kept in", dir)
-	}
-	return code
+	return harness.Main(m, "clustersync-conformance-", func(h harness.Home) { tests = h })
 }
 
 // profiles are the values of each CLUSTERSYNC_CONFORMANCE_PROFILE: the

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/clustersync/clustersync/internal/binaries"
@@ -31,26 +30,5 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	dir, h, err := harness.Build("clustersync-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	tests = h
-	code := m.Run()
-	// Whatever a failed test left running is stopped (in the tests' home,
-	// never the developer's own): its virtual clusters (`dev down` leaves
-	// them), then the host.
-	if vcs, err := os.ReadDir(filepath.Join(tests.Dir, "virtual")); err == nil {
-		for _, vc := range vcs {
-			_, _ = cliErr("virtual", "stop", vc.Name())
-		}
-	}
-	_, _ = cliErr("dev", "down")
-	if code == 0 {
-		_ = os.RemoveAll(dir)
-	} else {
-		fmt.Fprintln(os.Stderr, "e2e state and logs kept in", dir)
-	}
-	return code
+	return harness.Main(m, "clustersync-e2e-", func(h harness.Home) { tests = h })
 }

@@ -55,6 +55,35 @@ func Build(prefix string) (dir string, h Home, err error) {
 	return dir, h, nil
 }
 
+// Main is the TestMain of the whole-system test packages: it builds the
+// binary into a temporary folder named after prefix (Build), gives use the
+// Home, runs the package's tests, then stops whatever a failed test left
+// running in that home, never the developer's own (its local virtual
+// clusters, which `dev down` leaves, then the host: `dev down`), and
+// removes the folder when the tests passed, else says where it is kept. It
+// returns the exit code.
+func Main(m *testing.M, prefix string, use func(Home)) int {
+	dir, h, err := Build(prefix)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	use(h)
+	code := m.Run()
+	if vcs, err := os.ReadDir(filepath.Join(h.Dir, "virtual")); err == nil {
+		for _, vc := range vcs {
+			_, _ = h.Run("virtual", "stop", vc.Name())
+		}
+	}
+	_, _ = h.Run("dev", "down")
+	if code == 0 {
+		_ = os.RemoveAll(dir)
+	} else {
+		fmt.Fprintln(os.Stderr, "state and logs kept in", dir)
+	}
+	return code
+}
+
 // Run runs clustersync with args in h, with no KUBECONFIG, and returns its
 // combined output.
 func (h Home) Run(args ...string) (string, error) {
@@ -169,8 +198,9 @@ func ContainerPID(ctx context.Context, rs runtimeapi.RuntimeServiceClient, ns, n
 
 // CheckNothingLeft fails t for anything of h's host still on the machine:
 // a process whose command line names h's folder, the real node's bridge, a
-// mount below the folder, an iptables chain of kube-proxy or the CNI
-// plugins, the machine's real-node claim.
+// mount below the folder, an iptables chain of kube-proxy, the CNI
+// plugins or the node (realnode.ServiceRejectChain), the machine's
+// real-node claim.
 func (h Home) CheckNothingLeft(t testing.TB) {
 	t.Helper()
 	entries, _ := os.ReadDir("/proc")
@@ -193,7 +223,7 @@ func (h Home) CheckNothingLeft(t testing.TB) {
 			continue
 		}
 		for _, l := range strings.Split(string(out), "\n") {
-			if strings.HasPrefix(l, ":KUBE-") || strings.HasPrefix(l, ":CNI-") {
+			if strings.HasPrefix(l, ":KUBE-") || strings.HasPrefix(l, ":CNI-") || strings.HasPrefix(l, ":"+realnode.ServiceRejectChain+" ") {
 				t.Errorf("iptables chain left in table %s: %s", table, l)
 			}
 		}
