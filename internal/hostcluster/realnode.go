@@ -1,6 +1,7 @@
 package hostcluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io/fs"
@@ -78,6 +79,7 @@ func (c *Cluster) RealNodeOptions(registryAddr string, bins binaries.NodeSet) re
 		Bridge:               RealNodeBridge,
 		PodCIDR:              netip.MustParsePrefix("10.244.0.0/24"),
 		ClusterCIDR:          netip.MustParsePrefix("10.244.0.0/16"),
+		ServiceCIDR:          serviceCIDR(c.ServiceCIDR),
 		Registry:             registryAddr,
 		Mirrors:              []string{images.DefaultRegistry, images.KubernetesRegistry},
 		PauseImage:           images.Reference(images.DefaultRegistry, images.PauseRepository, RealNodePauseTag),
@@ -129,4 +131,15 @@ func (c *Cluster) RealNodeStatus() (s realnode.Status, ok bool, err error) {
 		return s, false, nil
 	}
 	return s, err == nil, err
+}
+
+// serviceCIDR parses the cluster's Service range (DefaultServiceCIDR when
+// empty); an unparsable one gives the zero prefix, and the node then
+// rejects nothing.
+func serviceCIDR(s string) netip.Prefix {
+	p, err := netip.ParsePrefix(cmp.Or(s, DefaultServiceCIDR))
+	if err != nil {
+		return netip.Prefix{}
+	}
+	return p
 }

@@ -39,6 +39,10 @@ type Options struct {
 	// ClusterCIDR is every node's pod ranges, e.g. 10.244.0.0/16 (kube-proxy
 	// tells pod traffic from outside traffic by it).
 	ClusterCIDR netip.Prefix
+	// ServiceCIDR is the cluster's Service range, e.g. 10.96.0.0/16; when
+	// set, the node rejects packets to it that no Service translates
+	// (ServiceRejectChain).
+	ServiceCIDR netip.Prefix
 	// Registry is the local registry's host:port; containerd pulls from it
 	// over plain HTTP, for its own name and for every name in Mirrors.
 	Registry string

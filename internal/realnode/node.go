@@ -161,6 +161,11 @@ func Start(ctx context.Context, o Options, bins binaries.NodeSet, j Join, log io
 	if err := createBridge(o); err != nil {
 		return err
 	}
+	if o.ServiceCIDR.IsValid() {
+		if err := addServiceReject(o.ServiceCIDR); err != nil {
+			return err
+		}
+	}
 	if err := writeFiles(o, j); err != nil {
 		return err
 	}

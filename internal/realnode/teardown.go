@@ -34,7 +34,7 @@ import (
 // is started again for this when it is not running); containerd stops;
 // any shim or container process still alive is killed; `kube-proxy
 // --cleanup` removes kube-proxy's iptables chains, then the kubelet's own
-// chains go (removeKubeletChains); every mount below dir
+// chains go (removeKubeletChains), and the node's ServiceRejectChain; every mount below dir
 // (image snapshots, pod network namespaces, volumes) is unmounted; the
 // /kubepods cgroups and the bridge are removed; then dir itself and the
 // machine's claim. It goes on past a failed step and returns every
@@ -74,6 +74,7 @@ func Stop(ctx context.Context, dir string, log io.Writer) error {
 	}
 	if machine {
 		note("remove the kubelet's iptables chains", removeKubeletChains())
+		note("remove chain "+ServiceRejectChain, removeServiceReject())
 	}
 	note("unmount", unmountBelow(o.Dir))
 	if machine {

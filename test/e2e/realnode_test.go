@@ -44,8 +44,8 @@ import (
 // cluster whose pods really start and pass their readiness probe; pods of
 // the virtual cluster resolve its Services through its DNS (full and short
 // names, a headless Service's pods) and other names through the node's
-// resolver, reach the web pods by name, and call their own API server as
-// their service account; kubectl logs, exec, port-forward and top work
+// resolver, reach the web pods by name, are refused at a port the Service
+// does not have, and call their own API server as their service account; kubectl logs, exec, port-forward and top work
 // through the virtual cluster, and no tenant pod can connect to the kubelet
 // proxy;
 // a pod deleted on the host comes back and runs again; virtual upgrade
@@ -178,6 +178,13 @@ func TestRealNodeWorkload(t *testing.T) {
 	// HTTP by name, from a pod of the virtual cluster.
 	if logs := run("client", "get", "http://web.default.svc.cluster.local/"); !strings.Contains(logs, "hello from the real node") || !strings.Contains(logs, "Served by pod web-") {
 		t.Errorf("GET http://web.default.svc.cluster.local/ from a pod returned:\n%s", logs)
+	}
+
+	// A port no Service has, at a Service's address, is refused (the
+	// node's realnode.ServiceRejectChain), as on any cluster: the packet
+	// does not leave the machine.
+	if logs := podFailure(t, virtual, virtualCS, "no-port", image, "get", "http://"+ip+":9/"); !strings.Contains(logs, "connection refused") {
+		t.Errorf("GET http://%s:9/ (a port the Service does not have) from a pod: want connection refused, got:\n%s", ip, logs)
 	}
 
 	// A pod calls its API server as its service account: the virtual
