@@ -33,12 +33,15 @@ func apiServerArgs(l Layout, o Options, p Ports, etcdServers string, etcdTLS Etc
 		"--enable-priority-and-fairness=false",
 		"--profiling=false",
 		"--event-ttl=1h",
-		// The fake nodes' kubelet is the syncer's kubelet proxy, at the
-		// node's InternalIP; its certificate is checked against the CA.
+		// Every node's kubelet is the syncer's kubelet proxy: at a real
+		// node's InternalDNS address (its InternalIP is the host node's
+		// own), at a fake node's InternalIP
+		// (nodes.KubeletAddressTypes); its certificate is checked against
+		// the CA.
 		"--kubelet-client-certificate=" + l.PKI("apiserver-kubelet-client.crt"),
 		"--kubelet-client-key=" + l.PKI("apiserver-kubelet-client.key"),
 		"--kubelet-certificate-authority=" + l.PKI("ca.crt"),
-		"--kubelet-preferred-address-types=InternalIP",
+		"--kubelet-preferred-address-types=InternalDNS,InternalIP",
 		// The aggregation layer, for the syncer's metrics API: requests go
 		// on with the front-proxy client certificate, the caller in the
 		// headers; aggregated APIs are dialled at their endpoints, not

@@ -180,10 +180,13 @@ type CopyOptions struct {
 // taints f: h's name, its annotations less the host's bookkeeping
 // (isHostBookkeeping) plus AnnotationHostNode, its spec and its status.
 // Two things differ from the host so that `kubectl logs`, `exec`, `attach`
-// and `port-forward` reach the syncer's kubelet proxy, as for fake nodes
-// (setKubelet): the InternalIP addresses are replaced by the proxy's IP
-// (none when o.Kubelet is zero) and the kubelet port is the proxy's; the
-// other addresses (Hostname, ExternalIP, DNS names) are the host's. With
+// and `port-forward` reach the syncer's kubelet proxy: the first address is
+// of type InternalDNS and is the proxy's IP (the virtual API server prefers
+// InternalDNS, KubeletAddressTypes; none when o.Kubelet is zero), in place
+// of the host's InternalDNS names, and the kubelet port is the proxy's. The
+// other addresses (InternalIP, ExternalIP, Hostname) are the host's, so a
+// tenant reaches the node's host ports and node ports at the node's real
+// address, as the HostPort and NodePort conformance specs do. With
 // o.ClearImageStatus, status.images is empty. h is not modified.
 func VirtualNode(h *corev1.Node, f Fields, o CopyOptions) *corev1.Node {
 	annotations := map[string]string{}
@@ -207,10 +210,10 @@ func VirtualNode(h *corev1.Node, f Fields, o CopyOptions) *corev1.Node {
 	}
 	var addrs []corev1.NodeAddress
 	if o.Kubelet.IP != "" {
-		addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: o.Kubelet.IP})
+		addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeInternalDNS, Address: o.Kubelet.IP})
 	}
 	for _, a := range h.Status.Addresses {
-		if a.Type != corev1.NodeInternalIP {
+		if a.Type != corev1.NodeInternalDNS || o.Kubelet.IP == "" {
 			addrs = append(addrs, a)
 		}
 	}
@@ -240,4 +243,12 @@ func Updated(cur, want *corev1.Node) (out *corev1.Node, metaChanged, statusChang
 	out.Status = *want.Status.DeepCopy()
 	statusChanged = !equality.Semantic.DeepEqual(out.Status, cur.Status)
 	return out, metaChanged, statusChanged
+}
+
+// KubeletAddressTypes is the virtual API server's
+// --kubelet-preferred-address-types: the InternalDNS address a real node's
+// virtual copy carries for the syncer's kubelet proxy (VirtualNode), then
+// the InternalIP of a fake node (the proxy's too).
+func KubeletAddressTypes() []corev1.NodeAddressType {
+	return []corev1.NodeAddressType{corev1.NodeInternalDNS, corev1.NodeInternalIP}
 }

@@ -251,14 +251,15 @@ func TestVirtualNode(t *testing.T) {
 		{
 			name: "kubelet proxy, images kept",
 			o:    CopyOptions{Kubelet: kubelet},
-			wantAddrs: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeExternalIP, Address: "203.0.113.7"},
-				{Type: corev1.NodeHostName, Address: "worker-1"}},
+			wantAddrs: []corev1.NodeAddress{{Type: corev1.NodeInternalDNS, Address: "127.0.0.1"}, {Type: corev1.NodeInternalIP, Address: "10.0.0.7"},
+				{Type: corev1.NodeExternalIP, Address: "203.0.113.7"}, {Type: corev1.NodeHostName, Address: "worker-1"}},
 			wantPort: 10250, wantImages: 1,
 		},
 		{
 			name:      "no kubelet proxy, images cleared",
 			o:         CopyOptions{ClearImageStatus: true},
-			wantAddrs: []corev1.NodeAddress{{Type: corev1.NodeExternalIP, Address: "203.0.113.7"}, {Type: corev1.NodeHostName, Address: "worker-1"}},
+			wantAddrs: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.7"}, {Type: corev1.NodeExternalIP, Address: "203.0.113.7"},
+				{Type: corev1.NodeHostName, Address: "worker-1"}},
 			wantPort:  0, wantImages: 0,
 		},
 	}
