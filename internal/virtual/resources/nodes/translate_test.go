@@ -256,11 +256,11 @@ func TestVirtualNode(t *testing.T) {
 			wantPort: 10250, wantImages: 1,
 		},
 		{
-			name:      "no kubelet proxy, images cleared",
-			o:         CopyOptions{ClearImageStatus: true},
+			name: "no kubelet proxy, images cleared",
+			o:    CopyOptions{ClearImageStatus: true},
 			wantAddrs: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.7"}, {Type: corev1.NodeExternalIP, Address: "203.0.113.7"},
 				{Type: corev1.NodeHostName, Address: "worker-1"}},
-			wantPort:  0, wantImages: 0,
+			wantPort: 0, wantImages: 0,
 		},
 	}
 	for _, tt := range tests {
