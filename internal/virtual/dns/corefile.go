@@ -72,8 +72,12 @@ func (o Options) withDefaults() Options {
 // https://coredns.io/manual/toc/#configuration). It answers authoritatively
 // for the cluster domain and the reverse zones, with pod records
 // (a-b-c-d.ns.pod.DOMAIN) as `pods insecure` gives them, forwards the rest,
-// caches for TTL seconds, and stops itself on a forwarding loop (the loop
-// plugin) rather than flood the upstream. It returns an error naming the
+// caches the answers from upstream for TTL seconds, and stops itself on a
+// forwarding loop (the loop plugin) rather than flood the upstream.
+// Answers for the cluster domain are not cached, as in kubeadm's Corefile
+// (a Service changed now answers at once: the DNS conformance spec changes
+// an ExternalName and expects the new CNAME within seconds); the records
+// still carry TTL. It returns an error naming the
 // field when a value would change the Corefile's structure.
 func Corefile(o Options) (string, error) {
 	o = o.withDefaults()
@@ -101,6 +105,7 @@ func Corefile(o Options) (string, error) {
 	fmt.Fprintf(&b, "        kubeconfig %s\n        pods insecure\n        fallthrough in-addr.arpa ip6.arpa\n        ttl %d\n    }\n", o.Kubeconfig, o.TTL)
 	fmt.Fprintf(&b, "    prometheus :%d\n", o.MetricsPort)
 	fmt.Fprintf(&b, "    forward . %s\n", strings.Join(o.Upstream, " "))
-	fmt.Fprintf(&b, "    cache %d\n    loop\n    loadbalance\n}\n", o.TTL)
+	fmt.Fprintf(&b, "    cache %d {\n        disable success %s\n        disable denial %s\n    }\n", o.TTL, o.ClusterDomain, o.ClusterDomain)
+	b.WriteString("    loop\n    loadbalance\n}\n")
 	return b.String(), nil
 }

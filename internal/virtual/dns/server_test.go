@@ -126,6 +126,21 @@ func TestServesTheVirtualClusterAndForwards(t *testing.T) {
 	if n := asked.Load(); n != 1 {
 		t.Errorf("the upstream was asked %d times for A records, want once (only for the name outside the cluster domain)", n)
 	}
+
+	// Answers for the cluster domain are not cached: a Service created
+	// after a name was asked for (NXDOMAIN) answers within seconds, not
+	// after the TTL (30 s).
+	mustCreate(t, func() error {
+		_, err := k.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "missing"},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{})
+		return err
+	})
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		rcode, got := lookupA(t, server, "missing.shop.svc.cluster.local.")
+		return rcode == mdns.RcodeSuccess && len(got) == 1, nil
+	}); err != nil {
+		t.Errorf("a Service created after its name was asked for does not answer within 10 s: %v", err)
+	}
 }
 
 func mustCreate(t *testing.T, create func() error) {
