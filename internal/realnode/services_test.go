@@ -2,9 +2,14 @@ package realnode
 
 import (
 	"net/netip"
+	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/coreos/go-iptables/iptables"
+	"github.com/vishvananda/netns"
 )
 
 // The reject rule covers the whole Service range (masked), only packets
@@ -25,5 +30,65 @@ func TestServiceRejectRules(t *testing.T) {
 	}
 	if !slices.Equal(serviceRejectJumps(), []string{"FORWARD", "OUTPUT"}) {
 		t.Errorf("jumps from %v", serviceRejectJumps())
+	}
+}
+
+// removePortmapChains removes the portmap plugin's top chains and the
+// jumps to them, leaving other rules of the built-in chains alone. It runs
+// in a network namespace of its own (root), so that a real node running
+// beside it keeps its chains.
+func TestRemovePortmapChains(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs a network namespace of its own (root)")
+	}
+	// iptables runs as a child of this thread, in its namespace.
+	runtime.LockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := netns.New()
+	if err != nil {
+		runtime.UnlockOSThread()
+		t.Skip(err)
+	}
+	t.Cleanup(func() {
+		_ = netns.Set(orig)
+		_ = ns.Close()
+		_ = orig.Close()
+		runtime.UnlockOSThread()
+	})
+	ipt, err := iptables.New(iptables.IPFamily(iptables.ProtocolIPv4))
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, c := range portmapChains() {
+		if err := ipt.ClearChain("nat", c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keep := []string{"-d", "192.0.2.77/32", "-m", "comment", "--comment", "clustersync test: kept", "-j", "RETURN"}
+	if err := ipt.Append("nat", "OUTPUT", keep...); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range [][]string{
+		{"PREROUTING", "-m", "addrtype", "--dst-type", "LOCAL", "-j", "CNI-HOSTPORT-DNAT"},
+		{"OUTPUT", "-m", "addrtype", "--dst-type", "LOCAL", "-j", "CNI-HOSTPORT-DNAT"},
+		{"POSTROUTING", "-m", "comment", "--comment", "CNI portfwd requiring masquerade", "-j", "CNI-HOSTPORT-MASQ"},
+	} {
+		if err := ipt.Append("nat", r[0], r[1:]...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := removePortmapChains(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range portmapChains() {
+		if ok, err := ipt.ChainExists("nat", c); err != nil || ok {
+			t.Errorf("chain %s still there (%v)", c, err)
+		}
+	}
+	if ok, err := ipt.Exists("nat", "OUTPUT", keep...); err != nil || !ok {
+		t.Errorf("another rule of OUTPUT was removed (%v)", err)
 	}
 }

@@ -34,7 +34,8 @@ import (
 // is started again for this when it is not running); containerd stops;
 // any shim or container process still alive is killed; `kube-proxy
 // --cleanup` removes kube-proxy's iptables chains, then the kubelet's own
-// chains go (removeKubeletChains), and the node's ServiceRejectChain; every mount below dir
+// chains go (removeKubeletChains), the portmap plugin's top chains
+// (removePortmapChains) and the node's ServiceRejectChain; every mount below dir
 // (image snapshots, pod network namespaces, volumes) is unmounted; the
 // /kubepods cgroups and the bridge are removed; then dir itself and the
 // machine's claim. It goes on past a failed step and returns every
@@ -75,6 +76,7 @@ func Stop(ctx context.Context, dir string, log io.Writer) error {
 	if machine {
 		note("remove the kubelet's iptables chains", removeKubeletChains())
 		note("remove chain "+ServiceRejectChain, removeServiceReject())
+		note("remove the portmap plugin's chains", removePortmapChains())
 	}
 	note("unmount", unmountBelow(o.Dir))
 	if machine {
@@ -234,6 +236,51 @@ func removeKubeletChains() error {
 				if err := ipt.ClearAndDeleteChain(table, chain); err != nil {
 					errs = append(errs, fmt.Errorf("%s chain %s: %w", table, chain, err))
 				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// portmapChains are the nat chains the CNI portmap plugin makes for the
+// host ports of every pod and keeps when the last such pod goes (its DEL
+// removes only the pod's own chains).
+func portmapChains() []string {
+	return []string{"CNI-HOSTPORT-DNAT", "CNI-HOSTPORT-MASQ", "CNI-HOSTPORT-SETMARK"}
+}
+
+// removePortmapChains removes the jumps of the built-in nat chains to
+// portmapChains, then the chains, for IPv4 and IPv6 (a family without
+// iptables is skipped).
+func removePortmapChains() error {
+	var errs []error
+	for _, proto := range []iptables.Protocol{iptables.ProtocolIPv4, iptables.ProtocolIPv6} {
+		ipt, err := iptables.New(iptables.IPFamily(proto))
+		if err != nil {
+			continue
+		}
+		for _, builtin := range []string{"PREROUTING", "OUTPUT", "POSTROUTING"} {
+			rules, err := ipt.List("nat", builtin)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			// rules[0] is the chain's policy; rule i is number i. From the
+			// last, so that the numbers of those left do not move.
+			for i := len(rules) - 1; i >= 1; i-- {
+				if strings.Contains(rules[i], "-j CNI-HOSTPORT-") {
+					if err := ipt.DeleteById("nat", builtin, i); err != nil {
+						errs = append(errs, fmt.Errorf("nat %s rule %d: %w", builtin, i, err))
+					}
+				}
+			}
+		}
+		for _, chain := range portmapChains() {
+			if ok, err := ipt.ChainExists("nat", chain); err != nil || !ok {
+				continue
+			}
+			if err := ipt.ClearAndDeleteChain("nat", chain); err != nil {
+				errs = append(errs, fmt.Errorf("nat chain %s: %w", chain, err))
 			}
 		}
 	}
