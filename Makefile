@@ -1,8 +1,9 @@
 # clustersync — see README.md. The two commands a newcomer needs:
 #   make run    the main job: a local host cluster, virtual cluster "demo", a workload on it
 #   make test   every test (unit and integration, against real API servers),
-#               then a short fault-injection run (make chaos) and a short run
-#               of each fuzz target (make fuzz)
+#               then a short fault-injection run (make chaos), a short
+#               conformance run (make conformance) and a short run of each
+#               fuzz target (make fuzz)
 
 GO        ?= go
 BIN       := bin/clustersync
@@ -42,6 +43,7 @@ test: binaries build
 	$(GO) vet ./...
 	$(GO) test -p $(TEST_P) -count=1 -timeout 25m $(TEST_ARGS) ./...
 	@$(MAKE) --no-print-directory chaos CHAOS_OBJECTS=300 CHAOS_SYNCER_KILLS=3 CHAOS_POD_DELETES=1 CHAOS_APISERVER_RESTARTS=1
+	@$(MAKE) --no-print-directory conformance CONFORMANCE_FOCUS='$(CONFORMANCE_SHORT)'
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=20000x
 
 # The fault-injection suite (test/chaos): a seeded churn of CHAOS_OBJECTS
@@ -76,6 +78,11 @@ chaos: binaries
 # hours on 2 cores; make test runs a short focused one. It takes the
 # machine's real node, so it never runs beside test/e2e.
 CONFORMANCE_FOCUS ?=
+# The short run of make test: API discovery, ConfigMap and Secret volumes,
+# Secrets in the environment, Service environment variables, a Service's
+# endpoints, DNS, the API server's own endpoints (about 2 minutes after
+# dev up and the images).
+CONFORMANCE_SHORT := Discovery should validate PreferredVersion|ConfigMap should be consumable from pods in volume \[|Secrets should be consumable from pods in volume \[|Secrets should be consumable via the environment|Pods should contain environment variables for services|Services should serve a basic endpoint from pods|DNS should provide DNS for services|API Server should have Endpoints and EndpointSlices
 CONFORMANCE_PARALLEL ?= 1
 CONFORMANCE_PROFILE ?= conformance
 conformance: conformance-binaries

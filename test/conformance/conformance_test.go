@@ -62,11 +62,16 @@ func run(m *testing.M) int {
 	return harness.Main(m, "clustersync-conformance-", func(h harness.Home) { tests = h })
 }
 
-// profiles are the values of each CLUSTERSYNC_CONFORMANCE_PROFILE: the
-// values files `virtual create` gets.
-var profiles = map[string][]string{
-	"conformance": {"../../examples/conformance/values.yaml"},
-	"defaults":    nil,
+// profileFiles are the values files `virtual create` gets for a
+// CLUSTERSYNC_CONFORMANCE_PROFILE, and whether the profile exists.
+func profileFiles(profile string) ([]string, bool) {
+	switch profile {
+	case "conformance":
+		return []string{"../../examples/conformance/values.yaml"}, true
+	case "defaults":
+		return nil, true
+	}
+	return nil, false
 }
 
 func TestConformance(t *testing.T) {
@@ -94,7 +99,7 @@ func TestConformance(t *testing.T) {
 		parallel = n
 	}
 	profile := cmp.Or(os.Getenv(profileEnv), "conformance")
-	files, ok := profiles[profile]
+	files, ok := profileFiles(profile)
 	if !ok {
 		t.Fatalf("%s=%q: want conformance or defaults", profileEnv, profile)
 	}
@@ -142,6 +147,9 @@ func TestConformance(t *testing.T) {
 			t.Errorf("virtual delete conformance: %v\n%s", err, out)
 		}
 	})
+	// Before the virtual cluster goes (cleanups run last first): the
+	// control plane's logs, next to the report.
+	t.Cleanup(func() { saveControlPlaneLogs(t, suite.Kubectl, report) })
 
 	skip := skipPattern()
 	log, err := os.Create(filepath.Join(report, "e2e.log"))
@@ -218,4 +226,28 @@ func skipReasons(s Summary) string {
 		}
 	}
 	return b.String()
+}
+
+// saveControlPlaneLogs writes the logs of the containers of the control
+// plane pod (vc-conformance/conformance-0) into report, one file each
+// (CONTAINER.log, and CONTAINER.previous.log for a container that
+// restarted), read with kubectl from the local host.
+func saveControlPlaneLogs(t *testing.T, kubectl, report string) {
+	hostKubeconfig := filepath.Join(tests.Dir, "host", "kubeconfig.yaml")
+	for _, c := range []string{"syncer", "kube-apiserver", "kube-controller-manager", "etcd", "coredns"} {
+		for _, previous := range []bool{false, true} {
+			args := []string{"--kubeconfig", hostKubeconfig, "logs", "-n", "vc-conformance", "conformance-0", "-c", c}
+			name := c + ".log"
+			if previous {
+				args, name = append(args, "--previous"), c+".previous.log"
+			}
+			out, err := exec.Command(kubectl, args...).Output()
+			if err != nil || len(out) == 0 {
+				continue // no such container, or it never restarted
+			}
+			if err := os.WriteFile(filepath.Join(report, name), out, 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clustersync/clustersync/internal/testenv"
@@ -25,11 +26,14 @@ func TestPodResize(t *testing.T) {
 	create(t, env.VirtualClient, pod("resized", ns, func(p *corev1.Pod) { p.Spec.Containers[0].Resources = cpu("100m") }))
 	hostObject(t, &corev1.Pod{}, "resized", ns)
 	var v corev1.Pod
-	if err := env.VirtualClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "resized"}, &v); err != nil {
-		t.Fatal(err)
-	}
-	v.Spec.Containers[0].Resources = cpu("200m")
-	if err := env.VirtualClient.SubResource("resize").Update(ctx, &v); err != nil {
+	// The syncer writes the virtual pod too (its status, its node).
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := env.VirtualClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "resized"}, &v); err != nil {
+			return err
+		}
+		v.Spec.Containers[0].Resources = cpu("200m")
+		return env.VirtualClient.SubResource("resize").Update(ctx, &v)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, wait, func() error {
