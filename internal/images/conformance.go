@@ -61,15 +61,17 @@ func (c ConformanceImage) Reference() string {
 // Images of two tags differ in their version label, so the tests that
 // change an image see another digest. Errors name a missing input.
 func ConformanceImages(s binaries.ConformanceSet, pause string) ([]ConformanceImage, error) {
-	tree := func(name string) (v1.Layer, error) {
-		files, err := TreeFiles(filepath.Join(s.Userland, name))
+	// tree is the layer of a folder: a userland of s.Userland, or the
+	// pages in s.Files.
+	tree := func(dir string) (v1.Layer, error) {
+		files, err := TreeFiles(dir)
 		if err != nil {
 			return nil, err
 		}
 		return Layer(files)
 	}
 	userlandPath := "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-	agnhostBase, err := tree("agnhost")
+	agnhostBase, err := tree(filepath.Join(s.Userland, "agnhost"))
 	if err != nil {
 		return nil, err
 	}
@@ -83,30 +85,23 @@ func ConformanceImages(s binaries.ConformanceSet, pause string) ([]ConformanceIm
 	if err != nil {
 		return nil, err
 	}
-	busybox, err := tree("busybox")
+	busybox, err := tree(filepath.Join(s.Userland, "busybox"))
 	if err != nil {
 		return nil, err
 	}
-	nginx, err := tree("nginx")
+	nginx, err := tree(filepath.Join(s.Userland, "nginx"))
 	if err != nil {
 		return nil, err
 	}
-	dns, err := tree("glibc-dns-testing")
+	dns, err := tree(filepath.Join(s.Userland, "glibc-dns-testing"))
 	if err != nil {
 		return nil, err
 	}
-	page := func(name string) (v1.Layer, error) {
-		files, err := TreeFiles(filepath.Join(s.Files, name))
-		if err != nil {
-			return nil, err
-		}
-		return Layer(files)
-	}
-	nautilus, err := page("nautilus")
+	nautilus, err := tree(filepath.Join(s.Files, "nautilus"))
 	if err != nil {
 		return nil, err
 	}
-	kitten, err := page("kitten")
+	kitten, err := tree(filepath.Join(s.Files, "kitten"))
 	if err != nil {
 		return nil, err
 	}
