@@ -81,8 +81,5 @@ func removeServiceReject() error {
 			errs = append(errs, err)
 		}
 	}
-	if err := ipt.ClearAndDeleteChain("filter", ServiceRejectChain); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, deleteChains(ipt, "filter", []string{ServiceRejectChain})...)...)
 }

@@ -229,14 +229,7 @@ func removeKubeletChains() error {
 			}
 		}
 		for table, chains := range kubeletChains() {
-			for _, chain := range chains {
-				if ok, err := ipt.ChainExists(table, chain); err != nil || !ok {
-					continue
-				}
-				if err := ipt.ClearAndDeleteChain(table, chain); err != nil {
-					errs = append(errs, fmt.Errorf("%s chain %s: %w", table, chain, err))
-				}
-			}
+			errs = append(errs, deleteChains(ipt, table, chains)...)
 		}
 	}
 	return errors.Join(errs...)
@@ -275,16 +268,24 @@ func removePortmapChains() error {
 				}
 			}
 		}
-		for _, chain := range portmapChains() {
-			if ok, err := ipt.ChainExists("nat", chain); err != nil || !ok {
-				continue
-			}
-			if err := ipt.ClearAndDeleteChain("nat", chain); err != nil {
-				errs = append(errs, fmt.Errorf("nat chain %s: %w", chain, err))
-			}
-		}
+		errs = append(errs, deleteChains(ipt, "nat", portmapChains())...)
 	}
 	return errors.Join(errs...)
+}
+
+// deleteChains clears and deletes each of chains that exists in table; a
+// chain that is not there is skipped.
+func deleteChains(ipt *iptables.IPTables, table string, chains []string) []error {
+	var errs []error
+	for _, chain := range chains {
+		if ok, err := ipt.ChainExists(table, chain); err != nil || !ok {
+			continue
+		}
+		if err := ipt.ClearAndDeleteChain(table, chain); err != nil {
+			errs = append(errs, fmt.Errorf("%s chain %s: %w", table, chain, err))
+		}
+	}
+	return errs
 }
 
 // lastLine is the last non-empty line of s.

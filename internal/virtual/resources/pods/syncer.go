@@ -395,7 +395,8 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 		syncSpec(&h.Spec, &p.Virtual.Spec, r.env)
 		// A resize first: the annotation that records it goes with the
 		// patch, so a resize that fails is tried again.
-		if sent := p.Host.Annotations[translate.AnnotationPodResources]; sent != "" && sent != ResourcesHash(p.Virtual) {
+		// h's annotation is the virtual pod's hash now (HostAnnotations).
+		if sent := p.Host.Annotations[translate.AnnotationPodResources]; sent != "" && sent != h.Annotations[translate.AnnotationPodResources] {
 			if err := resize(ctx, s, p.Virtual, p.Host); err != nil {
 				return ctrl.Result{}, err
 			}
