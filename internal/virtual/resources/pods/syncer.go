@@ -474,10 +474,21 @@ func syncSpec(h, v *corev1.PodSpec, env Environment) {
 }
 
 // VirtualStatus is the virtual pod's status from its host pod's: everything
-// the host reports, but the virtual QoS class (computed from the virtual spec).
+// the host reports, but the virtual QoS class (computed from the virtual
+// spec), and the virtual pod's conditions of a type the host pod has none
+// of, after the host's: those the virtual cluster's own components set
+// (DisruptionTarget from an eviction or a preemption in the virtual
+// cluster, which a Job's podFailurePolicy reads; a readiness gate's
+// condition the tenant's controller sets). A type both have takes the
+// host's. The inputs are not modified.
 func VirtualStatus(host, virtual *corev1.PodStatus) corev1.PodStatus {
 	st := *host.DeepCopy()
 	st.QOSClass = virtual.QOSClass
+	for _, c := range virtual.Conditions {
+		if !slices.ContainsFunc(host.Conditions, func(h corev1.PodCondition) bool { return h.Type == c.Type }) {
+			st.Conditions = append(st.Conditions, *c.DeepCopy())
+		}
+	}
 	return st
 }
 

@@ -819,10 +819,15 @@ func TestVirtualStatus(t *testing.T) {
 		ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Ready: true, RestartCount: 2, Image: "mirror/nginx:1.27"}},
 	}
 	hostBefore := host.DeepCopy()
-	virtual := &corev1.PodStatus{Phase: corev1.PodPending, QOSClass: corev1.PodQOSBurstable, Message: "old"}
+	disruption := corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"}
+	virtual := &corev1.PodStatus{Phase: corev1.PodPending, QOSClass: corev1.PodQOSBurstable, Message: "old",
+		// Ready is the host's to say; DisruptionTarget, which the
+		// virtual API server's eviction set, stays.
+		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}, disruption}}
 	got := VirtualStatus(host, virtual)
 	want := *hostBefore.DeepCopy()
 	want.QOSClass = corev1.PodQOSBurstable
+	want.Conditions = append(want.Conditions, disruption)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("VirtualStatus() = %s\nwant %s", toJSON(got), toJSON(want))
 	}
