@@ -112,9 +112,9 @@ func newDevImageCommand() *cobra.Command {
 		Long: `Build clustersync's container images with go-containerregistry (no container
 engine) and push them:
 
-  <registry>/clustersync/clustersync:<tag>  clustersync (static), kube-apiserver and
-                                            kube-controller-manager (static), CA certificates,
-                                            user nonroot (65532)
+  <registry>/clustersync/clustersync:<tag>  clustersync (static), kube-apiserver,
+                                            kube-controller-manager and kube-scheduler (static),
+                                            CA certificates, user nonroot (65532)
   <registry>/clustersync/pause:<tag>        the sandbox image of the local real node
   <registry>/clustersync/demo-app:<tag>     the demo web server (examples/demo-app)
 
@@ -226,8 +226,8 @@ func pushConformanceImages(ctx context.Context, out io.Writer, source, reg strin
 // `dev image --ca-certificates` names another: Debian's.
 const defaultCABundle = "/etc/ssl/certs/ca-certificates.crt"
 
-// staticControlPlane returns the static kube-apiserver and
-// kube-controller-manager the clustersync image holds, from the static
+// staticControlPlane returns the static kube-apiserver,
+// kube-controller-manager and kube-scheduler the clustersync image holds, from the static
 // Kubernetes build of the cache ($CLUSTERSYNC_STATIC_KUBE_DIR overrides
 // it), or an error with the command that builds them.
 func staticControlPlane() ([]string, error) {
@@ -235,7 +235,10 @@ func staticControlPlane() ([]string, error) {
 	if staticDir == "" {
 		staticDir = filepath.Join(binaries.CacheDir(), "kubernetes-"+binaries.KubernetesVersion+"-static")
 	}
-	controlPlane := []string{filepath.Join(staticDir, "kube-apiserver"), filepath.Join(staticDir, "kube-controller-manager")}
+	var controlPlane []string
+	for _, name := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+		controlPlane = append(controlPlane, filepath.Join(staticDir, name))
+	}
 	for _, b := range controlPlane {
 		if _, err := os.Stat(b); errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s is missing: build the static control plane with `hack/build-binaries.sh static` (make image does)", b)

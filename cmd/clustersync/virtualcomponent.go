@@ -32,6 +32,8 @@ charts/virtual-cluster) run these; the kubelet restarts each one that fails.
   etcd                     the embedded etcd (127.0.0.1:2379; /health on :2381)
   kube-apiserver           kube-apiserver on :8443 (replaces this process)
   kube-controller-manager  kube-controller-manager on :10257 (replaces this process)
+  kube-scheduler           kube-scheduler on :10259 (replaces this process), with
+                           controlPlane.advanced.virtualScheduler.enabled
   coredns                  the virtual cluster's DNS server (CoreDNS) on :1053 UDP and TCP;
                            names outside cluster.local go to the pod's /etc/resolv.conf;
                            /health on :8180, /ready on :8181, metrics on :9153
@@ -103,6 +105,9 @@ The host namespace is --namespace, else $POD_NAMESPACE; the pod IP is $POD_IP.`,
 		}),
 		run("kube-controller-manager", "Run kube-controller-manager (exec)", func(_ *cobra.Command, po controlplane.PodOptions) error {
 			return execBinary("kube-controller-manager", controlplane.PodControllerManagerArgs(po))
+		}),
+		run("kube-scheduler", "Run kube-scheduler (exec), the virtual scheduler", func(_ *cobra.Command, po controlplane.PodOptions) error {
+			return execBinary("kube-scheduler", controlplane.PodSchedulerArgs(po))
 		}),
 		run("coredns", "Run the virtual cluster's DNS server (CoreDNS)", func(_ *cobra.Command, po controlplane.PodOptions) error {
 			corefile, err := dns.Corefile(dns.Options{Kubeconfig: controlplane.Layout{Dir: po.Dir}.AdminKubeconfig()})

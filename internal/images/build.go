@@ -24,8 +24,8 @@ type BuildOptions struct {
 	// Version is clustersync's version: main.version of the binary and the
 	// images' version label.
 	Version string
-	// ControlPlane are the static kube-apiserver and kube-controller-manager
-	// (hack/build-binaries.sh static).
+	// ControlPlane are the static kube-apiserver, kube-controller-manager
+	// and kube-scheduler (hack/build-binaries.sh static).
 	ControlPlane []string
 	// CACertificates is the CA bundle for the clustersync image.
 	CACertificates string

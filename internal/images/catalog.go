@@ -43,7 +43,7 @@ func Reference(registry, repository, tag string) string {
 }
 
 // ControlPlaneDir is where the clustersync image keeps the control-plane
-// binaries (kube-apiserver, kube-controller-manager).
+// binaries (kube-apiserver, kube-controller-manager, kube-scheduler).
 const ControlPlaneDir = "/usr/local/bin"
 
 // ClustersyncSources are the inputs of the clustersync image.
@@ -53,7 +53,7 @@ type ClustersyncSources struct {
 	Binary string
 	// ControlPlane are statically linked binaries copied into
 	// ControlPlaneDir under their base names (kube-apiserver,
-	// kube-controller-manager).
+	// kube-controller-manager, kube-scheduler).
 	ControlPlane []string
 	// CACertificates is a PEM bundle installed as
 	// /etc/ssl/certs/ca-certificates.crt.

@@ -160,6 +160,12 @@
   resources: ["nodes"]
   verbs: ["patch"]
 {{- end }}
+# real nodes with controlPlane.advanced.virtualScheduler.enabled
+{{- if and .Values.sync.fromHost.nodes.enabled .Values.controlPlane.advanced.virtualScheduler.enabled }}
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
 # priorityClasses
 {{- if .Values.sync.toHost.priorityClasses.enabled }}
 - apiGroups: ["scheduling.k8s.io"]
@@ -228,25 +234,25 @@
   verbs: ["get", "list", "watch"]
 {{- end }}
 # fromHost storageClasses
-{{- if (eq (toString .Values.sync.fromHost.storageClasses.enabled) "true") }}
+{{- if (or (eq (toString .Values.sync.fromHost.storageClasses.enabled) "true") (and (eq (toString .Values.sync.fromHost.storageClasses.enabled) "auto") .Values.controlPlane.advanced.virtualScheduler.enabled)) }}
 - apiGroups: ["storage.k8s.io"]
   resources: ["storageclasses"]
   verbs: ["get", "list", "watch"]
 {{- end }}
 # fromHost csiNodes
-{{- if (eq (toString .Values.sync.fromHost.csiNodes.enabled) "true") }}
+{{- if (or (eq (toString .Values.sync.fromHost.csiNodes.enabled) "true") (and (eq (toString .Values.sync.fromHost.csiNodes.enabled) "auto") .Values.controlPlane.advanced.virtualScheduler.enabled)) }}
 - apiGroups: ["storage.k8s.io"]
   resources: ["csinodes"]
   verbs: ["get", "list", "watch"]
 {{- end }}
 # fromHost csiDrivers
-{{- if (eq (toString .Values.sync.fromHost.csiDrivers.enabled) "true") }}
+{{- if (or (eq (toString .Values.sync.fromHost.csiDrivers.enabled) "true") (and (eq (toString .Values.sync.fromHost.csiDrivers.enabled) "auto") .Values.controlPlane.advanced.virtualScheduler.enabled)) }}
 - apiGroups: ["storage.k8s.io"]
   resources: ["csidrivers"]
   verbs: ["get", "list", "watch"]
 {{- end }}
 # fromHost csiStorageCapacities
-{{- if (eq (toString .Values.sync.fromHost.csiStorageCapacities.enabled) "true") }}
+{{- if (or (eq (toString .Values.sync.fromHost.csiStorageCapacities.enabled) "true") (and (eq (toString .Values.sync.fromHost.csiStorageCapacities.enabled) "auto") .Values.controlPlane.advanced.virtualScheduler.enabled)) }}
 - apiGroups: ["storage.k8s.io"]
   resources: ["csistoragecapacities"]
   verbs: ["get", "list", "watch"]

@@ -577,6 +577,12 @@ func TestValidate(t *testing.T) {
 		}, ""},
 		{"SAN with a scheme", func(c *Config) { c.ControlPlane.Proxy.ExtraSANs = []string{"vc.example.com", "10.0.0.9", "https://x"} },
 			`controlPlane.proxy.extraSANs[2]: must be a host name or an IP address, got "https://x"`},
+		{"virtual scheduler without real nodes", func(c *Config) { c.ControlPlane.Advanced.VirtualScheduler.Enabled = true },
+			"controlPlane.advanced.virtualScheduler.enabled: needs sync.fromHost.nodes.enabled: true"},
+		{"virtual scheduler with real nodes", func(c *Config) {
+			c.ControlPlane.Advanced.VirtualScheduler.Enabled = true
+			c.Sync.FromHost.Nodes.Enabled = true
+		}, ""},
 		{"disabled external is not checked", func(c *Config) {
 			c.ControlPlane.BackingStore.Etcd.External.Endpoint = "not a URL"
 		}, ""},

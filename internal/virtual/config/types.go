@@ -145,20 +145,20 @@ type FromHost struct {
 	// cluster.
 	PriorityClasses FromHostSelectableSwitch `json:"priorityClasses"`
 	// StorageClasses defines if storage classes are synced from the host
-	// cluster; "auto" enables it when the virtual scheduler is enabled,
-	// which clustersync does not run (off).
+	// cluster; "auto" enables it when the virtual scheduler is enabled
+	// (controlPlane.advanced.virtualScheduler.enabled).
 	StorageClasses FromHostSelectableAutoSwitch `json:"storageClasses"`
 	// CSINodes defines if CSI nodes are synced from the host cluster; "auto"
-	// enables it when the virtual scheduler is enabled, which clustersync
-	// does not run (off).
+	// enables it when the virtual scheduler is enabled
+	// (controlPlane.advanced.virtualScheduler.enabled).
 	CSINodes FromHostAutoSwitch `json:"csiNodes"`
 	// CSIDrivers defines if CSI drivers are synced from the host cluster;
-	// "auto" enables it when the virtual scheduler is enabled, which
-	// clustersync does not run (off).
+	// "auto" enables it when the virtual scheduler is enabled
+	// (controlPlane.advanced.virtualScheduler.enabled).
 	CSIDrivers FromHostAutoSwitch `json:"csiDrivers"`
 	// CSIStorageCapacities defines if CSI storage capacities are synced from
 	// the host cluster; "auto" enables it when the virtual scheduler is
-	// enabled, which clustersync does not run (off).
+	// enabled (controlPlane.advanced.virtualScheduler.enabled).
 	CSIStorageCapacities FromHostAutoSwitch `json:"csiStorageCapacities"`
 	// CustomResources defines which custom resources are synced read-only
 	// from the host cluster, keyed by resource name (for example
@@ -408,7 +408,6 @@ type ControlPlane struct {
 	Service        any `json:"service,omitempty" config:"vcluster"`
 	Ingress        any `json:"ingress,omitempty" config:"vcluster"`
 	HostPathMapper any `json:"hostPathMapper,omitempty" config:"vcluster"`
-	Advanced       any `json:"advanced,omitempty" config:"vcluster"`
 	ServiceMonitor any `json:"serviceMonitor,omitempty" config:"vcluster"`
 	Endpoint       any `json:"endpoint,omitempty" config:"vcluster"`
 	Standalone     any `json:"standalone,omitempty" config:"vcluster"`
@@ -421,6 +420,39 @@ type ControlPlane struct {
 	StatefulSet ControlPlaneStatefulSet `json:"statefulSet"`
 	// Proxy configures how the API server is reached.
 	Proxy ControlPlaneProxy `json:"proxy"`
+	// Advanced holds the control plane's less common settings.
+	Advanced ControlPlaneAdvanced `json:"advanced"`
+}
+
+// ControlPlaneAdvanced is vCluster's controlPlane.advanced.
+type ControlPlaneAdvanced struct {
+	// VirtualScheduler runs kube-scheduler in the virtual cluster's
+	// control plane.
+	VirtualScheduler VirtualScheduler `json:"virtualScheduler"`
+
+	// The other keys of vCluster's controlPlane.advanced: accepted as
+	// written, not acted on. NoEffect lists what they set; their content
+	// is not checked.
+	DefaultImageRegistry   any `json:"defaultImageRegistry,omitempty" config:"vcluster"`
+	ServiceAccount         any `json:"serviceAccount,omitempty" config:"vcluster"`
+	WorkloadServiceAccount any `json:"workloadServiceAccount,omitempty" config:"vcluster"`
+	HeadlessService        any `json:"headlessService,omitempty" config:"vcluster"`
+	GlobalMetadata         any `json:"globalMetadata,omitempty" config:"vcluster"`
+	Konnectivity           any `json:"konnectivity,omitempty" config:"vcluster"`
+	Registry               any `json:"registry,omitempty" config:"vcluster"`
+	CloudControllerManager any `json:"cloudControllerManager,omitempty" config:"vcluster"`
+}
+
+// VirtualScheduler is vCluster's controlPlane.advanced.virtualScheduler.
+type VirtualScheduler struct {
+	// Enabled runs kube-scheduler in the control plane: the virtual
+	// cluster places its pods on the virtual copies of the host's nodes,
+	// with the labels, taints and extended resources the tenant gave those
+	// copies, and the syncer creates a host pod only once its virtual pod
+	// is bound, naming the host node (spec.nodeName: the host's scheduler
+	// is not asked). It needs sync.fromHost.nodes.enabled, and turns on
+	// the "auto" storage kinds of sync.fromHost.
+	Enabled bool `json:"enabled"`
 }
 
 // ControlPlaneProxy configures how clients reach the virtual API server.

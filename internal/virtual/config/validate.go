@@ -16,7 +16,8 @@ import (
 // uses a client certificate, both certFile and keyFile; an enabled
 // /etc/hosts rewrite has an init container image; the control plane's
 // image has a repository, its pull policy is one Kubernetes knows, its
-// claim size is positive and every extra SAN is a host name or an IP. All problems are
+// claim size is positive and every extra SAN is a host name or an IP; the
+// virtual scheduler has real nodes to place pods on. All problems are
 // returned as FieldErrors joined with errors.Join, sorted by path.
 func (c *Config) Validate() error {
 	return joinFieldErrors(c.validate())
@@ -79,6 +80,10 @@ func (c *Config) validate() []*FieldError {
 	}
 	if vc := sts.Persistence.VolumeClaim; vc.Enabled != AutoSwitchOff && vc.Size.Sign() <= 0 {
 		fail("controlPlane.statefulSet.persistence.volumeClaim.size", "must be greater than 0 when a claim may be made, got %s", vc.Size.String())
+	}
+	if c.ControlPlane.Advanced.VirtualScheduler.Enabled && !c.Sync.FromHost.Nodes.Enabled {
+		fail("controlPlane.advanced.virtualScheduler.enabled",
+			"needs sync.fromHost.nodes.enabled: true (the virtual scheduler places pods on the virtual copies of the host's nodes)")
 	}
 	for i, san := range c.ControlPlane.Proxy.ExtraSANs {
 		if strings.TrimSpace(san) == "" || strings.ContainsAny(san, " /:") && net.ParseIP(san) == nil {

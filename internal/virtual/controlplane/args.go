@@ -108,4 +108,20 @@ func controllerManagerArgs(l Layout, p Ports, bind string) []string {
 	}
 }
 
+// schedulerArgs are kube-scheduler's flags (the virtual scheduler,
+// controlPlane.advanced.virtualScheduler.enabled); it listens on bind (""
+// means 127.0.0.1) and runs Kubernetes' default scheduling profile.
+func schedulerArgs(l Layout, p Ports, bind string) []string {
+	kc := l.SchedulerKubeconfig()
+	return []string{
+		"--kubeconfig=" + kc,
+		"--authentication-kubeconfig=" + kc,
+		"--authorization-kubeconfig=" + kc,
+		"--bind-address=" + cmp.Or(bind, "127.0.0.1"),
+		fmt.Sprintf("--secure-port=%d", p.Scheduler),
+		"--leader-elect=false",
+		"--profiling=false",
+	}
+}
+
 func joinURLs(urls []string) string { return strings.Join(urls, ",") }

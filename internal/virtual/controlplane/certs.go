@@ -23,7 +23,7 @@ func ensureCerts(l Layout, name, server string) error {
 		return err
 	}
 	// Certificates added after a virtual cluster was first made.
-	for file, r := range syncerRequests() {
+	for file, r := range laterRequests() {
 		if _, err := os.Stat(l.PKI(file + ".crt")); os.IsNotExist(err) {
 			c, k, err := ca.Issue(r)
 			if err != nil {
@@ -40,7 +40,11 @@ func ensureCerts(l Layout, name, server string) error {
 		return err
 	}
 	kcm := pki.Kubeconfig(name, server, ca.CertPEM(), read("controller-manager.crt"), read("controller-manager.key"))
-	return pki.WriteKubeconfig(kcm, l.ControllerManagerKubeconfig())
+	if err := pki.WriteKubeconfig(kcm, l.ControllerManagerKubeconfig()); err != nil {
+		return err
+	}
+	scheduler := pki.Kubeconfig(name, server, ca.CertPEM(), read("scheduler.crt"), read("scheduler.key"))
+	return pki.WriteKubeconfig(scheduler, l.SchedulerKubeconfig())
 }
 
 // SANs are the names and addresses the API server's certificate covers
@@ -83,14 +87,18 @@ const (
 	MetricsAPIServerName       = MetricsAPIServiceName + "." + MetricsAPIServiceNamespace + ".svc"
 )
 
-// syncerRequests are the certificates between the API server and the
-// syncer's endpoints: the API server's kubelet client certificate and the
+// laterRequests are the certificates added after the first virtual
+// clusters were made, issued when missing: between the API server and the
+// syncer's endpoints, the API server's kubelet client certificate and the
 // kubelet proxy's serving certificate for loopback, where the fake nodes
-// say their kubelet is (internal/virtual/kubeletproxy); the API server's
+// say their kubelet is (internal/virtual/kubeletproxy), the API server's
 // front-proxy client certificate and the metrics API's serving certificate
-// (internal/virtual/metricsapi).
-func syncerRequests() map[string]pki.Request {
+// (internal/virtual/metricsapi); kube-scheduler's client certificate (the
+// virtual scheduler), whose user system:kube-scheduler Kubernetes' default
+// RBAC binds.
+func laterRequests() map[string]pki.Request {
 	return map[string]pki.Request{
+		"scheduler":                {CommonName: "system:kube-scheduler", Client: true},
 		"apiserver-kubelet-client": {CommonName: KubeletClientCommonName, Client: true},
 		"kubelet-server": {CommonName: "clustersync-kubelet-proxy", Server: true,
 			IPs: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"}},
@@ -125,7 +133,7 @@ func generateCerts(l Layout, name string, sans SANs) error {
 		"admin":                 {CommonName: "clustersync-admin", Organization: []string{"system:masters"}, Client: true},
 		"controller-manager":    {CommonName: "system:kube-controller-manager", Client: true},
 	}
-	maps.Copy(requests, syncerRequests())
+	maps.Copy(requests, laterRequests())
 	for file, r := range requests {
 		if err := issue(file, r); err != nil {
 			return err

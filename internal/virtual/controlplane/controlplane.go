@@ -54,6 +54,9 @@ type Options struct {
 	// AdvertiseAddress is the IP kube-apiserver advertises; "" means
 	// 127.0.0.1.
 	AdvertiseAddress string
+	// Scheduler runs kube-scheduler too (the virtual scheduler,
+	// controlPlane.advanced.virtualScheduler.enabled).
+	Scheduler bool
 }
 
 // Ports are the loopback ports a control plane listens on, chosen at first
@@ -63,6 +66,9 @@ type Ports struct {
 	Etcd              int `json:"etcd"`
 	EtcdPeer          int `json:"etcdPeer"`
 	ControllerManager int `json:"controllerManager"`
+	// Scheduler is kube-scheduler's; chosen when first needed (a state
+	// folder from before the virtual scheduler has none).
+	Scheduler int `json:"scheduler,omitempty"`
 }
 
 // ControlPlane is a running virtual control plane.
@@ -80,7 +86,7 @@ type ControlPlane struct {
 
 // Start starts (or restarts, from the state in o.Dir) the control plane and
 // returns once the API server answers /readyz and the controller manager
-// /healthz. A component that fails to start yields an error with the last
+// (and, with o.Scheduler, kube-scheduler) /healthz. A component that fails to start yields an error with the last
 // lines of its log; whatever had started is stopped again.
 //
 // Ports are chosen by asking the kernel for free ones (proc.FreePort), and
@@ -174,6 +180,20 @@ func startOnce(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 	}); err != nil {
 		return nil, err
 	}
+	if !o.Scheduler {
+		return cp, nil
+	}
+	sched, err := proc.Start("kube-scheduler", o.Binaries.KubeScheduler, schedulerArgs(l, ports, o.BindAddress), l.Log("kube-scheduler"), nil)
+	if err != nil {
+		return nil, err
+	}
+	cp.procs = append(cp.procs, sched)
+	schedHealthz := fmt.Sprintf("https://127.0.0.1:%d/healthz", ports.Scheduler)
+	if err := sched.WaitReady(ctx, 60*time.Second, func(ctx context.Context) error {
+		return proc.HTTPOK(ctx, insecure, schedHealthz)
+	}); err != nil {
+		return nil, err
+	}
 	return cp, nil
 }
 
@@ -223,9 +243,14 @@ func loadOrChoosePorts(l Layout) (Ports, error) {
 		if err := json.Unmarshal(data, &p); err != nil {
 			return p, fmt.Errorf("%s: %w", l.Ports(), err)
 		}
-		return p, nil
+		if p.Scheduler != 0 {
+			return p, nil
+		}
 	}
-	for _, port := range []*int{&p.APIServer, &p.Etcd, &p.EtcdPeer, &p.ControllerManager} {
+	for _, port := range []*int{&p.APIServer, &p.Etcd, &p.EtcdPeer, &p.ControllerManager, &p.Scheduler} {
+		if *port != 0 {
+			continue // on record: in the kubeconfigs and certificates
+		}
 		n, err := proc.FreePort()
 		if err != nil {
 			return p, err

@@ -22,5 +22,10 @@ func (l Layout) ControllerManagerKubeconfig() string {
 	return filepath.Join(l.Dir, "pki", "controller-manager.kubeconfig")
 }
 
+// SchedulerKubeconfig is kube-scheduler's kubeconfig.
+func (l Layout) SchedulerKubeconfig() string {
+	return filepath.Join(l.Dir, "pki", "scheduler.kubeconfig")
+}
+
 // Ports is the JSON file recording the ports chosen at first start.
 func (l Layout) Ports() string { return filepath.Join(l.Dir, "ports.json") }

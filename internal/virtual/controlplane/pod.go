@@ -30,7 +30,7 @@ import (
 // kube-apiserver listens on every address of the pod at PodAPIServerPort
 // (vCluster's 8443, behind the Service's 443); etcd on loopback only, with
 // its plain-HTTP /health for the kubelet's probes at PodEtcdHealthPort.
-var PodPorts = Ports{APIServer: 8443, Etcd: 2379, EtcdPeer: 2380, ControllerManager: 10257}
+var PodPorts = Ports{APIServer: 8443, Etcd: 2379, EtcdPeer: 2380, ControllerManager: 10257, Scheduler: 10259}
 
 // PodEtcdHealthPort serves etcd's /health and /metrics over plain HTTP.
 const PodEtcdHealthPort = 2381
@@ -87,6 +87,7 @@ var pkiFiles = []string{
 	"controller-manager.crt", "controller-manager.key", "sa.key", "sa.pub",
 	"apiserver-kubelet-client.crt", "apiserver-kubelet-client.key", "kubelet-server.crt", "kubelet-server.key",
 	"front-proxy-client.crt", "front-proxy-client.key", "metrics-api.crt", "metrics-api.key",
+	"scheduler.crt", "scheduler.key",
 }
 
 // PodSANs are the names and addresses the API server's certificate covers
@@ -210,7 +211,7 @@ func InitPod(ctx context.Context, host kubernetes.Interface, o PodOptions) error
 		// Reissue what is missing: certificates added after the Secret was
 		// made, and the API server's when a SAN is missing.
 		reissue := map[string]pki.Request{}
-		for file, r := range syncerRequests() {
+		for file, r := range laterRequests() {
 			if len(certs.Data[file+".crt"]) == 0 || len(certs.Data[file+".key"]) == 0 {
 				reissue[file] = r
 			}
@@ -322,6 +323,12 @@ func PodAPIServerArgs(o PodOptions) ([]string, error) {
 // control plane (listening on every address, for the kubelet's probe).
 func PodControllerManagerArgs(o PodOptions) []string {
 	return controllerManagerArgs(Layout{Dir: o.Dir}, PodPorts, "0.0.0.0")
+}
+
+// PodSchedulerArgs are kube-scheduler's flags in a pod control plane
+// (listening on every address, for the kubelet's probe).
+func PodSchedulerArgs(o PodOptions) []string {
+	return schedulerArgs(Layout{Dir: o.Dir}, PodPorts, "0.0.0.0")
 }
 
 // RunPodEtcd runs the embedded etcd of a pod control plane until ctx ends

@@ -328,6 +328,45 @@ func TestChartClusterRoleStorageFromHost(t *testing.T) {
 	if got := storage("sync.fromHost.csiDrivers.enabled=true"); !got.Equal(sets.New("csidrivers")) {
 		t.Errorf("csiDrivers true alone: read rules on %v", sets.List(got))
 	}
+	// "auto" follows the virtual scheduler, as in vCluster.
+	scheduler := []string{"controlPlane.advanced.virtualScheduler.enabled=true", "sync.fromHost.nodes.enabled=true"}
+	if got, want := storage(scheduler...), sets.New("storageclasses", "csinodes", "csidrivers", "csistoragecapacities"); !got.Equal(want) {
+		t.Errorf("auto with the virtual scheduler: read rules on %v, want %v", sets.List(got), sets.List(want))
+	}
+	if got := storage(append(all("false"), append(scheduler, "sync.fromHost.csiStorageCapacities.enabled=false")...)...); got.Len() != 0 {
+		t.Errorf("false with the virtual scheduler: storage rules %v, want none", sets.List(got))
+	}
+}
+
+// The virtual scheduler is a container of the control plane pod, only
+// when it is enabled.
+func TestChartVirtualScheduler(t *testing.T) {
+	containers := func(sets ...string) []string {
+		sts := decode[appsv1.StatefulSet](t, render(t, sets...), "StatefulSet/vc1")
+		var names []string
+		for _, c := range sts.Spec.Template.Spec.Containers {
+			names = append(names, c.Name)
+		}
+		return names
+	}
+	if got := containers(); slices.Contains(got, "kube-scheduler") {
+		t.Errorf("defaults: containers %v include kube-scheduler", got)
+	}
+	sts := decode[appsv1.StatefulSet](t, render(t, "controlPlane.advanced.virtualScheduler.enabled=true", "sync.fromHost.nodes.enabled=true"), "StatefulSet/vc1")
+	i := slices.IndexFunc(sts.Spec.Template.Spec.Containers, func(c corev1.Container) bool { return c.Name == "kube-scheduler" })
+	if i < 0 {
+		t.Fatalf("virtualScheduler.enabled: no kube-scheduler container")
+	}
+	c := sts.Spec.Template.Spec.Containers[i]
+	if want := []string{"/clustersync", "virtual", "component", "kube-scheduler"}; !slices.Equal(c.Command[:4], want) {
+		t.Errorf("kube-scheduler command %v, want %v…", c.Command, want)
+	}
+	if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet == nil || c.LivenessProbe.HTTPGet.Port.IntValue() != 10259 {
+		t.Errorf("kube-scheduler liveness probe %+v, want /healthz on 10259", c.LivenessProbe)
+	}
+	if c.Resources.Requests.Cpu().String() != "50m" || c.Resources.Requests.Memory().String() != "64Mi" {
+		t.Errorf("kube-scheduler requests %v, want 50m and 64Mi (statefulset.yaml's comment, docs/security.md)", c.Resources.Requests)
+	}
 }
 
 // `helm install` of the chart checks values.schema.json (generated from the

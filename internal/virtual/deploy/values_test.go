@@ -150,7 +150,8 @@ func TestControlPlaneImage(t *testing.T) {
 // The conformance profile (examples/conformance/values.yaml, what make
 // conformance installs) is taken by the chart and turns off, in the
 // configuration the pod reads, every policy of the secure defaults that a
-// conformance test trips over, and syncs the real nodes.
+// conformance test trips over, syncs the real nodes and runs the virtual
+// scheduler.
 func TestValuesConformanceProfile(t *testing.T) {
 	var cfg *config.Config
 	var err error
@@ -171,5 +172,11 @@ func TestValuesConformanceProfile(t *testing.T) {
 	n := cfg.Sync.FromHost.Nodes
 	if !n.Enabled || !n.Selector.All {
 		t.Errorf("sync.fromHost.nodes: %+v", n)
+	}
+	if !cfg.ControlPlane.Advanced.VirtualScheduler.Enabled {
+		t.Error("controlPlane.advanced.virtualScheduler is off: the scheduling tests need it")
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("the profile does not validate: %v", err)
 	}
 }

@@ -89,10 +89,10 @@ type Kind struct {
 	// without one.
 	Switch string
 	// AutoSwitch is set when Switch takes true, false or "auto"
-	// (config.AutoSwitch) and "auto" leaves the kind off: in vCluster it
-	// means "with the virtual scheduler", which clustersync does not run.
-	// The chart then grants the kind's rules for the value true only
-	// (a string "auto" is true to Helm's `if`).
+	// (config.AutoSwitch) and "auto" means "with the virtual scheduler"
+	// (controlPlane.advanced.virtualScheduler.enabled), as in vCluster.
+	// The chart then grants the kind's rules for true, and for "auto"
+	// with the virtual scheduler (a string "auto" is true to Helm's `if`).
 	AutoSwitch bool
 	// Enabled reports whether cfg runs the kind.
 	Enabled func(cfg *config.Config) bool
@@ -188,10 +188,14 @@ func Kinds() []Kind {
 				Key:   "sync.fromHost.nodes.syncBackChanges",
 				On:    func(cfg *config.Config) bool { return cfg.Sync.FromHost.Nodes.SyncBackChanges },
 				Rules: []rbacv1.PolicyRule{coreRule([]string{"patch"}, "nodes")},
+			}, {
+				// The virtual scheduler's copies leave out what every
+				// other host pod on the node requests.
+				Key:   "controlPlane.advanced.virtualScheduler.enabled",
+				On:    func(cfg *config.Config) bool { return cfg.ControlPlane.Advanced.VirtualScheduler.Enabled },
+				Rules: []rbacv1.PolicyRule{coreRule([]string{"get", "list", "watch"}, "pods")},
 			}},
-			Register: func(ctx context.Context, env Env) error {
-				return nodes.RegisterReal(ctx, env.Manager, env.Host, env.Syncer, env.Config.Sync.FromHost.Nodes)
-			},
+			Register: registerRealNodes,
 		},
 		{
 			Name: "services", Switch: "sync.toHost.services.enabled",
@@ -359,7 +363,7 @@ func Kinds() []Kind {
 			schema.GroupVersionKind{Group: "node.k8s.io", Version: "v1", Kind: "RuntimeClass"}),
 		fromHostKind("priorityClasses", func(f config.FromHost) bool { return f.PriorityClasses.Enabled },
 			schema.GroupVersionKind{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass"}),
-		// The storage kinds a virtual scheduler would read; "auto" is off.
+		// The storage kinds the virtual scheduler reads; "auto" follows it.
 		fromHostAutoKind("storageClasses", func(f config.FromHost) config.AutoSwitch { return f.StorageClasses.Enabled },
 			storagev1.SchemeGroupVersion.WithKind("StorageClass")),
 		fromHostAutoKind("csiNodes", func(f config.FromHost) config.AutoSwitch { return f.CSINodes.Enabled },
@@ -370,7 +374,9 @@ func Kinds() []Kind {
 			// CSI drivers publish capacities in their own namespaces: every
 			// host namespace is read, the copies go to kube-system.
 			Name: "fromHost csiStorageCapacities", Switch: "sync.fromHost.csiStorageCapacities.enabled", AutoSwitch: true,
-			Enabled: func(cfg *config.Config) bool { return cfg.Sync.FromHost.CSIStorageCapacities.Enabled.Resolve(false) },
+			Enabled: func(cfg *config.Config) bool {
+				return cfg.Sync.FromHost.CSIStorageCapacities.Enabled.Resolve(cfg.ControlPlane.Advanced.VirtualScheduler.Enabled)
+			},
 			ClusterRules: []rbacv1.PolicyRule{{APIGroups: []string{storagev1.GroupName}, Resources: []string{"csistoragecapacities"},
 				Verbs: []string{"get", "list", "watch"}}},
 			Register: registerCSIStorageCapacities,
@@ -458,7 +464,10 @@ func fromHostKind(key string, on func(config.FromHost) bool, gvk schema.GroupVer
 // fromHostAutoKind is fromHostKind for a key that takes true, false or
 // "auto" (AutoSwitch): on only with true.
 func fromHostAutoKind(key string, on func(config.FromHost) config.AutoSwitch, gvk schema.GroupVersionKind) Kind {
-	k := fromHostKind(key, func(f config.FromHost) bool { return on(f).Resolve(false) }, gvk)
+	k := fromHostKind(key, nil, gvk)
+	k.Enabled = func(cfg *config.Config) bool {
+		return on(cfg.Sync.FromHost).Resolve(cfg.ControlPlane.Advanced.VirtualScheduler.Enabled)
+	}
 	k.AutoSwitch = true
 	return k
 }
@@ -585,6 +594,25 @@ func registerVolumeSnapshots(ctx context.Context, env Env) error {
 	return fromhost.Register(env.Manager, env.Host, env.Syncer, "volumeSnapshotClasses", snapshotv1.SchemeGroupVersion.WithKind("VolumeSnapshotClass"))
 }
 
+// registerRealNodes registers the copies of the host's nodes; with the
+// virtual scheduler, with a cache of every host pod of their own
+// (nodes.HostPodTransform keeps little of each).
+func registerRealNodes(ctx context.Context, env Env) error {
+	var hostPods cache.Cache
+	if env.Config.ControlPlane.Advanced.VirtualScheduler.Enabled {
+		c, err := cache.New(env.Host.GetConfig(), cache.Options{Scheme: env.Host.GetScheme(), Mapper: env.Host.GetRESTMapper(),
+			ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Transform: nodes.HostPodTransform}}})
+		if err != nil {
+			return err
+		}
+		if err := env.Manager.Add(c); err != nil {
+			return err
+		}
+		hostPods = c
+	}
+	return nodes.RegisterReal(ctx, env.Manager, env.Host, env.Syncer, env.Config.Sync.FromHost.Nodes, hostPods)
+}
+
 // registerPods builds the pod syncer from sync.toHost.pods.
 func registerPods(_ context.Context, env Env) error {
 	p := env.Config.Sync.ToHost.Pods
@@ -601,6 +629,7 @@ func registerPods(_ context.Context, env Env) error {
 		RealNodes:           env.Config.Sync.FromHost.Nodes.Enabled,
 		RestrictNodeName:    env.Config.Policies.Isolation.NodeName,
 		RestrictTolerations: env.Config.Policies.Isolation.Tolerations,
+		VirtualScheduler:    env.Config.ControlPlane.Advanced.VirtualScheduler.Enabled,
 	}
 	if level := env.Config.Policies.PodSecurityStandard; level != config.PodSecurityPrivileged {
 		ps, err := policy.NewPodSecurity(level)

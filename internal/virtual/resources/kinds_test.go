@@ -6,26 +6,42 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/clustersync/clustersync/internal/virtual/config"
 )
 
-// yamlFor is a configuration file setting the dotted key path to value.
-func yamlFor(path, value string) string {
-	parts := strings.Split(path, ".")
-	var b strings.Builder
-	for i, p := range parts {
-		b.WriteString(strings.Repeat("  ", i) + p + ":")
-		if i == len(parts)-1 {
-			b.WriteString(" " + value)
+// yamlFor is a configuration file setting each dotted key path of
+// pathValues (path, value, path, value…) to its value (YAML).
+func yamlFor(pathValues ...string) string {
+	root := map[string]any{}
+	for i := 0; i+1 < len(pathValues); i += 2 {
+		m := root
+		parts := strings.Split(pathValues[i], ".")
+		for _, p := range parts[:len(parts)-1] {
+			next, ok := m[p].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[p] = next
+			}
+			m = next
 		}
-		b.WriteString("\n")
+		var v any
+		if err := yaml.Unmarshal([]byte(pathValues[i+1]), &v); err != nil {
+			panic(err)
+		}
+		m[parts[len(parts)-1]] = v
 	}
-	return b.String()
+	out, err := yaml.Marshal(root)
+	if err != nil {
+		panic(err)
+	}
+	return string(out)
 }
 
-// Every kind's Switch (and the key of each of its OptionClusterRules) is a
-// key of the configuration file, and Enabled (On) follows it both ways;
-// names are unique.
+// Every kind's Switch (and the key of each of its OptionClusterRules, with
+// the Switch on) is a key of the configuration file, and Enabled (On)
+// follows it both ways; names are unique.
 func TestKindsFollowTheirSwitches(t *testing.T) {
 	names := map[string]bool{}
 	for _, k := range Kinds() {
@@ -43,7 +59,11 @@ func TestKindsFollowTheirSwitches(t *testing.T) {
 			}
 			for _, v := range []bool{true, false} {
 				value := map[bool]string{true: "true", false: "false"}[v]
-				cfg, err := config.Parse([]byte(yamlFor(o.Key, value)))
+				with := []string{o.Key, value}
+				if k.Switch != "" {
+					with = append(with, k.Switch, "true")
+				}
+				cfg, err := config.Parse([]byte(yamlFor(with...)))
 				if err != nil {
 					t.Errorf("kind %s: option %s is not a configuration key: %v", k.Name, o.Key, err)
 					break
@@ -71,7 +91,7 @@ func TestKindsFollowTheirSwitches(t *testing.T) {
 }
 
 // A kind is AutoSwitch exactly when its switch takes "auto", and "auto"
-// leaves it off (clustersync runs no virtual scheduler).
+// turns it on with the virtual scheduler only.
 func TestKindsAutoSwitches(t *testing.T) {
 	for _, k := range Kinds() {
 		if k.Switch == "" {
@@ -88,21 +108,29 @@ func TestKindsAutoSwitches(t *testing.T) {
 		if k.AutoSwitch && k.Enabled(cfg) {
 			t.Errorf("kind %s: %s=auto turns it on", k.Name, k.Switch)
 		}
+		if k.AutoSwitch {
+			cfg.ControlPlane.Advanced.VirtualScheduler.Enabled = true
+			if !k.Enabled(cfg) {
+				t.Errorf("kind %s: %s=auto with the virtual scheduler leaves it off", k.Name, k.Switch)
+			}
+		}
 		if k.AutoSwitch && k.Enabled(config.Default()) {
 			t.Errorf("kind %s: on by default", k.Name)
 		}
 	}
 }
 
-// The chart's rules of an AutoSwitch kind are granted for true only: to
-// Helm's `if`, the string "auto" is true.
+// The chart's rules of an AutoSwitch kind are granted for true, and for
+// "auto" with the virtual scheduler, never by a plain `if`: to Helm's
+// `if`, the string "auto" is true. (deploy's
+// TestChartClusterRoleStorageFromHost renders them.)
 func TestChartRBACAutoSwitchCondition(t *testing.T) {
 	rbac := ChartRBAC()
 	for _, k := range Kinds() {
 		if !k.AutoSwitch {
 			continue
 		}
-		want := `{{- if (eq (toString .Values.` + k.Switch + `) "true") }}`
+		want := `{{- if ` + switchCondition(k) + ` }}`
 		if !strings.Contains(rbac, want) {
 			t.Errorf("kind %s: no %s in the chart's rules", k.Name, want)
 		}

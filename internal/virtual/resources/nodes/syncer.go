@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -148,11 +149,16 @@ func EnsureCopy(ctx context.Context, s *syncer.Context, name string) error {
 // RealController keeps the virtual copies of host nodes
 // (sync.fromHost.nodes.enabled): one per host node that Wanted picks,
 // created, kept up to date from the host (status always; labels and taints
-// merged with the tenant's changes when syncBackChanges is on, else the
-// host's) and deleted when the host node is gone or no longer wanted.
+// merged with the tenant's changes when syncBackChanges is on or the
+// virtual scheduler runs, else the host's) and deleted when the host node
+// is gone or no longer wanted. With the virtual scheduler, a copy is what
+// that scheduler reads (schedulerView).
 type RealController struct {
 	s   *syncer.Context
 	cfg config.SyncNodes
+	// hostPods, set with the virtual scheduler, is the cache of every host
+	// pod (HostPodTransform, HostPodNodeIndex).
+	hostPods client.Reader
 	// synced holds, by node name, the labels and taints of each pair after
 	// its last sync, the base of Merge (a syncedFields). It lives as long
 	// as the syncer: after a restart the first sync of a node has no base.
@@ -169,6 +175,11 @@ type syncedFields struct {
 	fields            Fields
 	hostRV, virtualRV string
 	at                time.Time
+	// hostFields are the host node's Fields after the sync (TenantFields'
+	// base).
+	hostFields Fields
+	// resources are the host's capacity names (TenantResources' base).
+	resources []corev1.ResourceName
 }
 
 // behindFor bounds how long a cached node that is a version the last sync
@@ -188,13 +199,24 @@ func (f syncedFields) behind(host, virtual *corev1.Node, now time.Time) bool {
 }
 
 // RegisterReal adds the controller of real nodes, configured by cfg
-// (sync.fromHost.nodes), to mgr.
-func RegisterReal(ctx context.Context, mgr ctrl.Manager, host cluster.Cluster, s *syncer.Context, cfg config.SyncNodes) error {
+// (sync.fromHost.nodes), to mgr. hostPods, a cache of every host pod made
+// with HostPodTransform, is given with the virtual scheduler (nil
+// without): the copies' allocatable then leaves out what the host's other
+// pods request.
+func RegisterReal(ctx context.Context, mgr ctrl.Manager, host cluster.Cluster, s *syncer.Context, cfg config.SyncNodes, hostPods cache.Cache) error {
 	b, err := watchNodes(ctx, mgr, host, "real-nodes")
 	if err != nil {
 		return err
 	}
-	return b.Complete(&RealController{s: s, cfg: cfg})
+	c := &RealController{s: s, cfg: cfg}
+	if hostPods != nil {
+		if err := IndexHostPods(ctx, hostPods); err != nil {
+			return err
+		}
+		c.hostPods = hostPods
+		b = b.WatchesRawSource(hostPodSource(hostPods))
+	}
+	return b.Complete(c)
 }
 
 func (c *RealController) copyOptions() CopyOptions {
@@ -227,16 +249,26 @@ func (c *RealController) Reconcile(ctx context.Context, req reconcile.Request) (
 		}
 		return ctrl.Result{}, nil
 	}
+	var foreign []corev1.Pod
+	if c.hostPods != nil {
+		var err error
+		if foreign, err = c.hostPodsOn(ctx, req.Name); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if !virtualExists {
 		f := FieldsOf(&host)
 		n := VirtualNode(&host, f, c.copyOptions())
+		if c.hostPods != nil {
+			schedulerView(n, nil, &host, foreign, nil)
+		}
 		if err := s.Virtual.Create(ctx, n); err != nil {
 			if apierrors.IsAlreadyExists(err) {
 				return ctrl.Result{RequeueAfter: time.Second}, nil
 			}
 			return ctrl.Result{}, err
 		}
-		c.synced.Store(req.Name, syncedFields{uid: n.UID, fields: f})
+		c.synced.Store(req.Name, syncedFields{uid: n.UID, fields: f, hostFields: f, resources: resourceNames(host.Status.Capacity)})
 		return ctrl.Result{}, nil
 	}
 	if !Managed(&virtual) {
@@ -251,13 +283,21 @@ func (c *RealController) Reconcile(ctx context.Context, req reconcile.Request) (
 	if last != nil && last.behind(&host, &virtual, time.Now()) {
 		return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
 	}
-	done := syncedFields{uid: virtual.UID, fields: FieldsOf(&host), at: time.Now()}
+	hostFields := FieldsOf(&host)
+	done := syncedFields{uid: virtual.UID, fields: hostFields, hostFields: hostFields, at: time.Now(), resources: resourceNames(host.Status.Capacity)}
+	var baseVirtual, baseHost *Fields
+	if last != nil {
+		baseVirtual, baseHost = &last.fields, &last.hostFields
+	}
+	switch {
+	case c.cfg.SyncBackChanges:
+		done.fields = Merge(baseVirtual, FieldsOf(&virtual), hostFields)
+		done.hostFields = done.fields
+	case c.hostPods != nil:
+		// The virtual scheduler reads the tenant's labels and taints.
+		done.fields = TenantFields(baseVirtual, baseHost, FieldsOf(&virtual), hostFields)
+	}
 	if c.cfg.SyncBackChanges {
-		var base *Fields
-		if last != nil {
-			base = &last.fields
-		}
-		done.fields = Merge(base, FieldsOf(&virtual), done.fields)
 		if patched, changed := WithFields(&host, done.fields); changed {
 			// Optimistic lock: a host change since the cache read is
 			// merged at the next reconcile instead of being overwritten.
@@ -267,7 +307,15 @@ func (c *RealController) Reconcile(ctx context.Context, req reconcile.Request) (
 			done.hostRV = host.ResourceVersion
 		}
 	}
-	changed, err := update(ctx, s, &virtual, VirtualNode(&host, done.fields, c.copyOptions()))
+	want := VirtualNode(&host, done.fields, c.copyOptions())
+	if c.hostPods != nil {
+		var base []corev1.ResourceName
+		if last != nil {
+			base = last.resources
+		}
+		schedulerView(want, &virtual, &host, foreign, base)
+	}
+	changed, err := update(ctx, s, &virtual, want)
 	if err != nil {
 		return requeueOnConflict(err)
 	}

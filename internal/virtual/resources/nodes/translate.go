@@ -125,11 +125,37 @@ func Merge(base *Fields, virtual, host Fields) Fields {
 	if base == nil {
 		return Fields{Labels: maps.Clone(host.Labels), Taints: slices.Clone(host.Taints)}
 	}
-	merge := func(b, v, h map[string]string) map[string]string {
-		return translate.Merge3(&translate.Pair{Virtual: b, Host: b}, translate.Pair{Virtual: v, Host: h}, nil).Host
+	return mergeFields(*base, *base, virtual, host, true)
+}
+
+// TenantFields returns the labels and taints of a virtual copy that keeps
+// the tenant's changes without writing them to the host (the virtual
+// scheduler without syncBackChanges): merged key by key with
+// translate.Merge3 against the copy's Fields after the last sync
+// (baseVirtual) and the host node's then (baseHost), a key the tenant
+// changed since keeps the tenant's value (or absence), a key the host
+// changed since takes the host's, every other key stays as the copy has
+// it. Without a base (the syncer restarted) the host's Fields win, as in
+// Merge. The inputs are not modified.
+func TenantFields(baseVirtual, baseHost *Fields, virtual, host Fields) Fields {
+	if baseVirtual == nil || baseHost == nil {
+		return Fields{Labels: maps.Clone(host.Labels), Taints: slices.Clone(host.Taints)}
 	}
-	labels := merge(base.Labels, virtual.Labels, host.Labels)
-	want := merge(taintValues(base.Taints), taintValues(virtual.Taints), taintValues(host.Taints))
+	return mergeFields(*baseVirtual, *baseHost, virtual, host, false)
+}
+
+// mergeFields merges virtual and host against bases bv and bh and returns
+// the host side of the result (toHost) or the virtual side.
+func mergeFields(bv, bh, virtual, host Fields, toHost bool) Fields {
+	merge := func(b1, b2, v, h map[string]string) map[string]string {
+		out := translate.Merge3(&translate.Pair{Virtual: b1, Host: b2}, translate.Pair{Virtual: v, Host: h}, nil)
+		if toHost {
+			return out.Host
+		}
+		return out.Virtual
+	}
+	labels := merge(bv.Labels, bh.Labels, virtual.Labels, host.Labels)
+	want := merge(taintValues(bv.Taints), taintValues(bh.Taints), taintValues(virtual.Taints), taintValues(host.Taints))
 	// The result keeps the host's order and taint objects (their
 	// timeAdded) where they are unchanged, then adds the virtual ones.
 	var taints []corev1.Taint

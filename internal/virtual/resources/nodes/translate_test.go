@@ -334,3 +334,38 @@ func TestUpdated(t *testing.T) {
 		t.Error("Updated modified cur")
 	}
 }
+
+// The virtual scheduler's copies keep the tenant's labels and taints
+// without writing them to the host, across syncs, and follow the host's
+// own changes.
+func TestTenantFields(t *testing.T) {
+	noSched := corev1.TaintEffectNoSchedule
+	host := Fields{Labels: map[string]string{"zone": "a", "tier": "gold"}}
+	// First sync: the copy is the host's.
+	copied := TenantFields(nil, nil, Fields{}, host)
+	if !reflect.DeepEqual(copied.Labels, host.Labels) || len(copied.Taints) != 0 {
+		t.Fatalf("first sync: %+v, want the host's %+v", copied, host)
+	}
+	// The tenant labels and taints the copy and removes a host label.
+	tenant := Fields{Labels: map[string]string{"zone": "a", "e2e": "42"}, Taints: []corev1.Taint{taint("e2e", "x", noSched)}}
+	got := TenantFields(&copied, &host, tenant, host)
+	if !reflect.DeepEqual(got, tenant) {
+		t.Errorf("tenant's edit: %+v, want %+v", got, tenant)
+	}
+	// Next sync, the host unchanged: the tenant's edit stays.
+	again := TenantFields(&got, &host, got, host)
+	if !reflect.DeepEqual(again, tenant) {
+		t.Errorf("second sync: %+v, want the tenant's %+v", again, tenant)
+	}
+	// The host changes a label and adds one: both reach the copy; the
+	// tenant's own keys stay.
+	host2 := Fields{Labels: map[string]string{"zone": "b", "tier": "gold", "new": "yes"}}
+	want := Fields{Labels: map[string]string{"zone": "b", "e2e": "42", "new": "yes"}, Taints: tenant.Taints}
+	if got := TenantFields(&again, &host, again, host2); !reflect.DeepEqual(got, want) {
+		t.Errorf("host change: %+v, want %+v", got, want)
+	}
+	// Without a base (the syncer restarted) the host's win.
+	if got := TenantFields(nil, nil, tenant, host); !reflect.DeepEqual(got.Labels, host.Labels) || len(got.Taints) != 0 {
+		t.Errorf("no base: %+v, want the host's", got)
+	}
+}

@@ -72,6 +72,13 @@ func (r *Syncer) environment(ctx context.Context, s *syncer.Context) Environment
 		var node corev1.Node
 		return s.Virtual.Get(ctx, types.NamespacedName{Name: name}, &node) == nil
 	}
+	env.HostAllocatable = func(name string) corev1.ResourceList {
+		var node corev1.Node
+		if err := s.Host.Get(ctx, types.NamespacedName{Name: name}, &node); err != nil {
+			return nil
+		}
+		return node.Status.Allocatable
+	}
 	env.PriorityClass = func(name string) string {
 		var pc schedulingv1.PriorityClass
 		if err := s.Virtual.Get(ctx, types.NamespacedName{Name: name}, &pc); err != nil {
@@ -114,6 +121,9 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 	s.SetReferences(ctx, podRef(v), References(v))
 	if err := r.env.PodSecurity.Check(v); err != nil {
 		return ctrl.Result{}, refuse(ctx, s, v, err)
+	}
+	if r.env.WaitsForScheduler(v) {
+		return ctrl.Result{}, nil // the binding is an update of the pod: it comes back then
 	}
 	if env := r.env; env.SyncServiceAccounts {
 		// The host admits a pod only once its service account exists: the
@@ -397,7 +407,7 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 		// patch, so a resize that fails is tried again.
 		// h's annotation is the virtual pod's hash now (HostAnnotations).
 		if sent := p.Host.Annotations[translate.AnnotationPodResources]; sent != "" && sent != h.Annotations[translate.AnnotationPodResources] {
-			if err := resize(ctx, s, p.Virtual, p.Host); err != nil {
+			if err := resize(ctx, s, r.environment(ctx, s).ResourcesForHost(p.Virtual), p.Host); err != nil {
 				return ctrl.Result{}, err
 			}
 			pending = true

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
 	"github.com/clustersync/clustersync/internal/virtual/mapping"
@@ -79,6 +80,90 @@ type Environment struct {
 	// RestrictTolerations keeps only the tolerations policy.HostTolerations
 	// allows (policies.isolation.tolerations).
 	RestrictTolerations bool
+	// VirtualScheduler is controlPlane.advanced.virtualScheduler.enabled:
+	// the virtual cluster's scheduler binds pods, and a host pod is made
+	// only for a bound virtual pod, on its node (VirtualScheduled).
+	VirtualScheduler bool
+	// HostAllocatable is the status.allocatable of host node name (nil
+	// when it is not known); the syncer sets it for each pod. nil: none
+	// is known.
+	HostAllocatable func(name string) corev1.ResourceList
+}
+
+// WaitsForScheduler reports whether pod has no host pod yet because the
+// virtual scheduler has not bound it to a node.
+func (env Environment) WaitsForScheduler(pod *corev1.Pod) bool {
+	return env.VirtualScheduler && pod.Spec.NodeName == ""
+}
+
+// virtualScheduled adapts the host spec of a pod the virtual scheduler
+// bound (env.VirtualScheduler) to the host node it names, which the
+// host's kubelet admits the pod to by the host node's own labels and
+// resources: the node selector is only the enforced one and there is no
+// node affinity (the virtual scheduler matched both against the labels
+// of the virtual copy, which the tenant may have changed), and a
+// container does not ask for an extended resource (a name with a domain,
+// e.g. example.com/gpu) that the host node does not offer (the tenant
+// added it to the virtual copy's status; the virtual scheduler counted
+// it). The pod's other scheduling fields (tolerations, priority) stay.
+func virtualScheduled(spec *corev1.PodSpec, env Environment) {
+	spec.NodeSelector = NodeSelector(nil, env.EnforceNodeSelector)
+	if spec.Affinity != nil {
+		spec.Affinity.NodeAffinity = nil
+	}
+	env.hostResources(spec)
+}
+
+// hostResources drops from the containers of spec, a pod's bound to host
+// node spec.nodeName, the extended resources the host node does not
+// offer (HostResources); nothing when its allocatable is not known.
+func (env Environment) hostResources(spec *corev1.PodSpec) {
+	if env.HostAllocatable == nil || spec.NodeName == "" {
+		return
+	}
+	allocatable := env.HostAllocatable(spec.NodeName)
+	if allocatable == nil {
+		return
+	}
+	forEachContainer(spec, func(c *corev1.Container) {
+		c.Resources = HostResources(c.Resources, allocatable)
+	})
+}
+
+// ResourcesForHost is virtual pod pod with the container resources its
+// host pod gets: with the virtual scheduler, less the extended resources
+// the host node does not offer (HostResources); else pod itself. pod is
+// not modified.
+func (env Environment) ResourcesForHost(pod *corev1.Pod) *corev1.Pod {
+	if !env.VirtualScheduler {
+		return pod
+	}
+	out := pod.DeepCopy()
+	env.hostResources(&out.Spec)
+	return out
+}
+
+// HostResources is r without the extended resources (names with a domain,
+// such as example.com/foo; Kubernetes' own names have none, or the
+// kubernetes.io domain) that allocatable, a host node's, does not list.
+// r is not modified.
+func HostResources(r corev1.ResourceRequirements, allocatable corev1.ResourceList) corev1.ResourceRequirements {
+	drop := func(name corev1.ResourceName, _ resource.Quantity) bool {
+		n := string(name)
+		if !strings.Contains(n, "/") || strings.HasPrefix(n, "kubernetes.io/") || strings.Contains(n, ".kubernetes.io/") {
+			return false
+		}
+		_, offered := allocatable[name]
+		return !offered
+	}
+	out := *r.DeepCopy()
+	for _, list := range []*corev1.ResourceList{&out.Requests, &out.Limits} {
+		maps.DeleteFunc(*list, drop)
+		if len(*list) == 0 {
+			*list = nil
+		}
+	}
+	return out
 }
 
 // hostTolerations are the tolerations a host pod carries for the tenant's
@@ -298,7 +383,8 @@ func forEachContainer(spec *corev1.PodSpec, f func(*corev1.Container)) {
 // rewriteHosts init container when env.RewriteHosts is set; the enforced
 // tolerations and node selector are added; tolerations and nodeName are
 // restricted by the isolation rules (RestrictTolerations,
-// RestrictNodeName).
+// RestrictNodeName); a pod the virtual scheduler bound is adapted to its
+// host node (virtualScheduled).
 func HostSpec(pod *corev1.Pod, env Environment, token *Token) corev1.PodSpec {
 	tr := env.Translator
 	ns := pod.Namespace
@@ -354,6 +440,9 @@ func HostSpec(pod *corev1.Pod, env Environment, token *Token) corev1.PodSpec {
 	spec.Tolerations = env.hostTolerations(spec.Tolerations)
 	spec.NodeSelector = NodeSelector(spec.NodeSelector, env.EnforceNodeSelector)
 	spec.NodeName = policy.HostNodeName(spec.NodeName, env.RestrictNodeName, env.RealNodes, env.NodeVisible)
+	if env.VirtualScheduler && spec.NodeName != "" {
+		virtualScheduled(&spec, env)
+	}
 	return spec
 }
 

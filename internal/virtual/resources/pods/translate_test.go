@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
@@ -944,5 +945,81 @@ func TestHostPriorityClass(t *testing.T) {
 		if spec.PriorityClassName != tc.want || spec.Priority != nil {
 			t.Errorf("sync %v, class %q: host class %q priority %v; want %q and no priority", tc.sync, tc.class, spec.PriorityClassName, spec.Priority, tc.want)
 		}
+	}
+}
+
+// A pod the virtual scheduler bound goes to its host node as the host's
+// kubelet admits it: the node named, no node selector or node affinity of
+// the tenant's (matched against the virtual copy's labels), no extended
+// resource the host node lacks; the enforced selector, pod affinity and
+// tolerations stay.
+func TestHostSpecVirtualScheduler(t *testing.T) {
+	foo := corev1.ResourceName("scheduling.k8s.io/foo")
+	gpu := corev1.ResourceName("nvidia.com/gpu")
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "team"}, Spec: corev1.PodSpec{
+		NodeName:     "node1",
+		NodeSelector: map[string]string{"e2e": "42"},
+		Affinity: &corev1.Affinity{
+			NodeAffinity:    &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{}},
+			PodAntiAffinity: &corev1.PodAntiAffinity{},
+		},
+		Tolerations: []corev1.Toleration{{Key: "e2e", Operator: corev1.TolerationOpExists}},
+		Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), foo: resource.MustParse("2"), gpu: resource.MustParse("1")},
+			Limits:   corev1.ResourceList{foo: resource.MustParse("2"), gpu: resource.MustParse("1")},
+		}}},
+	}}
+	before := pod.DeepCopy()
+	env := Environment{Translator: testTr, VirtualScheduler: true, RealNodes: true,
+		EnforceNodeSelector: map[string]string{"pool": "tenants"},
+		HostAllocatable: func(name string) corev1.ResourceList {
+			if name != "node1" {
+				return nil
+			}
+			return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), gpu: resource.MustParse("4")}
+		}}
+	spec := HostSpec(pod, env, nil)
+	if spec.NodeName != "node1" {
+		t.Errorf("nodeName %q, want node1", spec.NodeName)
+	}
+	if !reflect.DeepEqual(spec.NodeSelector, map[string]string{"pool": "tenants"}) {
+		t.Errorf("node selector %v, want only the enforced one", spec.NodeSelector)
+	}
+	if spec.Affinity == nil || spec.Affinity.NodeAffinity != nil || spec.Affinity.PodAntiAffinity == nil {
+		t.Errorf("affinity %+v, want the pod anti-affinity without node affinity", spec.Affinity)
+	}
+	if len(spec.Tolerations) != 1 {
+		t.Errorf("tolerations %v, want the tenant's", spec.Tolerations)
+	}
+	r := spec.Containers[0].Resources
+	if _, ok := r.Requests[foo]; ok {
+		t.Errorf("requests %v keep %s, which the host node lacks", r.Requests, foo)
+	}
+	if _, ok := r.Limits[foo]; ok {
+		t.Errorf("limits %v keep %s", r.Limits, foo)
+	}
+	if r.Requests.Cpu().String() != "100m" || r.Requests.Name(gpu, resource.DecimalSI).String() != "1" || r.Limits.Name(gpu, resource.DecimalSI).String() != "1" {
+		t.Errorf("resources %v, want cpu and the host's %s kept", r, gpu)
+	}
+	if !reflect.DeepEqual(pod, before) {
+		t.Errorf("HostSpec modified the virtual pod")
+	}
+	if got := env.ResourcesForHost(pod).Spec.Containers[0].Resources; !reflect.DeepEqual(got, r) {
+		t.Errorf("ResourcesForHost = %v, want HostSpec's %v", got, r)
+	}
+
+	// Without the virtual scheduler, the host's scheduler reads the
+	// tenant's selector and affinity.
+	env.VirtualScheduler = false
+	plain := HostSpec(pod, env, nil)
+	if plain.NodeSelector["e2e"] != "42" || plain.Affinity.NodeAffinity == nil || len(plain.Containers[0].Resources.Requests) != 3 {
+		t.Errorf("without the virtual scheduler the spec changed: %+v", plain)
+	}
+	if env.WaitsForScheduler(&corev1.Pod{}) {
+		t.Error("WaitsForScheduler without the virtual scheduler")
+	}
+	env.VirtualScheduler = true
+	if !env.WaitsForScheduler(&corev1.Pod{}) || env.WaitsForScheduler(pod) {
+		t.Error("WaitsForScheduler: want true for an unbound pod, false for a bound one")
 	}
 }
