@@ -104,7 +104,7 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 
 // Sync implements syncer.Resource.
 func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*corev1.Service]) (ctrl.Result, error) {
-	if hip, vip := p.Host.Spec.ClusterIP, p.Virtual.Spec.ClusterIP; hip != vip && hip != corev1.ClusterIPNone && vip != corev1.ClusterIPNone {
+	if hip, vip := p.Host.Spec.ClusterIP, p.Virtual.Spec.ClusterIP; NeedsHostIP(vip, hip) {
 		p.KeepBase()
 		return ctrl.Result{}, recreateVirtual(ctx, s, p.Virtual, p.Host)
 	}
@@ -130,6 +130,18 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 	vs := syncer.DeepCopy(p.Virtual)
 	vs.Status = *p.Host.Status.DeepCopy()
 	return ctrl.Result{}, s.PatchVirtualStatus(ctx, p.Virtual, vs)
+}
+
+// NeedsHostIP reports whether a virtual Service with clusterIP virtualIP
+// must be made again with hostIP, its host copy's (the field is
+// immutable): when both are addresses and differ. "None" (headless) and
+// "" (ExternalName, or a host copy that has not been given its address
+// yet) are not addresses: a Service that turns ExternalName loses its
+// address on both sides, and one that leaves ExternalName asks the host
+// for the virtual one (HostSpec).
+func NeedsHostIP(virtualIP, hostIP string) bool {
+	isIP := func(ip string) bool { return ip != "" && ip != corev1.ClusterIPNone }
+	return isIP(virtualIP) && isIP(hostIP) && virtualIP != hostIP
 }
 
 // recreateVirtual replaces the virtual Service by one with the host's

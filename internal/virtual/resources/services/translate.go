@@ -37,8 +37,10 @@ func isDNSService(v *corev1.Service) bool {
 // them when another Service has them; WithoutRequests then leaves them to
 // the host, and the syncer copies the host's back). current is the
 // existing host spec (nil on create); its clusterIPs and its allocated node
-// ports are kept. When dns is set, the kube-dns Service's host copy
-// selects dns's pod and port instead.
+// ports are kept; an ExternalName Service has no address on either side
+// (a host copy that had one loses it), and one that stops being
+// ExternalName asks for the virtual address again. When dns is set, the
+// kube-dns Service's host copy selects dns's pod and port instead.
 func HostSpec(v *corev1.Service, tr translate.Translator, current *corev1.ServiceSpec, dns *DNSBackend) corev1.ServiceSpec {
 	spec := *v.Spec.DeepCopy()
 	spec.Selector = tr.HostSelector(v.Spec.Selector, v.Namespace)
@@ -57,8 +59,10 @@ func HostSpec(v *corev1.Service, tr translate.Translator, current *corev1.Servic
 	}
 	hostPorts := map[string]int32{}
 	if current != nil {
-		spec.ClusterIP, spec.ClusterIPs = current.ClusterIP, current.ClusterIPs
-		spec.IPFamilies, spec.IPFamilyPolicy = current.IPFamilies, current.IPFamilyPolicy
+		if current.ClusterIP != "" && spec.Type != corev1.ServiceTypeExternalName {
+			spec.ClusterIP, spec.ClusterIPs = current.ClusterIP, current.ClusterIPs
+			spec.IPFamilies, spec.IPFamilyPolicy = current.IPFamilies, current.IPFamilyPolicy
+		}
 		spec.HealthCheckNodePort = current.HealthCheckNodePort
 		for _, p := range current.Ports {
 			hostPorts[portKey(p)] = p.NodePort

@@ -202,6 +202,26 @@ func TestHostSpec(t *testing.T) {
 				Type: corev1.ServiceTypeClusterIP, ClusterIP: corev1.ClusterIPNone, ClusterIPs: []string{corev1.ClusterIPNone},
 			},
 		},
+		// A ClusterIP Service changed to ExternalName (the conformance
+		// specs "should be able to change the type from ClusterIP to
+		// ExternalName") loses its address on the host too, and one
+		// changed back asks for the new virtual address.
+		{
+			name:    "ClusterIP to ExternalName drops the host address",
+			virtual: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "svc.other.svc.cluster.local"},
+			current: &corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.96.5.5", ClusterIPs: []string{"10.96.5.5"},
+				IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol}, IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicySingleStack),
+				Ports: []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 0)}},
+			want: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "svc.other.svc.cluster.local"},
+		},
+		{
+			name: "ExternalName to ClusterIP asks for the virtual address",
+			virtual: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.96.7.7", ClusterIPs: []string{"10.96.7.7"},
+				Ports: []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 0)}},
+			current: &corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "svc.other.svc.cluster.local"},
+			want: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.96.7.7", ClusterIPs: []string{"10.96.7.7"},
+				Ports: []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 0)}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -353,5 +373,23 @@ func TestWithoutRequests(t *testing.T) {
 				t.Error("WithoutRequests changed its input")
 			}
 		})
+	}
+}
+
+func TestNeedsHostIP(t *testing.T) {
+	for _, tc := range []struct {
+		virtual, host string
+		want          bool
+	}{
+		{"10.96.0.5", "10.96.0.5", false},
+		{"10.96.0.5", "10.96.0.9", true},
+		{"", "10.96.0.9", false}, // ExternalName now: the host copy loses its address
+		{"10.96.0.5", "", false}, // the host copy was ExternalName: it asks for the virtual one
+		{corev1.ClusterIPNone, "10.96.0.9", false},
+		{"10.96.0.5", corev1.ClusterIPNone, false},
+	} {
+		if got := NeedsHostIP(tc.virtual, tc.host); got != tc.want {
+			t.Errorf("NeedsHostIP(%q, %q) = %v, want %v", tc.virtual, tc.host, got, tc.want)
+		}
 	}
 }
