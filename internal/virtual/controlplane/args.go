@@ -68,21 +68,29 @@ func etcdPrefix(o Options) string {
 	return "/registry"
 }
 
-// disabledControllers are the kube-controller-manager controllers that act
+// DisabledControllers are the kube-controller-manager controllers that act
 // on nodes or volumes, which the host cluster owns. The PVC protection
-// controller stays on: it removes the finalizer that lets a virtual PVC go.
-var disabledControllers = []string{
-	"node-ipam-controller", "node-lifecycle-controller",
-	"taint-eviction-controller", "device-taint-eviction-controller",
-	"persistentvolume-binder-controller", "persistentvolume-attach-detach-controller",
-	"persistentvolume-expander-controller", "ttl-controller",
+// controller stays on: it removes the finalizer that lets a virtual PVC
+// go. With the virtual scheduler (scheduler), the taint eviction
+// controller runs too: the virtual cluster then places its pods by the
+// taints of its node copies, which a tenant may change (a NoExecute taint
+// on a copy evicts the virtual pods that do not tolerate it, as on a
+// node); without it a copy's taints act only through the host's.
+func DisabledControllers(scheduler bool) []string {
+	out := []string{"node-ipam-controller", "node-lifecycle-controller"}
+	if !scheduler {
+		out = append(out, "taint-eviction-controller")
+	}
+	return append(out, "device-taint-eviction-controller",
+		"persistentvolume-binder-controller", "persistentvolume-attach-detach-controller",
+		"persistentvolume-expander-controller", "ttl-controller")
 }
 
 // controllerManagerArgs are kube-controller-manager's flags; it listens on
-// bind ("" means 127.0.0.1).
-func controllerManagerArgs(l Layout, p Ports, bind string) []string {
+// bind ("" means 127.0.0.1), with the controllers DisabledControllers(scheduler) off.
+func controllerManagerArgs(l Layout, p Ports, bind string, scheduler bool) []string {
 	ctrls := "*"
-	for _, c := range disabledControllers {
+	for _, c := range DisabledControllers(scheduler) {
 		ctrls += ",-" + c
 	}
 	kc := l.ControllerManagerKubeconfig()

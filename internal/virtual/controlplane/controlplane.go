@@ -168,7 +168,7 @@ func startOnce(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 
-	kcm, err := proc.Start("kube-controller-manager", o.Binaries.KubeControllerManager, controllerManagerArgs(l, ports, o.BindAddress), l.Log("kube-controller-manager"), nil)
+	kcm, err := proc.Start("kube-controller-manager", o.Binaries.KubeControllerManager, controllerManagerArgs(l, ports, o.BindAddress, o.Scheduler), l.Log("kube-controller-manager"), nil)
 	if err != nil {
 		return nil, err
 	}

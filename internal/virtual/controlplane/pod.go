@@ -52,6 +52,9 @@ type PodOptions struct {
 	ExtraSANs []string
 	// Etcd, when set, replaces the embedded etcd.
 	Etcd *ExternalEtcd
+	// VirtualScheduler is controlPlane.advanced.virtualScheduler.enabled
+	// (DisabledControllers).
+	VirtualScheduler bool
 }
 
 // CertsSecretName is the host Secret that keeps a pod control plane's
@@ -320,9 +323,10 @@ func PodAPIServerArgs(o PodOptions) ([]string, error) {
 }
 
 // PodControllerManagerArgs are kube-controller-manager's flags in a pod
-// control plane (listening on every address, for the kubelet's probe).
+// control plane (listening on every address, for the kubelet's probe),
+// the controllers of DisabledControllers(o.VirtualScheduler) off.
 func PodControllerManagerArgs(o PodOptions) []string {
-	return controllerManagerArgs(Layout{Dir: o.Dir}, PodPorts, "0.0.0.0")
+	return controllerManagerArgs(Layout{Dir: o.Dir}, PodPorts, "0.0.0.0", o.VirtualScheduler)
 }
 
 // PodSchedulerArgs are kube-scheduler's flags in a pod control plane
