@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -267,6 +268,14 @@ func (c *RealController) Reconcile(ctx context.Context, req reconcile.Request) (
 				return ctrl.Result{RequeueAfter: time.Second}, nil
 			}
 			return ctrl.Result{}, err
+		}
+		if got := FieldsOf(n); !equality.Semantic.DeepEqual(got, f) {
+			// The virtual API server added to the copy (its NodeTaint
+			// admission taints every new node node.kubernetes.io/not-ready):
+			// no base, so the next sync (the create wakes it) sets the
+			// host's, instead of keeping the addition as the tenant's.
+			c.synced.Delete(req.Name)
+			return ctrl.Result{}, nil
 		}
 		c.synced.Store(req.Name, syncedFields{uid: n.UID, fields: f, hostFields: f, resources: resourceNames(host.Status.Capacity)})
 		return ctrl.Result{}, nil

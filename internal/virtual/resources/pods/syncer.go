@@ -163,6 +163,13 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 	if err := writeTrustBundles(ctx, s, v, host); err != nil {
 		return res, err
 	}
+	// The pod certificates too (the kubelet waits for them), once the
+	// pod is bound to a node (with the virtual scheduler, already now).
+	again, err := ensurePodCertificates(ctx, s, v, host)
+	if err != nil {
+		return res, err
+	}
+	res.RequeueAfter = again
 	if token == nil || token.Secret == "" {
 		return res, nil
 	}
@@ -430,6 +437,10 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 	if err := writeTrustBundles(ctx, s, p.Virtual, p.Host); err != nil {
 		return ctrl.Result{}, err
 	}
+	again, err := ensurePodCertificates(ctx, s, p.Virtual, p.Host)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 
 	// host → virtual: the node, through a Binding, then the status.
 	if node := p.Host.Spec.NodeName; node != "" && p.Virtual.Spec.NodeName == "" {
@@ -447,7 +458,7 @@ func (r *Syncer) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*co
 	vs := syncer.DeepCopy(p.Virtual)
 	vs.Status = VirtualStatus(&p.Host.Status, &p.Virtual.Status)
 	vs.Status.ObservedGeneration = ObservedGeneration(p.Virtual, p.Host, !pending)
-	return ctrl.Result{}, s.PatchVirtualStatus(ctx, p.Virtual, vs)
+	return ctrl.Result{RequeueAfter: again}, s.PatchVirtualStatus(ctx, p.Virtual, vs)
 }
 
 // syncSpec copies the spec fields a running pod may change from the

@@ -409,6 +409,7 @@ func HostSpec(pod *corev1.Pod, env Environment, token *Token) corev1.PodSpec {
 	for i := range spec.Volumes {
 		translateVolume(&spec.Volumes[i], name, env, token)
 		translateTrustBundles(&spec.Volumes[i], i, TrustBundleConfigMapName(tr.HostName(pod.Name, ns)))
+		translatePodCertificates(&spec.Volumes[i], i, PodCertificateSecretName(tr.HostName(pod.Name, ns)))
 	}
 	var serviceEnv []corev1.EnvVar
 	if env.Services != nil && (pod.Spec.EnableServiceLinks == nil || *pod.Spec.EnableServiceLinks) {
