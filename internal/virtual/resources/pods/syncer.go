@@ -528,8 +528,54 @@ func (r *Syncer) Finalize(ctx context.Context, s *syncer.Context, virtual, host 
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(s.Host.Delete(ctx, host, opts...))
 	}
+	// The pod ends as the kubelet ends a deleted pod: in a terminal
+	// phase, which a finalizer's owner may wait for (the Job controller's
+	// batch.kubernetes.io/job-tracking, to apply its podFailurePolicy).
+	if st, changed := TerminatedStatus(&virtual.Status, time.Now()); changed {
+		after := syncer.DeepCopy(virtual)
+		after.Status = st
+		if err := s.PatchVirtualStatus(ctx, virtual, after); err != nil && !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+	}
 	s.EnqueueRefs(ctx, s.Mappings.Forget(podRef(virtual)))
 	return ctrl.Result{}, deleteVirtual(ctx, s, virtual)
+}
+
+// TerminatedStatus is the status of a deleted virtual pod whose host pod
+// is gone, as the kubelet leaves a pod it stopped for a deletion: a pod
+// not already Succeeded or Failed is Failed, and each container that was
+// not terminated (its end not seen on the host) is terminated with exit
+// code 137, reason ContainerStatusUnknown; Ready and ContainersReady are
+// False. It reports whether anything changed; st is not modified.
+func TerminatedStatus(st *corev1.PodStatus, now time.Time) (corev1.PodStatus, bool) {
+	out := *st.DeepCopy()
+	if out.Phase == corev1.PodSucceeded || out.Phase == corev1.PodFailed {
+		return out, false
+	}
+	out.Phase = corev1.PodFailed
+	at := metav1.NewTime(now)
+	for _, list := range [][]corev1.ContainerStatus{out.InitContainerStatuses, out.ContainerStatuses, out.EphemeralContainerStatuses} {
+		for i := range list {
+			c := &list[i]
+			if c.State.Terminated != nil {
+				continue
+			}
+			started := metav1.Time{}
+			if c.State.Running != nil {
+				started = c.State.Running.StartedAt
+			}
+			c.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "ContainerStatusUnknown",
+				Message: "the host pod was deleted before its container's end was seen", StartedAt: started, FinishedAt: at}}
+			c.Ready, c.Started = false, ptr.To(false)
+		}
+	}
+	for i := range out.Conditions {
+		if t := out.Conditions[i].Type; (t == corev1.PodReady || t == corev1.ContainersReady) && out.Conditions[i].Status != corev1.ConditionFalse {
+			out.Conditions[i].Status, out.Conditions[i].LastTransitionTime, out.Conditions[i].Reason = corev1.ConditionFalse, at, "PodFailed"
+		}
+	}
+	return out, true
 }
 
 // deleteVirtual removes a virtual pod at once (grace 0), guarded by its UID.

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -1021,5 +1022,42 @@ func TestHostSpecVirtualScheduler(t *testing.T) {
 	env.VirtualScheduler = true
 	if !env.WaitsForScheduler(&corev1.Pod{}) || env.WaitsForScheduler(pod) {
 		t.Error("WaitsForScheduler: want true for an unbound pod, false for a bound one")
+	}
+}
+
+// A deleted pod whose host pod is gone ends Failed, its running
+// containers terminated, as the kubelet ends it; a pod that already ended
+// stays as it is.
+func TestTerminatedStatus(t *testing.T) {
+	now := time.Date(2026, 11, 26, 6, 0, 0, 0, time.UTC)
+	started := metav1.NewTime(now.Add(-time.Minute))
+	running := &corev1.PodStatus{Phase: corev1.PodRunning,
+		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}, {Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
+		ContainerStatuses: []corev1.ContainerStatus{
+			{Name: "a", Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}},
+			{Name: "b", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}},
+		}}
+	before := running.DeepCopy()
+	got, changed := TerminatedStatus(running, now)
+	if !changed || got.Phase != corev1.PodFailed {
+		t.Fatalf("phase %s (changed %v), want Failed", got.Phase, changed)
+	}
+	a := got.ContainerStatuses[0]
+	if a.Ready || a.State.Terminated == nil || a.State.Terminated.ExitCode != 137 || a.State.Terminated.StartedAt != started {
+		t.Errorf("running container %+v, want terminated (137) since its start", a)
+	}
+	if got.ContainerStatuses[1].State.Terminated.Reason != "Completed" {
+		t.Errorf("a terminated container changed: %+v", got.ContainerStatuses[1])
+	}
+	if got.Conditions[0].Status != corev1.ConditionFalse || got.Conditions[1].Status != corev1.ConditionTrue {
+		t.Errorf("conditions %+v, want Ready False and DisruptionTarget kept", got.Conditions)
+	}
+	if !reflect.DeepEqual(running, before) {
+		t.Error("TerminatedStatus modified its input")
+	}
+	for _, phase := range []corev1.PodPhase{corev1.PodSucceeded, corev1.PodFailed} {
+		if _, changed := TerminatedStatus(&corev1.PodStatus{Phase: phase}, now); changed {
+			t.Errorf("%s: changed", phase)
+		}
 	}
 }
