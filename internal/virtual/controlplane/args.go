@@ -93,26 +93,34 @@ func controllerManagerArgs(l Layout, p Ports, bind string, scheduler bool) []str
 	for _, c := range DisabledControllers(scheduler) {
 		ctrls += ",-" + c
 	}
-	kc := l.ControllerManagerKubeconfig()
-	return []string{
-		"--kubeconfig=" + kc,
-		"--authentication-kubeconfig=" + kc,
-		"--authorization-kubeconfig=" + kc,
-		"--bind-address=" + cmp.Or(bind, "127.0.0.1"),
-		fmt.Sprintf("--secure-port=%d", p.ControllerManager),
-		"--leader-elect=false",
-		"--controllers=" + ctrls,
-		"--service-account-private-key-file=" + l.PKI("sa.key"),
-		"--root-ca-file=" + l.PKI("ca.crt"),
-		"--cluster-signing-cert-file=" + l.PKI("ca.crt"),
-		"--cluster-signing-key-file=" + l.PKI("ca.key"),
+	return append(componentArgs(l.ControllerManagerKubeconfig(), bind, p.ControllerManager),
+		"--controllers="+ctrls,
+		"--service-account-private-key-file="+l.PKI("sa.key"),
+		"--root-ca-file="+l.PKI("ca.crt"),
+		"--cluster-signing-cert-file="+l.PKI("ca.crt"),
+		"--cluster-signing-key-file="+l.PKI("ca.key"),
 		"--use-service-account-credentials=true",
-		"--profiling=false",
 		// Workloads react quickly: the defaults are tuned for big clusters.
 		"--concurrent-deployment-syncs=10",
 		"--concurrent-replicaset-syncs=10",
 		"--kube-api-qps=200",
 		"--kube-api-burst=400",
+	)
+}
+
+// componentArgs are the flags kube-controller-manager and kube-scheduler
+// share: kubeconfig kc for their API calls, authentication and
+// authorization; listening on bind ("" means 127.0.0.1) at port; one
+// instance (no leader election); no profiling.
+func componentArgs(kc, bind string, port int) []string {
+	return []string{
+		"--kubeconfig=" + kc,
+		"--authentication-kubeconfig=" + kc,
+		"--authorization-kubeconfig=" + kc,
+		"--bind-address=" + cmp.Or(bind, "127.0.0.1"),
+		fmt.Sprintf("--secure-port=%d", port),
+		"--leader-elect=false",
+		"--profiling=false",
 	}
 }
 
@@ -120,16 +128,7 @@ func controllerManagerArgs(l Layout, p Ports, bind string, scheduler bool) []str
 // controlPlane.advanced.virtualScheduler.enabled); it listens on bind (""
 // means 127.0.0.1) and runs Kubernetes' default scheduling profile.
 func schedulerArgs(l Layout, p Ports, bind string) []string {
-	kc := l.SchedulerKubeconfig()
-	return []string{
-		"--kubeconfig=" + kc,
-		"--authentication-kubeconfig=" + kc,
-		"--authorization-kubeconfig=" + kc,
-		"--bind-address=" + cmp.Or(bind, "127.0.0.1"),
-		fmt.Sprintf("--secure-port=%d", p.Scheduler),
-		"--leader-elect=false",
-		"--profiling=false",
-	}
+	return componentArgs(l.SchedulerKubeconfig(), bind, p.Scheduler)
 }
 
 func joinURLs(urls []string) string { return strings.Join(urls, ",") }
