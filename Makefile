@@ -84,10 +84,13 @@ CONFORMANCE_FOCUS ?=
 # (the chart's RBAC) (about 2 minutes after dev up and the images).
 CONFORMANCE_SHORT := Ephemeral Containers will start an ephemeral container|Discovery should validate PreferredVersion|ConfigMap should be consumable from pods in volume \[|Secrets should be consumable from pods in volume \[|Secrets should be consumable via the environment|Pods should contain environment variables for services|Services should serve a basic endpoint from pods|DNS should provide DNS for services|API Server should have Endpoints and EndpointSlices
 CONFORMANCE_PARALLEL ?= 1
+# CONFORMANCE_SERIAL=skip leaves the [Serial] specs out, =only runs only them.
+CONFORMANCE_SERIAL ?=
 CONFORMANCE_PROFILE ?= conformance
 conformance: conformance-binaries
 	CLUSTERSYNC_CONFORMANCE=1 CLUSTERSYNC_CONFORMANCE_FOCUS='$(CONFORMANCE_FOCUS)' \
 		CLUSTERSYNC_CONFORMANCE_PARALLEL=$(CONFORMANCE_PARALLEL) CLUSTERSYNC_CONFORMANCE_PROFILE=$(CONFORMANCE_PROFILE) \
+		CLUSTERSYNC_CONFORMANCE_SERIAL='$(CONFORMANCE_SERIAL)' \
 		$(GO) test -count=1 -v -timeout 8h -run '^TestConformance$$' ./test/conformance
 
 # Go's native fuzzing: each fuzz target runs for FUZZTIME inputs (go test

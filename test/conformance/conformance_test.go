@@ -15,6 +15,7 @@
 //
 //	CLUSTERSYNC_CONFORMANCE_FOCUS     ginkgo focus regexp among the [Conformance] specs (default all)
 //	CLUSTERSYNC_CONFORMANCE_PARALLEL  ginkgo processes (default 1)
+//	CLUSTERSYNC_CONFORMANCE_SERIAL    "skip": without the [Serial] specs; "only": only them (default both)
 //	CLUSTERSYNC_CONFORMANCE_PROFILE   conformance (default) or defaults
 //	CLUSTERSYNC_CONFORMANCE_REPORT    report folder (default bin/conformance/PROFILE)
 //
@@ -45,7 +46,24 @@ const (
 	parallelEnv = "CLUSTERSYNC_CONFORMANCE_PARALLEL"
 	profileEnv  = "CLUSTERSYNC_CONFORMANCE_PROFILE"
 	reportEnv   = "CLUSTERSYNC_CONFORMANCE_REPORT"
+	serialEnv   = "CLUSTERSYNC_CONFORMANCE_SERIAL"
 )
+
+// labelFilter is the ginkgo label filter of a run: the [Conformance] specs,
+// less or only the [Serial] ones when serial (CLUSTERSYNC_CONFORMANCE_SERIAL)
+// is "skip" or "only", and whether a spec of that name is in it.
+func labelFilter(serial string) (string, func(name string) bool, error) {
+	isSerial := func(name string) bool { return strings.Contains(name, "[Serial]") }
+	switch serial {
+	case "":
+		return "Conformance", func(string) bool { return true }, nil
+	case "skip":
+		return "Conformance && !Serial", func(n string) bool { return !isSerial(n) }, nil
+	case "only":
+		return "Conformance && Serial", isSerial, nil
+	}
+	return "", nil, fmt.Errorf("%s=%q: want skip, only or nothing", serialEnv, serial)
+}
 
 // tests is the clustersync binary built for this test and its
 // CLUSTERSYNC_HOME.
@@ -89,6 +107,10 @@ func TestConformance(t *testing.T) {
 	focusRE, err := regexp.Compile(focus)
 	if err != nil {
 		t.Fatalf("%s: %v", focusEnv, err)
+	}
+	labels, inLabels, err := labelFilter(os.Getenv(serialEnv))
+	if err != nil {
+		t.Fatal(err)
 	}
 	parallel := 1
 	if v := os.Getenv(parallelEnv); v != "" {
@@ -157,7 +179,7 @@ func TestConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	cmd := e2eCommand(suite, kubeconfig, report, focus, skip, parallel)
+	cmd := e2eCommand(suite, kubeconfig, report, labels, focus, skip, parallel)
 	cmd.Stdout = io.MultiWriter(log, os.Stdout)
 	cmd.Stderr = cmd.Stdout
 	t.Logf("running %s\n  (output in %s; the e2e log in %s)", strings.Join(cmd.Args, " "), report, log.Name())
@@ -165,7 +187,9 @@ func TestConformance(t *testing.T) {
 	runErr := cmd.Run()
 	wall := time.Since(start)
 
-	selected := func(name string) bool { return strings.Contains(name, "[Conformance]") && focusRE.MatchString(name) }
+	selected := func(name string) bool {
+		return strings.Contains(name, "[Conformance]") && focusRE.MatchString(name) && inLabels(name)
+	}
 	summary, err := ReadJUnit(filepath.Join(report, "junit_01.xml"), selected)
 	if err != nil {
 		t.Fatalf("the suite wrote no report (%v): %v", runErr, err)
@@ -184,17 +208,18 @@ func TestConformance(t *testing.T) {
 
 // e2eCommand runs the end-to-end binary of suite against kubeconfig, with
 // kubectl of suite first on PATH: the binary itself for one process,
-// ginkgo's parallel runner for more. It runs the specs labelled
-// Conformance (the 462 [Conformance] specs) that focus (a regexp, "" for
-// all) matches and skip does not, printing nothing for the others.
-func e2eCommand(suite binaries.ConformanceSet, kubeconfig, report, focus, skip string, parallel int) *exec.Cmd {
+// ginkgo's parallel runner for more. It runs the specs that the label
+// filter labels picks (labelFilter: the 462 [Conformance] specs, or some of
+// them) and that focus (a regexp, "" for all) matches and skip does not,
+// printing nothing for the others.
+func e2eCommand(suite binaries.ConformanceSet, kubeconfig, report, labels, focus, skip string, parallel int) *exec.Cmd {
 	e2eArgs := []string{"--provider=skeleton", "--kubeconfig=" + kubeconfig, "--report-dir=" + report, "--disable-log-dump"}
 	var cmd *exec.Cmd
 	if parallel == 1 {
-		cmd = exec.Command(suite.E2ETest, append(e2eArgs, "--ginkgo.label-filter=Conformance", "--ginkgo.focus="+focus,
+		cmd = exec.Command(suite.E2ETest, append(e2eArgs, "--ginkgo.label-filter="+labels, "--ginkgo.focus="+focus,
 			"--ginkgo.skip="+skip, "--ginkgo.timeout=24h", "--ginkgo.no-color", "--ginkgo.silence-skips")...)
 	} else {
-		cmd = exec.Command(suite.Ginkgo, append([]string{"--procs=" + strconv.Itoa(parallel), "--label-filter=Conformance",
+		cmd = exec.Command(suite.Ginkgo, append([]string{"--procs=" + strconv.Itoa(parallel), "--label-filter=" + labels,
 			"--focus=" + focus, "--skip=" + skip, "--timeout=24h", "--no-color", "--silence-skips",
 			suite.E2ETest, "--"}, e2eArgs...)...)
 	}

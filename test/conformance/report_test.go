@@ -66,3 +66,26 @@ FAILED  [AfterSuite]
 		t.Errorf("bad input: %v", err)
 	}
 }
+
+func TestLabelFilter(t *testing.T) {
+	for _, tc := range []struct {
+		serial, want         string
+		serialIn, parallelIn bool
+	}{
+		{"", "Conformance", true, true},
+		{"skip", "Conformance && !Serial", false, true},
+		{"only", "Conformance && Serial", true, false},
+	} {
+		got, in, err := labelFilter(tc.serial)
+		if err != nil || got != tc.want {
+			t.Errorf("labelFilter(%q) = %q, %v; want %q", tc.serial, got, err, tc.want)
+			continue
+		}
+		if in("[sig-x] a [Conformance] [Serial]") != tc.serialIn || in("[sig-x] b [Conformance]") != tc.parallelIn {
+			t.Errorf("labelFilter(%q): a serial spec in %v, a parallel one in %v", tc.serial, in("x [Serial]"), in("y"))
+		}
+	}
+	if _, _, err := labelFilter("yes"); err == nil {
+		t.Error("labelFilter(\"yes\") is no error")
+	}
+}
