@@ -124,6 +124,13 @@ func TestServesTheFrontProxyWithTheCallersRights(t *testing.T) {
 		t.Errorf("a pod that does not exist: %d %s, want 404", code, body)
 	}
 
+	// The API server admits a pod once its namespace's default service
+	// account exists (kube-controller-manager makes it).
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		return c.Get(ctx, client.ObjectKey{Namespace: "team", Name: "default"}, &corev1.ServiceAccount{}) == nil, nil
+	}); err != nil {
+		t.Fatalf("service account team/default: %v", err)
+	}
 	if err := c.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "team"},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "demo"}}}}); err != nil {
 		t.Fatal(err)

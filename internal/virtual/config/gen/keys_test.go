@@ -131,7 +131,7 @@ func TestKeyRows(t *testing.T) {
 	}
 	// A group of vCluster keys under one comment is one row.
 	r := rows["controlPlane.distro"]
-	if r == nil || len(r.keys) != 9 || r.keys[6] != "controlPlane.serviceMonitor" || r.keys[8] != "controlPlane.standalone" {
+	if r == nil || len(r.keys) != 8 || r.keys[5] != "controlPlane.serviceMonitor" || r.keys[7] != "controlPlane.standalone" {
 		t.Errorf("controlPlane's vCluster keys: %+v", r)
 	}
 	if _, ok := rows["controlPlane.coredns"]; ok {
