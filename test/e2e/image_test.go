@@ -18,8 +18,8 @@ import (
 	"github.com/clustersync/clustersync/internal/registry"
 )
 
-// standInControlPlane builds static stand-ins for kube-apiserver and
-// kube-controller-manager (the sandbox program), so that tests of the
+// standInControlPlane builds static stand-ins for kube-apiserver,
+// kube-controller-manager and kube-scheduler (the sandbox program), so that tests of the
 // clustersync image do not need the 15-minute static control-plane build,
 // points CLUSTERSYNC_STATIC_KUBE_DIR at them and returns the source tree.
 func standInControlPlane(t *testing.T) string {
@@ -29,7 +29,7 @@ func standInControlPlane(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []string{"kube-apiserver", "kube-controller-manager"} {
+	for _, n := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
 		if err := images.GoBuild(ctx, root, "./internal/images/pause", filepath.Join(static, n), ""); err != nil {
 			t.Fatal(err)
 		}
