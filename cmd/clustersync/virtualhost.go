@@ -104,6 +104,7 @@ By default the control plane runs in the host, as vCluster's does: the Helm
 chart charts/virtual-cluster (embedded in this binary) is installed as release
 NAME into host namespace -n (default vc-NAME, created if missing): a
 StatefulSet NAME whose pod runs etcd, kube-apiserver, kube-controller-manager
+(kube-scheduler too with controlPlane.advanced.virtualScheduler.enabled)
 and the syncer, a Service NAME (443), a ServiceAccount with a Role in the
 namespace and a ClusterRole that reads nodes, and a Secret vc-NAME holding the
 tenant's kubeconfig. ` + "`helm install NAME charts/virtual-cluster -n NS -f FILE`" + ` gives
