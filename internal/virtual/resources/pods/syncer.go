@@ -497,20 +497,34 @@ func syncSpec(h, v *corev1.PodSpec, env Environment) {
 // VirtualStatus is the virtual pod's status from its host pod's: everything
 // the host reports, but the virtual QoS class (computed from the virtual
 // spec), and the virtual pod's conditions of a type the host pod has none
-// of, after the host's: those the virtual cluster's own components set
-// (DisruptionTarget from an eviction or a preemption in the virtual
-// cluster, which a Job's podFailurePolicy reads; a readiness gate's
-// condition the tenant's controller sets). A type both have takes the
-// host's. The inputs are not modified.
+// of and that is not the kubelet's (kubeletCondition), after the host's:
+// those the virtual cluster's own components set (DisruptionTarget from an
+// eviction or a preemption in the virtual cluster, which a Job's
+// podFailurePolicy reads; a readiness gate's condition the tenant's
+// controller sets). A type both have takes the host's; a kubelet's type the
+// host pod no longer has (PodResizeInProgress once a resize is done) goes.
+// The inputs are not modified.
 func VirtualStatus(host, virtual *corev1.PodStatus) corev1.PodStatus {
 	st := *host.DeepCopy()
 	st.QOSClass = virtual.QOSClass
 	for _, c := range virtual.Conditions {
-		if !slices.ContainsFunc(host.Conditions, func(h corev1.PodCondition) bool { return h.Type == c.Type }) {
+		if !kubeletCondition(c.Type) && !slices.ContainsFunc(host.Conditions, func(h corev1.PodCondition) bool { return h.Type == c.Type }) {
 			st.Conditions = append(st.Conditions, *c.DeepCopy())
 		}
 	}
 	return st
+}
+
+// kubeletCondition reports whether pod condition type t is the kubelet's
+// (or, for PodScheduled, the scheduler's): on a virtual pod such a
+// condition comes only from the host pod.
+func kubeletCondition(t corev1.PodConditionType) bool {
+	switch t {
+	case corev1.PodScheduled, corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady,
+		corev1.PodResizePending, corev1.PodResizeInProgress:
+		return true
+	}
+	return false
 }
 
 // Finalize implements syncer.Finalizer: the syncer completes a virtual pod's

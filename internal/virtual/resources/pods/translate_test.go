@@ -825,7 +825,10 @@ func TestVirtualStatus(t *testing.T) {
 	virtual := &corev1.PodStatus{Phase: corev1.PodPending, QOSClass: corev1.PodQOSBurstable, Message: "old",
 		// Ready is the host's to say; DisruptionTarget, which the
 		// virtual API server's eviction set, stays.
-		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}, disruption}}
+		// PodResizeInProgress is the kubelet's: gone from the host pod,
+		// it goes.
+		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}, disruption,
+			{Type: corev1.PodResizeInProgress, Status: corev1.ConditionTrue}}}
 	got := VirtualStatus(host, virtual)
 	want := *hostBefore.DeepCopy()
 	want.QOSClass = corev1.PodQOSBurstable
