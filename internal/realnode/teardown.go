@@ -212,12 +212,7 @@ func kubeletChains() map[string][]string {
 // removeKubeletChains removes kubeletChains, and the jumps to
 // KUBE-FIREWALL, for IPv4 and IPv6 (a family without iptables is skipped).
 func removeKubeletChains() error {
-	var errs []error
-	for _, proto := range []iptables.Protocol{iptables.ProtocolIPv4, iptables.ProtocolIPv6} {
-		ipt, err := iptables.New(iptables.IPFamily(proto))
-		if err != nil {
-			continue
-		}
+	return eachIPFamily(func(ipt *iptables.IPTables) (errs []error) {
 		// A jump to a chain that does not exist cannot be checked
 		// (iptables -C exits 2, which is not "no such rule"): a kubelet
 		// that never started made neither.
@@ -231,6 +226,20 @@ func removeKubeletChains() error {
 		for table, chains := range kubeletChains() {
 			errs = append(errs, deleteChains(ipt, table, chains)...)
 		}
+		return errs
+	})
+}
+
+// eachIPFamily runs fn for the iptables of IPv4, then of IPv6 (a family
+// without iptables is skipped), and returns every error fn returned.
+func eachIPFamily(fn func(ipt *iptables.IPTables) []error) error {
+	var errs []error
+	for _, proto := range []iptables.Protocol{iptables.ProtocolIPv4, iptables.ProtocolIPv6} {
+		ipt, err := iptables.New(iptables.IPFamily(proto))
+		if err != nil {
+			continue
+		}
+		errs = append(errs, fn(ipt)...)
 	}
 	return errors.Join(errs...)
 }
@@ -246,12 +255,7 @@ func portmapChains() []string {
 // portmapChains, then the chains, for IPv4 and IPv6 (a family without
 // iptables is skipped).
 func removePortmapChains() error {
-	var errs []error
-	for _, proto := range []iptables.Protocol{iptables.ProtocolIPv4, iptables.ProtocolIPv6} {
-		ipt, err := iptables.New(iptables.IPFamily(proto))
-		if err != nil {
-			continue
-		}
+	return eachIPFamily(func(ipt *iptables.IPTables) (errs []error) {
 		for _, builtin := range []string{"PREROUTING", "OUTPUT", "POSTROUTING"} {
 			rules, err := ipt.List("nat", builtin)
 			if err != nil {
@@ -268,9 +272,8 @@ func removePortmapChains() error {
 				}
 			}
 		}
-		errs = append(errs, deleteChains(ipt, "nat", portmapChains())...)
-	}
-	return errors.Join(errs...)
+		return append(errs, deleteChains(ipt, "nat", portmapChains())...)
+	})
 }
 
 // deleteChains clears and deletes each of chains that exists in table; a

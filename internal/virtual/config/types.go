@@ -626,6 +626,14 @@ const (
 	AutoSwitchOff
 )
 
+// SchedulerAuto resolves s, a sync.fromHost switch of a storage kind the
+// scheduler reads (storageClasses, csiNodes, csiDrivers,
+// csiStorageCapacities): "auto" is on with the virtual scheduler
+// (controlPlane.advanced.virtualScheduler.enabled), as in vCluster.
+func (c *Config) SchedulerAuto(s AutoSwitch) bool {
+	return s.Resolve(c.ControlPlane.Advanced.VirtualScheduler.Enabled)
+}
+
 // Resolve tells whether the switch is enabled, using auto as the answer
 // when the switch is AutoSwitchAuto.
 func (s AutoSwitch) Resolve(auto bool) bool {

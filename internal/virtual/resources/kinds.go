@@ -357,11 +357,11 @@ func Kinds() []Kind {
 				return syncer.Register(env.Manager, env.Host, env.Syncer, secrets.New(env.Syncer.Translator, toHost(env.Config).Secrets), env.Config.Syncer.Workers)
 			},
 		},
-		fromHostKind("ingressClasses", func(f config.FromHost) bool { return f.IngressClasses.Enabled },
+		fromHostKind("ingressClasses", func(cfg *config.Config) bool { return cfg.Sync.FromHost.IngressClasses.Enabled },
 			schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "IngressClass"}),
-		fromHostKind("runtimeClasses", func(f config.FromHost) bool { return f.RuntimeClasses.Enabled },
+		fromHostKind("runtimeClasses", func(cfg *config.Config) bool { return cfg.Sync.FromHost.RuntimeClasses.Enabled },
 			schema.GroupVersionKind{Group: "node.k8s.io", Version: "v1", Kind: "RuntimeClass"}),
-		fromHostKind("priorityClasses", func(f config.FromHost) bool { return f.PriorityClasses.Enabled },
+		fromHostKind("priorityClasses", func(cfg *config.Config) bool { return cfg.Sync.FromHost.PriorityClasses.Enabled },
 			schema.GroupVersionKind{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass"}),
 		// The storage kinds the virtual scheduler reads; "auto" follows it.
 		fromHostAutoKind("storageClasses", func(f config.FromHost) config.AutoSwitch { return f.StorageClasses.Enabled },
@@ -375,7 +375,7 @@ func Kinds() []Kind {
 			// host namespace is read, the copies go to kube-system.
 			Name: "fromHost csiStorageCapacities", Switch: "sync.fromHost.csiStorageCapacities.enabled", AutoSwitch: true,
 			Enabled: func(cfg *config.Config) bool {
-				return cfg.Sync.FromHost.CSIStorageCapacities.Enabled.Resolve(cfg.ControlPlane.Advanced.VirtualScheduler.Enabled)
+				return cfg.SchedulerAuto(cfg.Sync.FromHost.CSIStorageCapacities.Enabled)
 			},
 			ClusterRules: []rbacv1.PolicyRule{{APIGroups: []string{storagev1.GroupName}, Resources: []string{"csistoragecapacities"},
 				Verbs: []string{"get", "list", "watch"}}},
@@ -448,12 +448,13 @@ func referrers(newList func() client.ObjectList, refs func(client.Object) (mappi
 }
 
 // fromHostKind is the row of a cluster-scoped kind copied read-only from
-// the host (sync.fromHost.<key>.enabled; internal/virtual/resources/fromhost).
-func fromHostKind(key string, on func(config.FromHost) bool, gvk schema.GroupVersionKind) Kind {
+// the host (sync.fromHost.<key>.enabled; internal/virtual/resources/fromhost),
+// on when enabled says so.
+func fromHostKind(key string, enabled func(*config.Config) bool, gvk schema.GroupVersionKind) Kind {
 	gvr, _ := meta.UnsafeGuessKindToResource(gvk)
 	return Kind{
 		Name: "fromHost " + key, Switch: "sync.fromHost." + key + ".enabled",
-		Enabled:      func(cfg *config.Config) bool { return on(cfg.Sync.FromHost) },
+		Enabled:      enabled,
 		ClusterRules: []rbacv1.PolicyRule{{APIGroups: []string{gvk.Group}, Resources: []string{gvr.Resource}, Verbs: []string{"get", "list", "watch"}}},
 		Register: func(_ context.Context, env Env) error {
 			return fromhost.Register(env.Manager, env.Host, env.Syncer, key, gvk)
@@ -462,12 +463,10 @@ func fromHostKind(key string, on func(config.FromHost) bool, gvk schema.GroupVer
 }
 
 // fromHostAutoKind is fromHostKind for a key that takes true, false or
-// "auto" (AutoSwitch): on only with true.
+// "auto" (AutoSwitch): "auto" follows the virtual scheduler
+// (config.Config.SchedulerAuto).
 func fromHostAutoKind(key string, on func(config.FromHost) config.AutoSwitch, gvk schema.GroupVersionKind) Kind {
-	k := fromHostKind(key, nil, gvk)
-	k.Enabled = func(cfg *config.Config) bool {
-		return on(cfg.Sync.FromHost).Resolve(cfg.ControlPlane.Advanced.VirtualScheduler.Enabled)
-	}
+	k := fromHostKind(key, func(cfg *config.Config) bool { return cfg.SchedulerAuto(on(cfg.Sync.FromHost)) }, gvk)
 	k.AutoSwitch = true
 	return k
 }
@@ -533,7 +532,7 @@ func registerFromHostCustomResources(ctx context.Context, env Env) error {
 		for _, ns := range m.HostNamespaces() {
 			namespaces[ns] = cache.Config{}
 		}
-		hostCache, err := hostCacheOf(env, namespaces)
+		hostCache, err := hostCacheOf(env, cache.Options{DefaultNamespaces: namespaces})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", key, err))
 			continue
@@ -553,10 +552,11 @@ func copyCRD(ctx context.Context, env Env, name string) (customresources.Definit
 
 // hostCacheOf is a host cache of its own, run by env.Manager, for the
 // controllers that read host namespaces beyond the shared cache's one:
-// namespaces (nil: all of them).
-func hostCacheOf(env Env, namespaces map[string]cache.Config) (cache.Cache, error) {
-	c, err := cache.New(env.Host.GetConfig(), cache.Options{Scheme: env.Host.GetScheme(), Mapper: env.Host.GetRESTMapper(),
-		DefaultNamespaces: namespaces})
+// o's namespaces (none: all of them) and per-object settings; the host's
+// scheme and REST mapper are filled in.
+func hostCacheOf(env Env, o cache.Options) (cache.Cache, error) {
+	o.Scheme, o.Mapper = env.Host.GetScheme(), env.Host.GetRESTMapper()
+	c, err := cache.New(env.Host.GetConfig(), o)
 	if err != nil {
 		return nil, err
 	}
@@ -567,7 +567,7 @@ func hostCacheOf(env Env, namespaces map[string]cache.Config) (cache.Cache, erro
 // CSIStorageCapacities of every host namespace in the virtual namespace
 // kube-system (NAME-x-HOSTNAMESPACE), read through a cache of their own.
 func registerCSIStorageCapacities(_ context.Context, env Env) error {
-	hostCache, err := hostCacheOf(env, nil)
+	hostCache, err := hostCacheOf(env, cache.Options{})
 	if err != nil {
 		return err
 	}
@@ -600,12 +600,8 @@ func registerVolumeSnapshots(ctx context.Context, env Env) error {
 func registerRealNodes(ctx context.Context, env Env) error {
 	var hostPods cache.Cache
 	if env.Config.ControlPlane.Advanced.VirtualScheduler.Enabled {
-		c, err := cache.New(env.Host.GetConfig(), cache.Options{Scheme: env.Host.GetScheme(), Mapper: env.Host.GetRESTMapper(),
-			ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Transform: nodes.HostPodTransform}}})
+		c, err := hostCacheOf(env, cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Transform: nodes.HostPodTransform}}})
 		if err != nil {
-			return err
-		}
-		if err := env.Manager.Add(c); err != nil {
 			return err
 		}
 		hostPods = c

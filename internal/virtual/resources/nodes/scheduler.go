@@ -74,23 +74,25 @@ func Foreign(p *corev1.Pod, hostNamespace, vcluster string) bool {
 	return p.Namespace != hostNamespace || p.Labels[translate.LabelManagedBy] != vcluster
 }
 
-// isExtended reports whether name is an extended resource: a name with a
-// domain other than Kubernetes' own (kubernetes.io, *.kubernetes.io).
-func isExtended(name corev1.ResourceName) bool {
+// IsExtended reports whether name is an extended resource: a name with a
+// domain other than Kubernetes' own (kubernetes.io, *.kubernetes.io), as
+// https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#extended-resources
+// defines them.
+func IsExtended(name corev1.ResourceName) bool {
 	n := string(name)
 	domain, _, ok := strings.Cut(n, "/")
 	return ok && domain != "kubernetes.io" && !strings.HasSuffix(domain, ".kubernetes.io")
 }
 
 // TenantResources are the entries of virtual, a virtual copy's capacity or
-// allocatable, that the tenant added: extended resources (isExtended)
+// allocatable, that the tenant added: extended resources (IsExtended)
 // the host node does not have (host) and did not have at the pair's last
 // sync (base; nil when not known: then every extended resource the host
 // lacks is taken as the tenant's). Nil when there are none.
 func TenantResources(base []corev1.ResourceName, virtual, host corev1.ResourceList) corev1.ResourceList {
 	var out corev1.ResourceList
 	for name, q := range virtual {
-		if _, onHost := host[name]; onHost || !isExtended(name) || slices.Contains(base, name) {
+		if _, onHost := host[name]; onHost || !IsExtended(name) || slices.Contains(base, name) {
 			continue
 		}
 		if out == nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/mapping"
 	"github.com/clustersync/clustersync/internal/virtual/policy"
 	"github.com/clustersync/clustersync/internal/virtual/resources/fromhost"
+	"github.com/clustersync/clustersync/internal/virtual/resources/nodes"
 	"github.com/clustersync/clustersync/internal/virtual/resources/priorityclasses"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
@@ -149,12 +150,8 @@ func (env Environment) ResourcesForHost(pod *corev1.Pod) *corev1.Pod {
 // r is not modified.
 func HostResources(r corev1.ResourceRequirements, allocatable corev1.ResourceList) corev1.ResourceRequirements {
 	drop := func(name corev1.ResourceName, _ resource.Quantity) bool {
-		n := string(name)
-		if !strings.Contains(n, "/") || strings.HasPrefix(n, "kubernetes.io/") || strings.Contains(n, ".kubernetes.io/") {
-			return false
-		}
 		_, offered := allocatable[name]
-		return !offered
+		return nodes.IsExtended(name) && !offered
 	}
 	out := *r.DeepCopy()
 	for _, list := range []*corev1.ResourceList{&out.Requests, &out.Limits} {
