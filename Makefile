@@ -81,8 +81,10 @@ CONFORMANCE_FOCUS ?=
 # The short run of make test: API discovery, ConfigMap and Secret volumes,
 # Secrets in the environment, Service environment variables, a Service's
 # endpoints, DNS, the API server's own endpoints, an ephemeral container
-# (the chart's RBAC) (about 2 minutes after dev up and the images).
-CONFORMANCE_SHORT := Ephemeral Containers will start an ephemeral container|Discovery should validate PreferredVersion|ConfigMap should be consumable from pods in volume \[|Secrets should be consumable from pods in volume \[|Secrets should be consumable via the environment|Pods should contain environment variables for services|Services should serve a basic endpoint from pods|DNS should provide DNS for services|API Server should have Endpoints and EndpointSlices
+# (the chart's RBAC), a pod the virtual scheduler places by a label only
+# the node's virtual copy has, a pod certificate, a Service changed to
+# ExternalName (about 3 minutes after dev up and the images).
+CONFORMANCE_SHORT := SchedulerPredicates validates that NodeSelector is respected if matching|should issue certificate with default life time|change the type from ClusterIP to ExternalName|Ephemeral Containers will start an ephemeral container|Discovery should validate PreferredVersion|ConfigMap should be consumable from pods in volume \[|Secrets should be consumable from pods in volume \[|Secrets should be consumable via the environment|Pods should contain environment variables for services|Services should serve a basic endpoint from pods|DNS should provide DNS for services|API Server should have Endpoints and EndpointSlices
 CONFORMANCE_PARALLEL ?= 1
 # CONFORMANCE_SERIAL=skip leaves the [Serial] specs out, =only runs only them.
 CONFORMANCE_SERIAL ?=
