@@ -18,7 +18,7 @@
 #       not installed), the image of the rewrite-hosts init container of StatefulSet pods;
 #       the default and `node` build them and install Debian's runc and iptables when missing.
 #   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0-e2e/{e2e.test,ginkgo,kubectl,agnhost,nonewprivs,sample-apiserver,etcd,files/}
-#   $CLUSTERSYNC_CACHE/conformance-userland-debian12-v3/{busybox,agnhost,nginx,glibc-dns-testing}/
+#   $CLUSTERSYNC_CACHE/conformance-userland-debian12-v4/{busybox,agnhost,nginx,glibc-dns-testing}/
 #       the Kubernetes end-to-end test binary, the ginkgo command that runs it in
 #       parallel, kubectl (the [sig-cli] tests call it), the Go programs of the
 #       conformance tests' images and the files those images carry, and the
@@ -72,7 +72,7 @@ local_path_dir=$cache/local-path-provisioner-$LOCAL_PATH_VERSION
 metrics_server_dir=$cache/metrics-server-$METRICS_SERVER_VERSION
 busybox_dir=$cache/busybox-static-$BUSYBOX_VERSION
 e2e_dir=$cache/kubernetes-$KUBE_VERSION-e2e
-USERLAND_VERSION=debian12-v3 # bump when hack/conformance-rootfs.sh changes what it builds; keep in step with internal/binaries
+USERLAND_VERSION=debian12-v4 # bump when hack/conformance-rootfs.sh changes what it builds; keep in step with internal/binaries
 userland_dir=$cache/conformance-userland-$USERLAND_VERSION
 
 print_env() {
@@ -363,6 +363,12 @@ e2e_build() {
 # not Go programs alone (busybox, agnhost's tools, nginx, the glibc DNS
 # test image) with hack/conformance-rootfs.sh, unless cached.
 userland() {
+	if [ ! -f "$userland_dir/.complete" ]; then
+		# BusyBox is compiled from source for the busybox image.
+		debian_tool gcc gcc "the busybox image's BusyBox is compiled from source" || return 1
+		debian_tool make make "the busybox image's BusyBox is compiled from source" || return 1
+		debian_tool bzip2 bzip2 "BusyBox's source tarball is .tar.bz2" || return 1
+	fi
 	"$here/conformance-rootfs.sh" "$userland_dir"
 }
 

@@ -7,10 +7,14 @@
 # complete root file system (what / of the container holds):
 #
 #   OUT_DIR/busybox/            for registry.k8s.io/e2e-test-images/busybox:1.37.0-2
-#       Debian's busybox (the dynamically linked glibc build, not
-#       busybox-static, whose shell runs its applets ahead of PATH), its
-#       libraries and a link for every applet, bash as /bin/sh (bash_sh);
-#       passwd and group as in the busybox image.
+#       upstream BusyBox 1.37.0 built from its source as the busybox image's
+#       is (the Docker library's glibc variant: make defconfig and its few
+#       settings; build_busybox_binary), Debian's glibc for its libraries, a
+#       link for every applet, passwd and group as in the busybox image.
+#       Debian's own busybox is not used here: Debian reverts the upstream
+#       change that keeps environment variables whose names are not shell
+#       names (data-1, which the Secret and ConfigMap environment specs
+#       set), so its ash drops them from the commands it runs.
 #   OUT_DIR/agnhost/            for registry.k8s.io/e2e-test-images/agnhost:2.66.1
 #       without /agnhost itself: bash (also as /bin/sh), dash, curl, nc (OpenBSD),
 #       dig/nslookup/host, ip/ss, socat, iperf (2), getent, ipcs, and busybox
@@ -41,7 +45,11 @@
 # dynamic loader's cache). Each tree is merged-/usr like Debian 12's (/bin,
 # /sbin, /lib and /lib64 link to their /usr folders); its image's PATH should
 # be /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin. Every tree
-# is checked by running its main commands in it with chroot.
+# is checked by running its main commands in it with chroot. BusyBox's
+# source (busybox_1.37.0.orig.tar.bz2, upstream's tarball, checked against
+# its SHA-256) comes from Debian's archive ($CLUSTERSYNC_DEBIAN_MIRROR,
+# default http://deb.debian.org/debian) into the download cache, and is
+# compiled with gcc and make (about a minute on 2 cores).
 set -euo pipefail
 
 log() { echo "conformance-rootfs: $*" >&2; }
@@ -60,7 +68,7 @@ if [ -f "$marker" ]; then
 fi
 
 [ "$(id -u)" = 0 ] || die "needs root (chroot into the trees, mknod, root-owned files)"
-for cmd in apt-get apt-cache dpkg-deb tar chroot ldconfig mknod; do
+for cmd in apt-get apt-cache dpkg-deb tar bzip2 chroot ldconfig mknod curl sha256sum gcc make; do
 	command -v "$cmd" >/dev/null || die "needs $cmd (a Debian or Ubuntu machine)"
 done
 
@@ -77,7 +85,12 @@ trap 'rm -rf "$tmp" ${dl:+"$dl"}' EXIT
 # ---------------------------------------------------------------------------
 # Packages of each tree.
 
-busybox_pkgs=(busybox bash)
+# The busybox tree's packages are only the libraries of the BusyBox built
+# from source (build_busybox_binary).
+busybox_pkgs=(libc6)
+busybox_version=1.37.0
+busybox_sha256=3311dff32e746499f4df0d5df04d7eb396382d7e108bb9250e7b519b837043a4
+debian_mirror=${CLUSTERSYNC_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 agnhost_pkgs=(bash dash busybox curl netcat-openbsd bind9-dnsutils iproute2 socat iperf libc-bin util-linux)
 nginx_pkgs=() # busybox and nginx-light (or the nginx package apt has), see resolve
 
@@ -279,9 +292,8 @@ has_command() {
 # bash_sh TREE makes bash the tree's /bin/sh. Debian's dash and busybox
 # ash drop the environment variables whose names are not shell names (such
 # as data-1, which the Secret and ConfigMap environment specs set) from the
-# commands they run, so `sh -c env` would not print them; the upstream
-# images' busybox runs env inside the shell and prints them, and bash
-# passes them on.
+# commands they run, so `sh -c env` would not print them; upstream
+# BusyBox's ash and bash pass them on.
 bash_sh() {
 	ln -sfn bash "$1/usr/bin/sh"
 }
@@ -424,16 +436,56 @@ finish() {
 # ---------------------------------------------------------------------------
 # The trees.
 
+# fetch_busybox_source puts BusyBox's source tarball into the download
+# cache, unless it is there, and checks its SHA-256.
+fetch_busybox_source() {
+	local f=$debs/busybox_$busybox_version.orig.tar.bz2 url
+	url=$debian_mirror/pool/main/b/busybox/busybox_$busybox_version.orig.tar.bz2
+	if [ ! -f "$f" ]; then
+		log "busybox: downloading its source from $url"
+		curl -fsSL --retry 3 -o "$f.part" "$url" || die "busybox: cannot download $url (set CLUSTERSYNC_DEBIAN_MIRROR to a Debian mirror)"
+		mv "$f.part" "$f"
+	fi
+	echo "$busybox_sha256  $f" | sha256sum -c --quiet - >&2 ||
+		{ rm -f "$f"; die "busybox: $f does not have the SHA-256 $busybox_sha256; removed it, run again"; }
+}
+
+# build_busybox_binary compiles BusyBox into $tmp/busybox-build/busybox as
+# the Docker library's glibc image does (https://github.com/docker-library/busybox,
+# Dockerfile.builder): make defconfig, then ar with its options and inotifyd
+# on, sync's options off, and no wide characters above ASCII. Its log is
+# $tmp/busybox-build.log, printed when it fails.
+build_busybox_binary() {
+	local b=$tmp/busybox-build conf
+	mkdir -p "$b"
+	tar -xjf "$debs/busybox_$busybox_version.orig.tar.bz2" -C "$b" --strip-components=1
+	(
+		cd "$b"
+		export SOURCE_DATE_EPOCH=1727395200 # 2024-09-27, BusyBox 1.37.0's release
+		make defconfig
+		sed -i -e 's/^CONFIG_FEATURE_SYNC_FANCY=.*/# CONFIG_FEATURE_SYNC_FANCY is not set/' .config
+		for conf in CONFIG_AR=y CONFIG_FEATURE_AR_CREATE=y CONFIG_FEATURE_AR_LONG_FILENAMES=y CONFIG_LAST_SUPPORTED_WCHAR=0 CONFIG_INOTIFYD=y; do
+			sed -i -e "s/^${conf%=*}=.*\$/$conf/" -e "s/^# ${conf%=*} is not set\$/$conf/" .config
+			grep -q "^$conf\$" .config || echo "$conf" >>.config
+		done
+		yes '' | make oldconfig
+		for conf in CONFIG_AR=y CONFIG_INOTIFYD=y CONFIG_LAST_SUPPORTED_WCHAR=0; do
+			grep -q "^$conf\$" .config || { echo "busybox: $conf did not stick in .config" >&2; exit 1; }
+		done
+		make -j "$(nproc)" busybox
+	) >"$tmp/busybox-build.log" 2>&1 || { tail -n 30 "$tmp/busybox-build.log" >&2; die "busybox: the build failed (its log's end above)"; }
+}
+
 build_busybox() {
 	local t=$tmp/busybox
 	base_layout "$t"
 	unpack "$t" "$busybox_closure"
-	bash_sh "$t"
+	install -m 0755 "$tmp/busybox-build/busybox" "$t/usr/bin/busybox"
 	busybox_accounts "$t"
 	nsswitch "$t"
 	with_dev "$t" busybox_links "$t" bin
 	with_dev "$t" check_busybox "$t"
-	finish "$t" "$busybox_closure" "${busybox_pkgs[*]}"
+	finish "$t" "$busybox_closure" "BusyBox $busybox_version (from source) and ${busybox_pkgs[*]}"
 }
 
 check_busybox() {
@@ -446,6 +498,8 @@ check_busybox() {
 	check "$t" 'command -v ls' '^/'
 	check "$t" 'id root' 'uid=0\(root\).*10\(wheel\)'
 	check "$t" 'env -i data-1=x /bin/sh -c env' '^data-1=x$'
+	check "$t" '/bin/sh -c "echo x >/no/such/file" 2>&1 || true' "^/bin/sh: can't create /no/such/file: nonexistent directory$"
+	check "$t" 'busybox 2>&1 | head -1' "^BusyBox v$busybox_version "
 	check "$t" 'readlink /bin/sysctl' 'busybox'
 }
 
@@ -653,17 +707,22 @@ check_glibc_dns() {
 # ---------------------------------------------------------------------------
 
 main() {
-	log "building the conformance images' trees into $out (usually 35-45 s on 2 cores, once per machine; about 10 s more when the packages are not downloaded yet)"
+	log "building the conformance images' trees into $out (usually 1.5-2 min on 2 cores, most of it compiling BusyBox, once per machine; about 10 s more when the packages are not downloaded yet)"
 	local t0=$SECONDS
 	resolve
 	log "packages: resolved with apt in $((SECONDS - t0)) s"
 	fetch
+	fetch_busybox_source
+	t0=$SECONDS
+	build_busybox_binary
+	log "busybox: BusyBox $busybox_version compiled in $((SECONDS - t0)) s"
 	build_busybox
 	build_agnhost
 	build_nginx
 	build_glibc_dns
 	{
 		echo "# Written by clustersync's hack/conformance-rootfs.sh: each tree's packages (Debian $(cat "$tmp/glibc-dns-testing/etc/debian_version"))."
+		echo "busybox busybox=$busybox_version source"
 		sed 's/^/busybox /' <<<"$busybox_closure"
 		sed 's/^/agnhost /' <<<"$agnhost_closure"
 		sed 's/^/nginx /' <<<"$nginx_closure"

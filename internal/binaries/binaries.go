@@ -206,7 +206,7 @@ func (s NodeSet) Check() error {
 // UserlandVersion names the Debian userlands of the conformance images
 // that hack/conformance-rootfs.sh builds (Debian 12, the script's first
 // version); hack/build-binaries.sh uses the same value.
-const UserlandVersion = "debian12-v3"
+const UserlandVersion = "debian12-v4"
 
 // ConformanceSet is the absolute paths of what `make conformance` runs and
 // builds images from (hack/build-binaries.sh conformance): the Kubernetes
