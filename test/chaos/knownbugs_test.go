@@ -19,4 +19,10 @@ package chaos
 //   - a token Secret leaked when the syncer died before making its pod,
 //     and a host copy left behind by a virtual object deleted just after
 //     the syncer made the copy, whose watch event was dropped as the
-//     syncer's own echo (0e064f3).
+//     syncer's own echo (0e064f3);
+//   - a pod deleted and made again under its name removed at once, as if
+//     evicted: the syncer still remembered the deleted pod's host pod
+//     under the name and took it for the new pod's (the last-seen record
+//     now carries the virtual UID), and a virtual pod could be ended on a
+//     host cache that had not seen its host pod yet (now asked of the
+//     host API server) — found by CI at dae0a42.

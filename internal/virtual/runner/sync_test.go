@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -246,6 +247,63 @@ func TestPodDeletionBothWays(t *testing.T) {
 		}
 		return fmt.Errorf("virtual pod still there (%v)", err)
 	})
+}
+
+// A pod deleted and made again under its name is a new pod: the syncer
+// must not take the earlier pod's host pod, which it deleted, for the new
+// one's and remove the new pod as if its host pod had been evicted. Each
+// round holds the old pod with a finalizer until the syncer has finished
+// its deletion (host pod gone, virtual grace period 0), then releases it and
+// creates the new pod at once. The syncer meets the new pod while it still
+// remembers the old one only when it is slow to see the old one go (the
+// chaos suite, on a loaded machine, did); the rule itself is
+// syncer.TestSeenForIsPerVirtualObject. This checks the user's sequence.
+func TestPodRecreatedUnderItsName(t *testing.T) {
+	ns := env.NewNamespace(t)
+	const hold = "clustersync.io/test-hold"
+	for round := range 3 {
+		old := pod("again", ns, func(p *corev1.Pod) { p.Finalizers = []string{hold} })
+		create(t, env.VirtualClient, old)
+		runningPod(t, "again", ns)
+		if err := env.VirtualClient.Delete(ctx, old); err != nil {
+			t.Fatal(err)
+		}
+		hostGone(t, &corev1.Pod{}, "again", ns)
+		testenv.Eventually(t, wait, func() error {
+			var p corev1.Pod
+			if err := env.VirtualClient.Get(ctx, client.ObjectKeyFromObject(old), &p); err != nil {
+				return err
+			}
+			if g := p.DeletionGracePeriodSeconds; g == nil || *g != 0 {
+				return fmt.Errorf("round %d: the old pod's grace period is %v, want 0 (the syncer's last delete)", round, g)
+			}
+			return nil
+		})
+		patch := client.RawPatch(types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`))
+		if err := env.VirtualClient.Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "again", Namespace: ns}}, patch); err != nil {
+			t.Fatal(err)
+		}
+		fresh := pod("again", ns, nil)
+		testenv.Eventually(t, wait, func() error { return env.VirtualClient.Create(ctx, fresh) })
+		running := runningPod(t, "again", ns)
+		if running.UID != fresh.UID {
+			t.Fatalf("round %d: running pod has UID %s, want the new pod's %s", round, running.UID, fresh.UID)
+		}
+		h := hostObject(t, &corev1.Pod{}, "again", ns)
+		if h.Annotations[translate.AnnotationObjectUID] != string(fresh.UID) {
+			t.Fatalf("round %d: host pod is the copy of %s, want %s", round, h.Annotations[translate.AnnotationObjectUID], fresh.UID)
+		}
+		if err := env.VirtualClient.Delete(ctx, fresh); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Eventually(t, wait, func() error {
+			err := env.VirtualClient.Get(ctx, client.ObjectKeyFromObject(fresh), &corev1.Pod{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return fmt.Errorf("round %d: the new pod is still there (%v)", round, err)
+		})
+	}
 }
 
 // A host object that claims to be the copy of an earlier virtual object

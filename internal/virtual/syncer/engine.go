@@ -47,8 +47,34 @@ type engine[T client.Object] struct {
 	r    Resource[T]
 	s    *Context
 	kind string
-	// lastSeen holds the metadata of each pair after its last sync.
-	lastSeen sync.Map // types.NamespacedName → translate.Meta
+	// lastSeen holds the metadata of each pair after its last sync, with
+	// the UID of the virtual object it was synced from (seen).
+	lastSeen sync.Map // types.NamespacedName → seen
+}
+
+// seen is what the engine keeps of a pair after its last sync: the
+// metadata, and the UID of the virtual object synced. A virtual object
+// deleted and made again under its name (a new UID) has no past: what the
+// earlier one left must not count for it (Create.WasSynced would take the
+// earlier object's host copy, deleted since, for its own and a pod would
+// be removed as if evicted).
+type seen struct {
+	uid  types.UID
+	meta translate.Meta
+}
+
+// seenFor returns the last-seen metadata of key if it was recorded for the
+// virtual object with UID uid.
+func (e *engine[T]) seenFor(key types.NamespacedName, uid types.UID) (translate.Meta, bool) {
+	v, ok := e.lastSeen.Load(key)
+	if !ok {
+		return translate.Meta{}, false
+	}
+	s := v.(seen)
+	if s.uid != uid {
+		return translate.Meta{}, false
+	}
+	return s.meta, true
 }
 
 // Register adds the controller of r to mgr (the virtual cluster's manager),
@@ -199,9 +225,8 @@ func (e *engine[T]) reconcile(ctx context.Context, key types.NamespacedName) (ct
 		if stale {
 			sb := s.Translator.StaleBase(view)
 			base = &sb
-		} else if m, ok := e.lastSeen.Load(key); ok {
-			mm := m.(translate.Meta)
-			base = &mm
+		} else if m, ok := e.seenFor(key, virtual.GetUID()); ok {
+			base = &m
 		}
 		p := &Pair[T]{Virtual: virtual, Host: view, Ref: vref, patches: set, patched: host,
 			Meta: s.Translator.SyncMetadata(base, virtual, view, vref, hostName)}
@@ -216,7 +241,7 @@ func (e *engine[T]) reconcile(ctx context.Context, key types.NamespacedName) (ct
 			// merges against StaleBase.
 			e.lastSeen.Delete(key)
 		default:
-			e.lastSeen.Store(key, p.Meta.Seen)
+			e.lastSeen.Store(key, seen{uid: virtual.GetUID(), meta: p.Meta.Seen})
 		}
 		s.Mappings.Record(ref, hostName)
 		s.settleReported(virtual.GetUID())
@@ -228,8 +253,8 @@ func (e *engine[T]) reconcile(ctx context.Context, key types.NamespacedName) (ct
 		if set != nil {
 			s.SetReferences(ctx, PatchesRef(ref), patchReferences(set, virtual))
 		}
-		labels, anns, seen := s.Translator.NewHostMetadata(virtual, vref, hostName)
-		_, wasSynced := e.lastSeen.Load(key)
+		labels, anns, meta := s.Translator.NewHostMetadata(virtual, vref, hostName)
+		_, wasSynced := e.seenFor(key, virtual.GetUID())
 		c := &Create[T]{Virtual: virtual, Ref: vref, HostName: hostName,
 			Labels: labels, Annotations: anns, WasSynced: wasSynced, patches: set}
 		res, err := e.r.SyncToHost(ctx, s, c)
@@ -237,7 +262,7 @@ func (e *engine[T]) reconcile(ctx context.Context, key types.NamespacedName) (ct
 			return e.patchFailed(virtual, err)
 		}
 		if c.created {
-			e.lastSeen.Store(key, seen)
+			e.lastSeen.Store(key, seen{uid: virtual.GetUID(), meta: meta})
 		}
 		s.Mappings.Record(ref, hostName)
 		return res, nil

@@ -529,8 +529,21 @@ func kubeletCondition(t corev1.PodConditionType) bool {
 
 // Finalize implements syncer.Finalizer: the syncer completes a virtual pod's
 // deletion as a kubelet would. The host pod is deleted with the virtual
-// grace period; once it is gone the virtual pod is removed.
+// grace period; once it is gone the virtual pod is removed. Gone means
+// gone on the host API server, not only in the cache: a cache that has not
+// seen the host pod (its watch restarting after the host API server did)
+// must not end the virtual pod while its containers still run.
 func (r *Syncer) Finalize(ctx context.Context, s *syncer.Context, virtual, host *corev1.Pod, hostExists bool) (ctrl.Result, error) {
+	if !hostExists {
+		var live corev1.Pod
+		err := s.HostReader.Get(ctx, types.NamespacedName{Namespace: s.Translator.HostNamespace, Name: r.HostName(virtual.Name, virtual.Namespace)}, &live)
+		switch {
+		case err == nil && live.Annotations[translate.AnnotationObjectUID] == string(virtual.UID):
+			return ctrl.Result{RequeueAfter: time.Second}, nil // the cache is behind
+		case err != nil && !apierrors.IsNotFound(err):
+			return ctrl.Result{}, err
+		}
+	}
 	if hostExists {
 		if host.DeletionTimestamp != nil {
 			return ctrl.Result{}, nil // the host watch wakes us when it is gone
