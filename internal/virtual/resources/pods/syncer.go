@@ -108,13 +108,12 @@ func (r *Syncer) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Cr
 		// one. The host API server, not the cache, says so: a cache that has
 		// not seen the host pod just made (its watch restarting after the
 		// host API server did) must not cost the tenant its pod.
-		var host corev1.Pod
-		err := s.HostReader.Get(ctx, types.NamespacedName{Namespace: s.Translator.HostNamespace, Name: c.HostName}, &host)
+		_, exists, err := liveHostPod(ctx, s, c.HostName)
 		switch {
-		case err == nil:
-			return ctrl.Result{RequeueAfter: time.Second}, nil // the cache is behind
-		case !apierrors.IsNotFound(err):
+		case err != nil:
 			return ctrl.Result{}, err
+		case exists:
+			return ctrl.Result{RequeueAfter: time.Second}, nil // the cache is behind
 		}
 		return ctrl.Result{}, deleteVirtual(ctx, s, v)
 	}
@@ -535,13 +534,12 @@ func kubeletCondition(t corev1.PodConditionType) bool {
 // must not end the virtual pod while its containers still run.
 func (r *Syncer) Finalize(ctx context.Context, s *syncer.Context, virtual, host *corev1.Pod, hostExists bool) (ctrl.Result, error) {
 	if !hostExists {
-		var live corev1.Pod
-		err := s.HostReader.Get(ctx, types.NamespacedName{Namespace: s.Translator.HostNamespace, Name: r.HostName(virtual.Name, virtual.Namespace)}, &live)
+		live, exists, err := liveHostPod(ctx, s, r.HostName(virtual.Name, virtual.Namespace))
 		switch {
-		case err == nil && live.Annotations[translate.AnnotationObjectUID] == string(virtual.UID):
-			return ctrl.Result{RequeueAfter: time.Second}, nil // the cache is behind
-		case err != nil && !apierrors.IsNotFound(err):
+		case err != nil:
 			return ctrl.Result{}, err
+		case exists && live.Annotations[translate.AnnotationObjectUID] == string(virtual.UID):
+			return ctrl.Result{RequeueAfter: time.Second}, nil // the cache is behind
 		}
 	}
 	if hostExists {
@@ -603,6 +601,21 @@ func TerminatedStatus(st *corev1.PodStatus, now time.Time) (corev1.PodStatus, bo
 		}
 	}
 	return out, true
+}
+
+// liveHostPod reads host pod name from the host API server, not the cache:
+// before a virtual pod is ended because its host pod is gone. exists is
+// false when the host has no such pod.
+func liveHostPod(ctx context.Context, s *syncer.Context, name string) (*corev1.Pod, bool, error) {
+	var p corev1.Pod
+	err := s.HostReader.Get(ctx, types.NamespacedName{Namespace: s.Translator.HostNamespace, Name: name}, &p)
+	if apierrors.IsNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return &p, true, nil
 }
 
 // deleteVirtual removes a virtual pod at once (grace 0), guarded by its UID.
