@@ -73,8 +73,9 @@ chaos: binaries
 # line; the JUnit report and the e2e log land in bin/conformance/PROFILE.
 # CONFORMANCE_FOCUS (a regexp) picks some of the [Conformance] specs,
 # CONFORMANCE_PARALLEL runs them in that many processes (ginkgo -p; the
-# [Serial] ones run alone at the end), CONFORMANCE_PROFILE=defaults runs it against clustersync's secure
-# defaults instead of examples/conformance/values.yaml. The full run takes
+# [Serial] ones run alone at the end), CONFORMANCE_PROFILE=defaults runs it with that file's
+# nodes, scheduler and storage but clustersync's secure default policies (the file without
+# its policies: key), to see what those policies stop. The full run takes
 # hours on 2 cores; make test runs a short focused one. It takes the
 # machine's real node, so it never runs beside test/e2e.
 CONFORMANCE_FOCUS ?=

@@ -7,8 +7,9 @@
 // the machine's one real node, which test/e2e and test/chaos use too. It
 // starts the local host (`dev up`), pushes the images the suite pulls
 // (`dev image --conformance`), creates virtual cluster "conformance" with
-// examples/conformance/values.yaml (profile "conformance") or with
-// clustersync's defaults (profile "defaults"), runs the suite with
+// examples/conformance/values.yaml (profile "conformance") or with that
+// file's nodes, scheduler and storage but clustersync's default policies
+// (profile "defaults", WithDefaultPolicies), runs the suite with
 // --provider=skeleton, prints passed / failed / skipped with the first
 // failure line of each failed spec, and keeps the JUnit report. Settings,
 // from the environment (the Makefile's CONFORMANCE_* variables):
@@ -81,15 +82,26 @@ func run(m *testing.M) int {
 }
 
 // profileFiles are the values files `virtual create` gets for a
-// CLUSTERSYNC_CONFORMANCE_PROFILE, and whether the profile exists.
-func profileFiles(profile string) ([]string, bool) {
+// CLUSTERSYNC_CONFORMANCE_PROFILE: profile "conformance" the repository's
+// file, profile "defaults" that file without its policies (written into
+// dir, see WithDefaultPolicies). An unknown profile is an error.
+func profileFiles(profile, dir string) ([]string, error) {
 	switch profile {
 	case "conformance":
-		return []string{"../../examples/conformance/values.yaml"}, true
+		return []string{ConformanceValues}, nil
 	case "defaults":
-		return nil, true
+		data, err := os.ReadFile(ConformanceValues)
+		if err != nil {
+			return nil, err
+		}
+		out, err := WithDefaultPolicies(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ConformanceValues, err)
+		}
+		f := filepath.Join(dir, "defaults-values.yaml")
+		return []string{f}, os.WriteFile(f, out, 0o644)
 	}
-	return nil, false
+	return nil, fmt.Errorf("%s=%q: want conformance or defaults", profileEnv, profile)
 }
 
 func TestConformance(t *testing.T) {
@@ -121,9 +133,9 @@ func TestConformance(t *testing.T) {
 		parallel = n
 	}
 	profile := cmp.Or(os.Getenv(profileEnv), "conformance")
-	files, ok := profileFiles(profile)
-	if !ok {
-		t.Fatalf("%s=%q: want conformance or defaults", profileEnv, profile)
+	files, err := profileFiles(profile, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
 	report, err := filepath.Abs(cmp.Or(os.Getenv(reportEnv), filepath.Join("..", "..", "bin", "conformance", profile)))
 	if err != nil {
