@@ -2,9 +2,11 @@ package runner_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -47,4 +49,38 @@ func TestServiceNodePorts(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A host copy the host namespace's quota refuses (no node ports, as
+// clustersync's default policies.resourceQuota has it) is reported to the
+// tenant as a SyncError event on the virtual Service, in words that name
+// no host object, and the copy is made once the quota allows it.
+func TestHostQuotaRefusalReported(t *testing.T) {
+	ns := env.NewNamespace(t)
+	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "no-node-ports-" + ns, Namespace: env.HostNamespace},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourceServicesNodePorts: resource.MustParse("0")}}}
+	create(t, env.HostClient, quota)
+	t.Cleanup(func() { _ = env.HostClient.Delete(ctx, quota) })
+	// The quota refuses only once the host's quota controller has counted
+	// the namespace.
+	testenv.Eventually(t, wait, func() error {
+		var q corev1.ResourceQuota
+		if err := env.HostClient.Get(ctx, client.ObjectKeyFromObject(quota), &q); err != nil {
+			return err
+		}
+		if _, ok := q.Status.Hard[corev1.ResourceServicesNodePorts]; !ok {
+			return fmt.Errorf("quota %s not counted yet", quota.Name)
+		}
+		return nil
+	})
+	create(t, env.VirtualClient, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "np-quota", Namespace: ns},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Selector: map[string]string{"app": "np"}, Ports: []corev1.ServicePort{{Port: 80}}}})
+	msg := syncErrorEvent(t, ns, "np-quota", "not synced to the host: the host namespace's quota does not allow it", "services.nodeports")
+	if strings.Contains(msg, env.HostNamespace) || strings.Contains(msg, quota.Name) || strings.Contains(msg, "-x-") {
+		t.Errorf("the event names host objects: %q", msg)
+	}
+	if err := env.HostClient.Delete(ctx, quota); err != nil {
+		t.Fatal(err)
+	}
+	hostObject(t, &corev1.Service{}, "np-quota", ns)
 }

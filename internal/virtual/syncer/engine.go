@@ -137,6 +137,15 @@ func (e *engine[T]) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.
 		// with it, and their deletion brings the object back here.
 		return ctrl.Result{}, nil
 	}
+	if msg, ok := HostRefusal(err); ok {
+		// The host refused the copy (its quota, an admission webhook):
+		// the tenant is told, in words that name no host object, and the
+		// copy is tried again with the controller's backoff (a quota may
+		// be raised).
+		if virtual, vok, gerr := get(ctx, e.s.Virtual, req.NamespacedName, e.r.New()); gerr == nil && vok {
+			e.s.ReportSyncError(virtual, "not synced to the host: %s", msg)
+		}
+	}
 	if err != nil {
 		return res, fmt.Errorf("%s %s: %w", e.r.Name(), req.NamespacedName, err)
 	}

@@ -22,7 +22,7 @@ func (s *Context) CreateHost(ctx context.Context, obj client.Object) (ctrl.Resul
 	if err == nil {
 		s.echoes.note(obj)
 	}
-	return ctrl.Result{}, err
+	return ctrl.Result{}, refusedByHost(err)
 }
 
 // DeleteHost deletes a managed host object, with a UID precondition so that
@@ -74,6 +74,9 @@ func (s *Context) patch(ctx context.Context, c client.Client, before, after clie
 	}
 	if err == nil {
 		s.echoes.note(after)
+	}
+	if c == s.Host {
+		return refusedByHost(err)
 	}
 	return err
 }
