@@ -1,7 +1,9 @@
 package conformance
 
 import (
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,14 +57,6 @@ func TestWithDefaultPolicies(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, ok := got["policies"]; ok || got["sync"] == nil || got["controlPlane"] == nil {
-		t.Errorf("%s without policies: top-level keys %v, want sync and controlPlane only", ConformanceValues, keys(got))
+		t.Errorf("%s without policies: top-level keys %v, want sync and controlPlane only", ConformanceValues, slices.Collect(maps.Keys(got)))
 	}
-}
-
-func keys(m map[string]any) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }

@@ -2,10 +2,16 @@ package syncer
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
+
+// authzDenial matches the API server's message for a request its
+// authorizer denies (`User "…" cannot create resource "services" …`),
+// which is about the syncer's permissions, not the object.
+var authzDenial = regexp.MustCompile(`cannot [a-z]+ resource "`)
 
 // hostRefused marks a 403 Forbidden of a write to the host (Context.CreateHost,
 // PatchHost, PatchHostStatus), so HostRefusal tells it from a refusal by
@@ -42,8 +48,7 @@ func HostRefusal(err error) (string, bool) {
 		return "", false
 	}
 	msg := status.Status().Message
-	if strings.Contains(msg, "cannot create resource") || strings.Contains(msg, "cannot update resource") ||
-		strings.Contains(msg, "cannot patch resource") || strings.Contains(msg, "cannot delete resource") {
+	if authzDenial.MatchString(msg) {
 		return "", false
 	}
 	if _, rest, ok := strings.Cut(msg, "exceeded quota: "); ok {

@@ -533,15 +533,6 @@ func kubeletCondition(t corev1.PodConditionType) bool {
 // seen the host pod (its watch restarting after the host API server did)
 // must not end the virtual pod while its containers still run.
 func (r *Syncer) Finalize(ctx context.Context, s *syncer.Context, virtual, host *corev1.Pod, hostExists bool) (ctrl.Result, error) {
-	if !hostExists {
-		live, exists, err := liveHostPod(ctx, s, r.HostName(virtual.Name, virtual.Namespace))
-		switch {
-		case err != nil:
-			return ctrl.Result{}, err
-		case exists && live.Annotations[translate.AnnotationObjectUID] == string(virtual.UID):
-			return ctrl.Result{RequeueAfter: time.Second}, nil // the cache is behind
-		}
-	}
 	if hostExists {
 		if host.DeletionTimestamp != nil {
 			return ctrl.Result{}, nil // the host watch wakes us when it is gone
@@ -552,6 +543,13 @@ func (r *Syncer) Finalize(ctx context.Context, s *syncer.Context, virtual, host 
 			opts = append(opts, client.GracePeriodSeconds(*g))
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(s.Host.Delete(ctx, host, opts...))
+	}
+	live, exists, err := liveHostPod(ctx, s, r.HostName(virtual.Name, virtual.Namespace))
+	switch {
+	case err != nil:
+		return ctrl.Result{}, err
+	case exists && live.Annotations[translate.AnnotationObjectUID] == string(virtual.UID):
+		return ctrl.Result{RequeueAfter: time.Second}, nil // the cache is behind
 	}
 	// The pod ends as the kubelet ends a deleted pod: in a terminal
 	// phase, which a finalizer's owner may wait for (the Job controller's
