@@ -41,7 +41,9 @@ import (
 // `dev up` starts the node and pushes clustersync's images to the local
 // registry; `virtual create` installs the chart, whose control plane
 // pod runs on the node; the demo image runs as a Deployment of the virtual
-// cluster whose pods really start and pass their readiness probe; pods of
+// cluster whose pods really start and pass their readiness probe; a
+// NodePort Service made with kubectl, which the default quota refuses on
+// the host, gets a SyncError event saying so; pods of
 // the virtual cluster resolve its Services through its DNS (full and short
 // names, a headless Service's pods) and other names through the node's
 // resolver, reach the web pods by name, are refused at a port the Service
@@ -121,6 +123,27 @@ func TestRealNodeWorkload(t *testing.T) {
 		}
 	}
 	waitReadyOnRealNode(t, host, hostNS, 2)
+
+	// The default quota allows no node ports: a NodePort Service made with
+	// kubectl is not copied to the host, and the tenant reads why in an
+	// event that names no host object.
+	if out, err := exec.Command("kubectl", "--kubeconfig", kubeconfig, "create", "service", "nodeport", "web-np", "--tcp=80:8080").CombinedOutput(); err != nil {
+		t.Fatalf("kubectl create service nodeport: %v\n%s", err, out)
+	}
+	testenv.Eventually(t, 60*time.Second, func() error {
+		out, err := exec.Command("kubectl", "--kubeconfig", kubeconfig, "get", "events", "-n", "default",
+			"--field-selector", "involvedObject.name=web-np,reason=SyncError", "-o", "jsonpath={.items[*].message}").CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("kubectl get events: %v\n%s", err, out)
+		}
+		if !strings.Contains(string(out), "the host namespace's quota does not allow it") || !strings.Contains(string(out), "services.nodeports") {
+			return fmt.Errorf("SyncError events of web-np: %q, want the quota's refusal", out)
+		}
+		if strings.Contains(string(out), hostNS) {
+			return fmt.Errorf("the event names the host namespace: %q", out)
+		}
+		return nil
+	})
 
 	// The Service's cluster IP (the virtual Service carries the host's) from
 	// a pod of the virtual cluster.
