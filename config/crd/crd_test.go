@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/binaries"
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
@@ -326,7 +327,7 @@ func TestOnAPIServer(t *testing.T) {
 		if err := c.Create(ctx, cfg); err != nil {
 			t.Fatal(err)
 		}
-		cfg.Status = eksv1.EKSClusterConfigStatus{Phase: eksv1.PhaseCreating, NetworkFieldsSource: eksv1.NetworkFieldsGenerated,
+		cfg.Status = eksv1.EKSClusterConfigStatus{OperatorStatus: hostedv1.OperatorStatus{Phase: eksv1.PhaseCreating}, NetworkFieldsSource: eksv1.NetworkFieldsGenerated,
 			CompletedUpdateIDs: []string{"u-1"}}
 		if err := c.Status().Update(ctx, cfg); err != nil {
 			t.Fatal(err)

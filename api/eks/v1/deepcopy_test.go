@@ -3,6 +3,8 @@ package v1
 import (
 	"reflect"
 	"testing"
+
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -124,7 +126,7 @@ func TestDeepCopyKeepsNilAndEmpty(t *testing.T) {
 
 func TestEKSClusterConfigDeepCopyObject(t *testing.T) {
 	orig := &EKSClusterConfig{Spec: *fullSpec(), Status: EKSClusterConfigStatus{
-		Phase: PhaseActive, Subnets: []string{"s"}, ManagedLaunchTemplateVersions: map[string]string{"ng-a": "1"},
+		OperatorStatus: hostedv1.OperatorStatus{Phase: PhaseActive}, Subnets: []string{"s"}, ManagedLaunchTemplateVersions: map[string]string{"ng-a": "1"},
 		CompletedUpdateIDs: []string{"u1"},
 	}}
 	orig.Name = "prod"

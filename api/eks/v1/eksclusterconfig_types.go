@@ -2,6 +2,8 @@ package v1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 )
 
 // EKSClusterConfigSpec is the desired state of one Amazon EKS cluster, with
@@ -246,21 +248,20 @@ type LaunchTemplate struct {
 	Version *int64 `json:"version,omitempty"`
 }
 
-// Phases of an EKSClusterConfig (status.phase), as in Rancher's EKS
-// operator. The empty phase means the operator has not looked at the object
-// yet.
+// Phases of an EKSClusterConfig (status.phase): the phases every
+// hosted-cluster operator object shares (api/hosted/v1).
 const (
 	// PhaseCreating means the cluster is being created in EKS.
-	PhaseCreating = "creating"
+	PhaseCreating = hostedv1.PhaseCreating
 	// PhaseActive means the cluster exists and matches the spec.
-	PhaseActive = "active"
+	PhaseActive = hostedv1.PhaseActive
 	// PhaseUpdating means a change is being applied to the cluster.
-	PhaseUpdating = "updating"
+	PhaseUpdating = hostedv1.PhaseUpdating
 	// PhaseImporting means an existing cluster is being registered.
-	PhaseImporting = "importing"
+	PhaseImporting = hostedv1.PhaseImporting
 	// PhaseDeleting means the cluster is being deleted (or, if imported,
 	// disconnected).
-	PhaseDeleting = "deleting"
+	PhaseDeleting = hostedv1.PhaseDeleting
 )
 
 // Values of status.networkFieldsSource.
@@ -276,16 +277,9 @@ const (
 
 // EKSClusterConfigStatus is what the EKS operator observed and created.
 type EKSClusterConfigStatus struct {
-	// Phase is where the operator is in the cluster's life cycle: "",
-	// creating, active, updating, importing or deleting.
-	// +kubebuilder:validation:Enum=creating;active;updating;importing;deleting
-	// +optional
-	Phase string `json:"phase,omitempty"`
-
-	// FailureMessage is the last error of the operator (e.g. a refused
-	// downgrade), empty after a successful pass.
-	// +optional
-	FailureMessage string `json:"failureMessage,omitempty"`
+	// OperatorStatus is the phase, failure message, pending updates and
+	// conflicts, kept by the hosted-cluster engine as for every cloud.
+	hostedv1.OperatorStatus `json:",inline"`
 
 	// VirtualNetwork is the ID of the cluster's VPC.
 	// +optional
@@ -320,26 +314,6 @@ type EKSClusterConfigStatus struct {
 	// +optional
 	AppliedSpec *EKSClusterConfigSpec `json:"appliedSpec,omitempty"`
 
-	// PendingUpdates are pushes EKS accepted whose outcome is not known
-	// yet (an EKS update InProgress, or a call whose answer was lost).
-	// appliedSpec already holds their value; when EKS reports the update
-	// Failed, or the value never shows up once EKS is idle, the applied
-	// value goes back to Previous and failureMessage names the field.
-	// +listType=map
-	// +listMapKey=path
-	// +optional
-	PendingUpdates []PendingUpdate `json:"pendingUpdates,omitempty"`
-
-	// Conflicts are the managed fields changed both in the spec and in EKS
-	// since they were last applied; nothing is written to them. Editing
-	// such a field in the spec again answers the conflict: the new value is
-	// pushed over the upstream value recorded here (unless EKS moved once
-	// more). The management controller reports them in condition Conflict.
-	// +listType=map
-	// +listMapKey=path
-	// +optional
-	Conflicts []FieldConflict `json:"conflicts,omitempty"`
-
 	// TemplateVersionsToDelete are versions of the managed launch template
 	// no node group uses any more, to be deleted.
 	// +optional
@@ -364,42 +338,6 @@ type EKSClusterConfigStatus struct {
 	// operator has seen finish, so that it does not wait on them again.
 	// +optional
 	CompletedUpdateIDs []string `json:"completedUpdateIDs,omitempty"`
-
-	// ObservedGeneration is the metadata.generation of the spec the
-	// operator last acted on.
-	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-}
-
-// PendingUpdate is one field the operator pushed whose outcome EKS has not
-// reported yet. Values are JSON ("null" for unset, or for a node group
-// that does not exist).
-type PendingUpdate struct {
-	// Path names the field: "tags", "nodeGroups[workers].desiredSize",
-	// "nodeGroups[batch]" (a whole node group created or deleted).
-	Path string `json:"path"`
-	// UpdateID is the EKS update that applies it (DescribeUpdate), empty
-	// for calls that return none (tags, node group creation or deletion).
-	// +optional
-	UpdateID string `json:"updateID,omitempty"`
-	// Value is what was pushed.
-	Value string `json:"value"`
-	// Previous is the applied value before the push, restored if the push
-	// does not take effect.
-	Previous string `json:"previous"`
-}
-
-// FieldConflict is one managed field changed on both sides since it was
-// last applied. Values are JSON ("null" for unset or absent).
-type FieldConflict struct {
-	// Path names the field, as in PendingUpdate.
-	Path string `json:"path"`
-	// Config is the spec's value when the conflict was found.
-	Config string `json:"config"`
-	// Upstream is the value EKS reported then.
-	Upstream string `json:"upstream"`
-	// Applied is the last value applied before both changes.
-	Applied string `json:"applied"`
 }
 
 // EKSClusterConfig is one Amazon EKS cluster for the EKS operator. The

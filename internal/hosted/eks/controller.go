@@ -11,13 +11,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	"github.com/clustersync/clustersync/internal/hosted/engine"
+	"github.com/clustersync/clustersync/internal/hosted/managed"
 )
 
 // Finalizer holds back the deletion of an EKSClusterConfig whose cluster
@@ -26,19 +27,20 @@ const Finalizer = "eks.clustersync.io/cleanup"
 
 // DefaultPoll is how often a cluster that is being created is described
 // (Rancher's eks-operator: 30 seconds).
-const DefaultPoll = 30 * time.Second
+const DefaultPoll = engine.DefaultPoll
 
-// Reconciler drives EKSClusterConfig objects through their phases, as
-// Rancher's eks-operator does: "" (generating what the spec leaves empty —
-// the VPC, service role and node role CloudFormation stacks, stacks.go —
-// then CreateCluster) → creating → active (EKS reports ACTIVE; the CA
-// Secret is written and the node groups are created, those without a
-// launchTemplate on the managed launch template, launchtemplate.go), then
-// applies spec
-// changes one per pass (active ⇄ updating, update.go), and on deletion
-// destroys what it created (delete.go; imported clusters carry no
-// finalizer and are only disconnected). Existing clusters are imported
-// without any write (import.go).
+// Reconciler is the EKS operator: the hosted-cluster engine
+// (internal/hosted/engine) driving EKSClusterConfig objects through their
+// phases with the EKS provider, as Rancher's eks-operator does: ""
+// (generating what the spec leaves empty — the VPC, service role and node
+// role CloudFormation stacks, stacks.go — then CreateCluster) → creating →
+// active (EKS reports ACTIVE; the CA Secret is written and the node groups
+// are created, those without a launchTemplate on the managed launch
+// template, launchtemplate.go), then applies spec changes one call per
+// pass (active ⇄ updating, update.go), and on deletion destroys what it
+// created (delete.go; imported clusters carry no finalizer and are only
+// disconnected). Existing clusters are imported without any write
+// (import.go).
 type Reconciler struct {
 	// Client reads and writes the EKSClusterConfig objects and Secrets.
 	Client client.Client
@@ -55,58 +57,61 @@ type Reconciler struct {
 
 // Reconcile implements reconcile.Reconciler.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var c eksv1.EKSClusterConfig
-	if err := r.Client.Get(ctx, req.NamespacedName, &c); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	op := engine.Operator[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig]{
+		Client: r.Client, Provider: provider{r}, Poll: r.Poll,
+		New: func() *eksv1.EKSClusterConfig { return &eksv1.EKSClusterConfig{} },
 	}
-	if c.DeletionTimestamp != nil {
-		if !controllerutil.ContainsFinalizer(&c, Finalizer) {
-			return ctrl.Result{}, nil // imported, or never created: nothing in the cloud to remove
-		}
-		cs, err := r.clients(ctx, &c)
-		if err != nil {
-			return ctrl.Result{}, r.fail(ctx, &c, err.Error())
-		}
-		return r.delete(ctx, cs, &c)
-	}
-	cs, err := r.clients(ctx, &c)
+	return op.Reconcile(ctx, req)
+}
+
+// provider is EKS for the engine (engine.Provider).
+type provider struct{ r *Reconciler }
+
+var _ engine.Provider[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig] = provider{}
+
+func (provider) Name() string                                  { return "EKS" }
+func (provider) Finalizer() string                             { return Finalizer }
+func (provider) Options() managed.Options                      { return ManagedOptions() }
+func (provider) Imported(spec eksv1.EKSClusterConfigSpec) bool { return spec.Imported }
+func (provider) CallGroup(path string) string                  { return callGroup(path) }
+func (provider) Order(push []managed.Change) []managed.Change  { return OrderUpdates(push) }
+func (provider) Retryable(err error) bool                      { return retryable(err) }
+
+func (provider) CreatedApplied(spec eksv1.EKSClusterConfigSpec) eksv1.EKSClusterConfigSpec {
+	return *createdApplied(spec)
+}
+
+// Vet leaves out the fields EKS cannot change after creation (Immutable)
+// and the changes there is nothing to send for (ignored).
+func (provider) Vet(spec eksv1.EKSClusterConfigSpec, ch managed.Change) (bool, error) {
+	return !Immutable(ch) && !ignored(&spec, ch), nil
+}
+
+// Open builds the AWS clients from the credential Secret.
+func (p provider) Open(ctx context.Context, c *eksv1.EKSClusterConfig) (engine.Session[eksv1.EKSClusterConfigSpec], error) {
+	cs, _, err := LoadClients(ctx, p.r.Client, p.r.NewServices, c.Spec)
 	if err != nil {
-		return ctrl.Result{}, r.fail(ctx, &c, err.Error())
+		return nil, err
 	}
-	api := cs.EKS
-	switch c.Status.Phase {
-	case "", eksv1.PhaseImporting:
-		if c.Spec.Imported {
-			return r.importCluster(ctx, api, &c)
-		}
-		return r.create(ctx, cs, &c)
-	case eksv1.PhaseCreating:
-		return r.waitActive(ctx, cs, &c)
-	case eksv1.PhaseActive, eksv1.PhaseUpdating:
-		return r.update(ctx, cs, &c)
-	}
-	return ctrl.Result{}, nil
+	return &conn{r: p.r, cs: cs, c: c}, nil
 }
 
-func (r *Reconciler) poll() time.Duration {
-	if r.Poll > 0 {
-		return r.Poll
-	}
-	return DefaultPoll
+// conn is one EKSClusterConfig's connection to EKS for one pass (engine.Session).
+type conn struct {
+	r  *Reconciler
+	cs *Clients
+	c  *eksv1.EKSClusterConfig
+	// cl is the cluster as the last describe of this pass found it.
+	cl *ekstypes.Cluster
 }
 
-// clients builds the AWS clients from the credential Secret.
-func (r *Reconciler) clients(ctx context.Context, c *eksv1.EKSClusterConfig) (*Clients, error) {
-	cs, _, err := LoadClients(ctx, r.Client, r.NewServices, c.Spec)
-	return cs, err
-}
-
-// create creates the cluster: it checks the name is free in the region,
-// generates what the spec leaves empty (the VPC, service role and node role
-// stacks, created in parallel and waited for across passes) and calls
-// CreateCluster. Phase "" lasts until CreateCluster is sent.
-func (r *Reconciler) create(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig) (ctrl.Result, error) {
-	api := cs.EKS
+// Create checks the name is free in the region, generates what the spec
+// leaves empty (the VPC, service role and node role stacks, created in
+// parallel and waited for across passes) and calls CreateCluster, whose
+// client request token (the config's UID) tells a cluster an earlier pass
+// created from someone else's.
+func (s *conn) Create(ctx context.Context, claim func(context.Context) error) (bool, error) {
+	c, api := s.c, s.cs.EKS
 	out, err := api.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(c.Spec.DisplayName)})
 	var nf *ekstypes.ResourceNotFoundException
 	ours := false
@@ -114,30 +119,17 @@ func (r *Reconciler) create(ctx context.Context, cs *Clients, c *eksv1.EKSCluste
 	case err == nil && aws.ToString(out.Cluster.ClientRequestToken) == string(c.UID):
 		ours = true // created by an earlier pass whose status write was lost
 	case err == nil:
-		return ctrl.Result{}, r.fail(ctx, c, fmt.Sprintf("an EKS cluster named %s already exists in %s; set imported: true to manage it",
+		return false, engine.Fail(fmt.Errorf("an EKS cluster named %s already exists in %s; set imported: true to manage it",
 			c.Spec.DisplayName, c.Spec.Region))
 	case !errors.As(err, &nf):
-		return ctrl.Result{}, fmt.Errorf("describe cluster %s: %w", c.Spec.DisplayName, err)
+		return false, fmt.Errorf("describe cluster %s: %w", c.Spec.DisplayName, err)
 	}
-	// The finalizer goes on before anything exists, so that a delete never
-	// leaves a stack or a cluster behind; imported clusters never get it.
-	if controllerutil.AddFinalizer(c, Finalizer) {
-		if err := r.Client.Update(ctx, c); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := claim(ctx); err != nil {
+		return false, err
 	}
-	g, done, err := generate(ctx, cs, c)
-	if err != nil {
-		return r.failOrRetry(ctx, c, err)
-	}
-	if !done {
-		if c.Status.FailureMessage != "" {
-			c.Status.FailureMessage = ""
-			if err := r.Client.Status().Update(ctx, c); err != nil {
-				return ctrl.Result{}, err
-			}
-		}
-		return ctrl.Result{RequeueAfter: r.poll()}, nil
+	g, done, err := generate(ctx, s.cs, c)
+	if err != nil || !done {
+		return false, engine.Fail(err)
 	}
 	in := CreateClusterInput(&c.Spec)
 	in.ClientRequestToken = aws.String(string(c.UID))
@@ -155,63 +147,48 @@ func (r *Reconciler) create(ctx context.Context, cs *Clients, c *eksv1.EKSCluste
 	}
 	if !ours {
 		if _, err := api.CreateCluster(ctx, in); err != nil {
-			return r.failOrRetry(ctx, c, fmt.Errorf("create cluster: %w", err))
+			return false, engine.Fail(fmt.Errorf("create cluster: %w", err))
 		}
 	}
-	c.Status.Phase, c.Status.FailureMessage = eksv1.PhaseCreating, ""
-	c.Status.AppliedSpec = createdApplied(c.Spec)
-	return r.saveAndPoll(ctx, c)
+	return true, nil
 }
 
-// waitActive waits for EKS to report the cluster ACTIVE, then writes the CA
-// Secret and creates the node groups.
-func (r *Reconciler) waitActive(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig) (ctrl.Result, error) {
-	api := cs.EKS
-	out, err := api.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(c.Spec.DisplayName)})
+// Provision waits for EKS to report the cluster ACTIVE, creates the node
+// groups, then writes the CA Secret and the network status.
+func (s *conn) Provision(ctx context.Context) (bool, error) {
+	c := s.c
+	out, err := s.cs.EKS.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(c.Spec.DisplayName)})
 	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("describe cluster %s: %w", c.Spec.DisplayName, err)
+		return false, fmt.Errorf("describe cluster %s: %w", c.Spec.DisplayName, err)
 	}
 	cl := out.Cluster
 	switch cl.Status {
 	case ekstypes.ClusterStatusActive:
 	case ekstypes.ClusterStatusFailed:
-		return ctrl.Result{}, r.fail(ctx, c, "EKS reports the cluster FAILED")
+		return false, engine.Fail(errors.New("EKS reports the cluster FAILED"))
 	default:
-		return ctrl.Result{RequeueAfter: r.poll()}, nil
+		return false, nil
 	}
-	done, err := r.createNodegroups(ctx, cs, c, cl)
-	if err != nil {
-		return r.failOrRetry(ctx, c, err)
+	done, err := s.r.createNodegroups(ctx, s.cs, c, cl)
+	if err != nil || !done {
+		return false, engine.Fail(err) // the node groups created so far are applied
 	}
-	if !done {
-		return r.saveAndPoll(ctx, c) // the node groups created so far are applied
-	}
-	return r.becomeActive(ctx, c, cl)
+	return true, s.r.becomeActive(ctx, c, cl)
 }
 
 // becomeActive writes the CA Secret and the network status of an ACTIVE
-// cluster and sets phase active. The first update pass follows at once:
-// it records in status.appliedSpec every managed field EKS already agrees
-// with, so that an outside change after that is told from a user change.
-func (r *Reconciler) becomeActive(ctx context.Context, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster) (ctrl.Result, error) {
+// cluster.
+func (r *Reconciler) becomeActive(ctx context.Context, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster) error {
 	if err := r.writeCASecret(ctx, c, cl); err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
 	if v := cl.ResourcesVpcConfig; v != nil {
 		c.Status.VirtualNetwork = aws.ToString(v.VpcId)
 		c.Status.Subnets = v.SubnetIds
 		c.Status.SecurityGroups = v.SecurityGroupIds
 	}
-	c.Status.Phase, c.Status.FailureMessage = eksv1.PhaseActive, ""
-	if err := r.Client.Status().Update(ctx, c); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{RequeueAfter: firstPassDelay}, nil
+	return nil
 }
-
-// firstPassDelay is how soon the first update pass follows activation: long
-// enough for the informer cache to hold the status just written.
-const firstPassDelay = time.Second
 
 // writeCASecret stores the API endpoint and CA of the cluster in a Secret
 // named like the config, beside it, owned by it (Rancher's "ca" secret).
@@ -339,40 +316,4 @@ func retryable(err error) bool {
 		return true
 	}
 	return retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary
-}
-
-// failOrRetry records err in status.failureMessage. A retryable error is
-// returned as well, so that controller-runtime runs the pass again with its
-// per-object exponential backoff (and the change is applied then); any
-// other error waits for the spec to change.
-func (r *Reconciler) failOrRetry(ctx context.Context, c *eksv1.EKSClusterConfig, err error) (ctrl.Result, error) {
-	if !retryable(err) {
-		return ctrl.Result{}, r.fail(ctx, c, err.Error())
-	}
-	if ferr := r.fail(ctx, c, err.Error()+" (retrying)"); ferr != nil {
-		return ctrl.Result{}, ferr
-	}
-	return ctrl.Result{}, err
-}
-
-// fail records message in status.failureMessage (and keeps the phase).
-func (r *Reconciler) fail(ctx context.Context, c *eksv1.EKSClusterConfig, message string) error {
-	if c.Status.FailureMessage == message {
-		return nil
-	}
-	c.Status.FailureMessage = message
-	if err := r.Client.Status().Update(ctx, c); err != nil && !apierrors.IsConflict(err) {
-		return err
-	}
-	return nil
-}
-
-// saveAndPoll writes c's status and asks to be called again after the
-// poll interval (without the requeue when the write failed: the error
-// requeues with backoff).
-func (r *Reconciler) saveAndPoll(ctx context.Context, c *eksv1.EKSClusterConfig) (ctrl.Result, error) {
-	if err := r.Client.Status().Update(ctx, c); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{RequeueAfter: r.poll()}, nil
 }

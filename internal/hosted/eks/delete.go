@@ -11,13 +11,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	"github.com/clustersync/clustersync/internal/hosted/engine"
 )
 
-// delete destroys a cluster clustersync created, in Rancher's eks-operator
+// Delete destroys a cluster clustersync created, in Rancher's eks-operator
 // order (https://github.com/rancher/eks-operator): its node groups, then the
 // managed launch template, then the cluster, then the generated
 // CloudFormation stacks — node role, service role, VPC — one at a time,
@@ -25,72 +24,59 @@ import (
 // them). Every step is polled across passes; the finalizer is removed once
 // all is gone. Only stacks and templates carrying this config's
 // OwnerUIDTag are deleted.
-func (r *Reconciler) delete(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig) (ctrl.Result, error) {
-	if c.Status.Phase != eksv1.PhaseDeleting {
-		c.Status.Phase = eksv1.PhaseDeleting
-		if err := r.Client.Status().Update(ctx, c); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	api := cs.EKS
+func (s *conn) Delete(ctx context.Context) (bool, error) {
+	c, cs, api := s.c, s.cs, s.cs.EKS
 	name := aws.String(c.Spec.DisplayName)
 	var nf *ekstypes.ResourceNotFoundException
 	out, err := api.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: name})
 	switch {
 	case errors.As(err, &nf): // the cluster is gone (or was never created)
 	case err != nil:
-		return ctrl.Result{}, fmt.Errorf("describe cluster %s: %w", c.Spec.DisplayName, err)
+		return false, fmt.Errorf("describe cluster %s: %w", c.Spec.DisplayName, err)
 	case out.Cluster.Status == ekstypes.ClusterStatusDeleting:
-		return ctrl.Result{RequeueAfter: r.poll()}, nil
+		return false, nil
 	default:
-		return r.deleteCluster(ctx, cs, c)
+		return false, s.r.deleteCluster(ctx, cs, c)
 	}
-	if err := r.deleteManagedTemplate(ctx, cs, c); err != nil {
-		return r.failOrRetry(ctx, c, err)
+	if err := s.r.deleteManagedTemplate(ctx, cs, c); err != nil {
+		return false, engine.Fail(err)
 	}
 	for _, k := range []stackKind{nodeRoleStack, serviceRoleStack, vpcStack} {
-		done, err := r.deleteStack(ctx, cs, c, k)
-		if err != nil {
-			return r.failOrRetry(ctx, c, err)
-		}
-		if !done {
-			return ctrl.Result{RequeueAfter: r.poll()}, nil
+		done, err := s.r.deleteStack(ctx, cs, c, k)
+		if err != nil || !done {
+			return false, engine.Fail(err)
 		}
 	}
-	controllerutil.RemoveFinalizer(c, Finalizer)
-	return ctrl.Result{}, r.Client.Update(ctx, c)
+	return true, nil
 }
 
 // deleteCluster deletes the node groups of an existing cluster and, once
 // they are gone, the managed launch template and the cluster.
-func (r *Reconciler) deleteCluster(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig) (ctrl.Result, error) {
+func (r *Reconciler) deleteCluster(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig) error {
 	api := cs.EKS
 	name := aws.String(c.Spec.DisplayName)
 	var nf *ekstypes.ResourceNotFoundException
 	var inUse *ekstypes.ResourceInUseException
 	list, err := api.ListNodegroups(ctx, &eks.ListNodegroupsInput{ClusterName: name})
 	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("list node groups of %s: %w", c.Spec.DisplayName, err)
+		return fmt.Errorf("list node groups of %s: %w", c.Spec.DisplayName, err)
 	}
 	if len(list.Nodegroups) > 0 {
 		for _, ng := range list.Nodegroups {
 			_, err := api.DeleteNodegroup(ctx, &eks.DeleteNodegroupInput{ClusterName: name, NodegroupName: aws.String(ng)})
 			if err != nil && !errors.As(err, &nf) && !errors.As(err, &inUse) {
-				return ctrl.Result{}, fmt.Errorf("delete node group %s: %w", ng, err)
+				return fmt.Errorf("delete node group %s: %w", ng, err)
 			}
 		}
-		return ctrl.Result{RequeueAfter: r.poll()}, nil
+		return nil
 	}
 	if err := r.deleteManagedTemplate(ctx, cs, c); err != nil {
-		return r.failOrRetry(ctx, c, err)
+		return engine.Fail(err)
 	}
-	if _, err := api.DeleteCluster(ctx, &eks.DeleteClusterInput{Name: name}); err != nil && !errors.As(err, &nf) {
-		if errors.As(err, &inUse) {
-			return ctrl.Result{RequeueAfter: r.poll()}, nil
-		}
-		return ctrl.Result{}, fmt.Errorf("delete cluster %s: %w", c.Spec.DisplayName, err)
+	if _, err := api.DeleteCluster(ctx, &eks.DeleteClusterInput{Name: name}); err != nil && !errors.As(err, &nf) && !errors.As(err, &inUse) {
+		return fmt.Errorf("delete cluster %s: %w", c.Spec.DisplayName, err)
 	}
-	return ctrl.Result{RequeueAfter: r.poll()}, nil
+	return nil
 }
 
 // deleteManagedTemplate deletes the managed launch template: the one in
@@ -140,7 +126,7 @@ func (r *Reconciler) deleteStack(ctx context.Context, cs *Clients, c *eksv1.EKSC
 	case st.StackStatus == cfntypes.StackStatusDeleteInProgress:
 		return false, nil
 	case st.StackStatus == cfntypes.StackStatusDeleteFailed:
-		if err := r.fail(ctx, c, (&stackFailedError{name: name, status: string(st.StackStatus), reason: aws.ToString(st.StackStatusReason)}).Error()+" (deleting it again)"); err != nil {
+		if err := engine.RecordFailure(ctx, r.Client, c, (&stackFailedError{name: name, status: string(st.StackStatus), reason: aws.ToString(st.StackStatusReason)}).Error()+" (deleting it again)"); err != nil {
 			return false, err
 		}
 	}

@@ -2,7 +2,6 @@ package eks
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,54 +10,91 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
+	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/managed"
 )
 
-// observe describes the cluster and its node groups. busy is true while
-// EKS is changing something: the cluster is UPDATING, an update is
-// InProgress, or a node group is not ACTIVE (eks-operator#752: EKS stays
-// ACTIVE for a while after an update starts, hence the ListUpdates check).
-// finished holds the updates seen finishing in this pass, by ID.
-func (r *Reconciler) observe(ctx context.Context, api API, c *eksv1.EKSClusterConfig) (cl *ekstypes.Cluster, ngs []*ekstypes.Nodegroup, finished map[string]*ekstypes.Update, busy bool, err error) {
+// Observe describes the cluster and its node groups, deletes the managed
+// launch template versions no node group uses any more, and builds the
+// upstream spec. The cluster is busy while EKS is changing something: the
+// cluster is UPDATING, an update is InProgress, or a node group is not
+// ACTIVE (eks-operator#752: EKS stays ACTIVE for a while after an update
+// starts, hence the ListUpdates check). Finished holds the updates seen
+// finishing in this pass, by ID.
+func (s *conn) Observe(ctx context.Context) (engine.Observation[eksv1.EKSClusterConfigSpec], error) {
+	var obs engine.Observation[eksv1.EKSClusterConfigSpec]
+	c, api := s.c, s.cs.EKS
 	name := aws.String(c.Spec.DisplayName)
-	if cl, ngs, err = Describe(ctx, api, c.Spec.DisplayName); err != nil {
-		return nil, nil, nil, false, err
+	cl, ngs, err := Describe(ctx, api, c.Spec.DisplayName)
+	if err != nil {
+		return obs, err
 	}
-	busy = cl.Status != ekstypes.ClusterStatusActive
+	s.cl = cl
+	obs.Busy = cl.Status != ekstypes.ClusterStatusActive
 	for _, ng := range ngs {
-		busy = busy || ng.Status != ekstypes.NodegroupStatusActive
+		obs.Busy = obs.Busy || ng.Status != ekstypes.NodegroupStatusActive
 	}
 	var ids []string
 	for pages := eks.NewListUpdatesPaginator(api, &eks.ListUpdatesInput{Name: name}); pages.HasMorePages(); {
 		page, err := pages.NextPage(ctx)
 		if err != nil {
-			return nil, nil, nil, false, fmt.Errorf("list updates of %s: %w", c.Spec.DisplayName, err)
+			return obs, fmt.Errorf("list updates of %s: %w", c.Spec.DisplayName, err)
 		}
 		ids = append(ids, page.UpdateIds...)
 	}
 	// Forget completed updates EKS no longer lists, so the list stays as
 	// short as EKS's history.
 	c.Status.CompletedUpdateIDs = slices.DeleteFunc(c.Status.CompletedUpdateIDs, func(id string) bool { return !slices.Contains(ids, id) })
-	finished = map[string]*ekstypes.Update{}
+	obs.Finished = map[string]string{}
 	for _, id := range ids {
 		if slices.Contains(c.Status.CompletedUpdateIDs, id) {
 			continue
 		}
 		u, err := api.DescribeUpdate(ctx, &eks.DescribeUpdateInput{Name: name, UpdateId: aws.String(id)})
 		if err != nil {
-			return nil, nil, nil, false, fmt.Errorf("describe update %s: %w", id, err)
+			return obs, fmt.Errorf("describe update %s: %w", id, err)
 		}
 		if u.Update.Status == ekstypes.UpdateStatusInProgress {
-			busy = true
+			obs.Busy = true
 		} else {
 			c.Status.CompletedUpdateIDs = append(c.Status.CompletedUpdateIDs, id)
-			finished[id] = u.Update
+			obs.Finished[id] = updateOutcome(u.Update)
 		}
 	}
-	return cl, ngs, finished, busy, nil
+	if err := s.r.cleanTemplateVersions(ctx, s.cs, c, ngs); err != nil {
+		return obs, err
+	}
+	if obs.Busy {
+		return obs, nil
+	}
+	obs.Upstream, err = upstream(ctx, s.cs, c.Spec, c.Status, cl, ngs, false)
+	return obs, err
+}
+
+// Outcome describes the EKS update of a pending push Observe did not see
+// finish.
+func (s *conn) Outcome(ctx context.Context, p hostedv1.PendingUpdate) (string, error) {
+	in := &eks.DescribeUpdateInput{Name: aws.String(s.c.Spec.DisplayName), UpdateId: aws.String(p.UpdateID)}
+	if ng, _, ok := splitNodegroupPath(p.Path); ok {
+		in.NodegroupName = aws.String(ng) // EKS finds node group updates only so
+	}
+	out, err := s.cs.EKS.DescribeUpdate(ctx, in)
+	if err != nil {
+		return "", fmt.Errorf("describe update %s of %s: %w", p.UpdateID, p.Path, err)
+	}
+	return updateOutcome(out.Update), nil
+}
+
+// updateOutcome is "" for a Successful update, else why it did not take
+// effect.
+func updateOutcome(u *ekstypes.Update) string {
+	if u.Status == ekstypes.UpdateStatusSuccessful {
+		return ""
+	}
+	return fmt.Sprintf("EKS update %s ended %s%s", aws.ToString(u.Id), u.Status, updateErrors(u.Errors))
 }
 
 // Describe reads a cluster and all its node groups.
@@ -85,109 +121,25 @@ func Describe(ctx context.Context, api API, cluster string) (*ekstypes.Cluster, 
 
 // errPending means a change waits for something the operator generates
 // (a CloudFormation stack): the pass ends without a failure and polls.
-var errPending = errors.New("waiting for a generated resource")
+var errPending = engine.ErrWaiting
 
-// update applies at most one change per pass, in OrderUpdates' order, and
-// waits while EKS is busy. Each pass decides on what EKS reports now (the
-// describe of this pass): it first settles the pushes whose outcome was
-// pending (settlePending), then compares spec, upstream and
-// status.appliedSpec field by field (managed.Reconcile): a field the user
-// changed that EKS did not is pushed; one EKS changed that the user did not
-// is left for the management controller to adopt; one changed on both
-// sides is recorded in status.conflicts and not written. A push is
-// recorded before the call (status.pendingUpdates, appliedSpec), so that
-// nobody who sees the new value in EKS takes it for an outside change, and
-// undone if EKS refuses it.
-func (r *Reconciler) update(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig) (ctrl.Result, error) {
-	api := cs.EKS
-	cl, ngs, finished, busy, err := r.observe(ctx, api, c)
+// Prepare takes a Kubernetes upgrade one minor version at a time, from
+// the version EKS reports.
+func (s *conn) Prepare(call []managed.Change, target *eksv1.EKSClusterConfigSpec) error {
+	if call[0].Path != "kubernetesVersion" {
+		return nil
+	}
+	next, err := NextVersion(aws.ToString(s.cl.Version), aws.ToString(s.c.Spec.KubernetesVersion))
 	if err != nil {
-		return ctrl.Result{}, err
+		return fmt.Errorf("kubernetesVersion: %w", err)
 	}
-	if err := r.cleanTemplateVersions(ctx, cs, c, ngs); err != nil {
-		return ctrl.Result{}, err
-	}
-	if busy {
-		c.Status.Phase = eksv1.PhaseUpdating
-		return r.saveAndPoll(ctx, c)
-	}
-	up, err := upstream(ctx, cs, c.Spec, c.Status, cl, ngs, false)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	applied := appliedOf(c)
-	failures, err := settlePending(ctx, api, c, up, finished, &applied)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := answerConflicts(&applied, c.Spec, c.Status.Conflicts); err != nil {
-		return ctrl.Result{}, err
-	}
-	plan := managed.Reconcile(c.Spec, up, applied, ManagedOptions())
-	c.Status.AppliedSpec = &plan.Applied
-	if c.Status.Conflicts, err = recordConflicts(plan.Conflicts); err != nil {
-		return ctrl.Result{}, err
-	}
-	var pushable []managed.Change
-	for _, ch := range OrderUpdates(plan.Push) {
-		if !Immutable(ch) && !ignored(&c.Spec, ch) {
-			pushable = append(pushable, ch)
-		}
-	}
-	if len(pushable) == 0 {
-		c.Status.Phase, c.Status.FailureMessage = eksv1.PhaseActive, strings.Join(failures, "; ")
-		return ctrl.Result{}, r.Client.Status().Update(ctx, c)
-	}
-	call := sameCall(pushable)
-	target, err := managed.Target(c.Spec, up, call, ManagedOptions())
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if call[0].Path == "kubernetesVersion" { // upgrades go one minor version at a time
-		next, err := NextVersion(aws.ToString(cl.Version), aws.ToString(c.Spec.KubernetesVersion))
-		if err != nil {
-			return r.failOrRetry(ctx, c, fmt.Errorf("kubernetesVersion: %w", err))
-		}
-		target.KubernetesVersion = &next
-	}
-	// Write ahead: the push is on record before EKS can show it.
-	if err := writeAhead(c, target, call); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := r.Client.Status().Update(ctx, c); err != nil {
-		return ctrl.Result{}, err
-	}
-	id, err := r.apply(ctx, cs, c, cl, up, &target, call[0])
-	if err != nil {
-		if uerr := undo(c, call); uerr != nil {
-			return ctrl.Result{}, uerr
-		}
-		if errors.Is(err, errPending) {
-			c.Status.Phase = eksv1.PhaseUpdating
-			return r.saveAndPoll(ctx, c)
-		}
-		// Always written, even when the message repeats: the undo must
-		// replace the record written ahead.
-		err = fmt.Errorf("%s: %w", pathsOf(call), err)
-		c.Status.FailureMessage = err.Error()
-		if retryable(err) {
-			c.Status.FailureMessage += " (retrying)"
-		}
-		if uerr := r.Client.Status().Update(ctx, c); uerr != nil {
-			return ctrl.Result{}, uerr
-		}
-		if retryable(err) {
-			return ctrl.Result{}, err // controller-runtime's per-object backoff
-		}
-		return ctrl.Result{}, nil // waits for the spec to change
-	}
-	for i := range c.Status.PendingUpdates {
-		if slices.ContainsFunc(call, func(ch managed.Change) bool { return ch.Path == c.Status.PendingUpdates[i].Path }) {
-			c.Status.PendingUpdates[i].UpdateID = id
-		}
-	}
-	c.Status.Phase, c.Status.FailureMessage = eksv1.PhaseUpdating, strings.Join(failures, "; ")
-	return r.saveAndPoll(ctx, c)
+	target.KubernetesVersion = &next
+	return nil
+}
+
+// Apply sends the EKS call for one call group, with target's values.
+func (s *conn) Apply(ctx context.Context, call []managed.Change, up, target eksv1.EKSClusterConfigSpec) (string, error) {
+	return s.r.apply(ctx, s.cs, s.c, s.cl, up, &target, call[0])
 }
 
 // ignored reports whether a pushed change has nothing to apply: a

@@ -61,7 +61,7 @@ type Plan[T any] struct {
 // element (a config element's nil fields come from the upstream element of
 // the same name; elements only upstream are dropped when the list is managed).
 func Effective[T any](config, upstream T, o Options) T {
-	out := deepCopy(upstream)
+	out := Copy(upstream)
 	overlay(reflect.ValueOf(&out).Elem(), reflect.ValueOf(config), reflect.ValueOf(upstream), o, true)
 	return out
 }
@@ -153,7 +153,8 @@ func jsonName(f reflect.StructField) string {
 	return f.Name
 }
 
-func deepCopy[T any](v T) T {
+// Copy returns a deep copy of v: no pointer, map or slice is shared.
+func Copy[T any](v T) T {
 	return deepCopyValue(reflect.ValueOf(v)).Interface().(T)
 }
 
@@ -210,4 +211,17 @@ func iface(v reflect.Value) any {
 		return deepCopyValue(v.Elem()).Interface()
 	}
 	return deepCopyValue(v).Interface()
+}
+
+// WithIdentity sets the identity fields of s (its top-level fields that
+// are not pointers: a cluster's name, region, credential, imported) to
+// from's. They are never synced, so a stored applied or upstream spec takes
+// them from the config.
+func WithIdentity[T any](s *T, from T) {
+	dst, src := reflect.ValueOf(s).Elem(), reflect.ValueOf(from)
+	for i := 0; i < dst.NumField(); i++ {
+		if f := dst.Type().Field(i); f.IsExported() && f.Type.Kind() != reflect.Pointer {
+			dst.Field(i).Set(deepCopyValue(src.Field(i)))
+		}
+	}
 }

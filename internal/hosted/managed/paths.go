@@ -108,7 +108,7 @@ func Value[T any](spec T, path string, o Options) ([]byte, error) {
 // Errors name the path: one that names no field, or a value that does not
 // decode into the field's type.
 func SetValue[T any](spec *T, path string, raw []byte, o Options) error {
-	src := deepCopy(*spec)
+	src := Copy(*spec)
 	sv := reflect.ValueOf(&src).Elem()
 	i, key, j, _, elem, isElem, err := locate(sv.Type(), path, o)
 	if err != nil {
@@ -194,7 +194,7 @@ func withElem(list reflect.Value, key, elem string, e reflect.Value) reflect.Val
 // field in conflict, is never written back with the config's stale value.
 // Errors are CopyPath's.
 func Target[T any](config, upstream T, push []Change, o Options) (T, error) {
-	out := deepCopy(upstream)
+	out := Copy(upstream)
 	ov, cv := reflect.ValueOf(&out).Elem(), reflect.ValueOf(config)
 	for i := 0; i < ov.NumField(); i++ {
 		if f := ov.Type().Field(i); f.IsExported() && f.Type.Kind() != reflect.Pointer {

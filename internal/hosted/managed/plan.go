@@ -83,7 +83,7 @@ func nonNil(v reflect.Value, t reflect.Type) reflect.Value {
 // each managed field) and returns what to push, what to adopt and what
 // conflicts. The inputs are not modified.
 func Reconcile[T any](config, upstream, applied T, o Options) Plan[T] {
-	p := Plan[T]{Config: deepCopy(config), Applied: deepCopy(applied)}
+	p := Plan[T]{Config: Copy(config), Applied: Copy(applied)}
 	r := &reconciler{o: o, push: &p.Push, adopt: &p.Adopt, conflicts: &p.Conflicts}
 	r.fields("", reflect.ValueOf(&p.Config).Elem(), reflect.ValueOf(config), reflect.ValueOf(upstream),
 		reflect.ValueOf(applied), reflect.ValueOf(&p.Applied).Elem(), true)

@@ -9,12 +9,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 )
 
 func TestSetConditions(t *testing.T) {
 	op := func(phase, failure string) *eksv1.EKSClusterConfig {
-		return &eksv1.EKSClusterConfig{Status: eksv1.EKSClusterConfigStatus{Phase: phase, FailureMessage: failure}}
+		return &eksv1.EKSClusterConfig{Status: eksv1.EKSClusterConfigStatus{OperatorStatus: hostedv1.OperatorStatus{Phase: phase, FailureMessage: failure}}}
 	}
 	groups := &eksv1.EKSClusterConfigSpec{NodeGroups: &[]eksv1.NodeGroup{{NodegroupName: "a"}}}
 	none := &eksv1.EKSClusterConfigSpec{NodeGroups: &[]eksv1.NodeGroup{}}

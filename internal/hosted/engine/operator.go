@@ -1,0 +1,459 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
+	"github.com/clustersync/clustersync/internal/hosted/managed"
+)
+
+// DefaultPoll is how often a cluster that is being created, changed or
+// deleted is read again (Rancher's operators: 30 seconds).
+const DefaultPoll = 30 * time.Second
+
+// firstPassDelay is how soon the first update pass follows activation: long
+// enough for the informer cache to hold the status just written.
+const firstPassDelay = time.Second
+
+// ErrWaiting is what Session.Apply returns when a change waits for
+// something the provider generates first (a CloudFormation stack): the
+// pass ends without a failure and polls.
+var ErrWaiting = errors.New("waiting for a generated resource")
+
+// failure is an error Fail marked for status.failureMessage.
+type failure struct{ err error }
+
+func (f *failure) Error() string { return f.err.Error() }
+func (f *failure) Unwrap() error { return f.err }
+
+// Fail marks err as one the user should see: the engine records it in
+// status.failureMessage, and retries the pass with backoff when the
+// provider's Retryable says so (adding " (retrying)" to the message), else
+// waits for the spec to change. Fail(nil) is nil.
+func Fail(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &failure{err: err}
+}
+
+// Operator drives a provider's operator objects through their phases, as
+// Rancher's EKS, AKS and GKE operators do: "" (Session.Create, which may
+// generate what the spec leaves empty) → creating (Session.Provision) →
+// active, then applies spec changes one call per pass (active ⇄ updating,
+// update), and on deletion destroys what it created (Session.Delete;
+// imported clusters carry no finalizer and are only disconnected).
+// Existing clusters are imported without any write (Session.Import).
+type Operator[S any, O Object[S]] struct {
+	// Client reads and writes the operator objects.
+	Client client.Client
+	// Provider is the cloud.
+	Provider Provider[S, O]
+	// New returns an empty operator object.
+	New func() O
+	// Poll is the read interval while the cloud is busy; 0 means
+	// DefaultPoll.
+	Poll time.Duration
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (e *Operator[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	o := e.New()
+	if err := e.Client.Get(ctx, req.NamespacedName, o); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	p := &pass[S, O]{e: e, o: o, rec: o.OperatorRecord(), opts: e.Provider.Options()}
+	p.snapshot()
+	if o.GetDeletionTimestamp() != nil {
+		if !controllerutil.ContainsFinalizer(o, e.Provider.Finalizer()) {
+			return ctrl.Result{}, nil // imported, or never created: nothing in the cloud to remove
+		}
+		if err := p.open(ctx); err != nil {
+			return ctrl.Result{}, p.fail(ctx, err.Error())
+		}
+		return p.delete(ctx)
+	}
+	if err := p.open(ctx); err != nil {
+		return ctrl.Result{}, p.fail(ctx, err.Error())
+	}
+	switch p.rec.Phase {
+	case "", hostedv1.PhaseImporting:
+		if e.Provider.Imported(*o.ConfigSpec()) {
+			return p.importCluster(ctx)
+		}
+		return p.create(ctx)
+	case hostedv1.PhaseCreating:
+		return p.provision(ctx)
+	case hostedv1.PhaseActive, hostedv1.PhaseUpdating:
+		return p.update(ctx)
+	}
+	return ctrl.Result{}, nil
+}
+
+func (e *Operator[S, O]) poll() time.Duration {
+	if e.Poll > 0 {
+		return e.Poll
+	}
+	return DefaultPoll
+}
+
+// pass is one Reconcile of one object.
+type pass[S any, O Object[S]] struct {
+	e    *Operator[S, O]
+	o    O
+	rec  *hostedv1.OperatorStatus
+	opts managed.Options
+	s    Session[S]
+	// written is o's status as last read or written, to skip writes that
+	// change nothing.
+	written any
+}
+
+func (p *pass[S, O]) open(ctx context.Context) error {
+	s, err := p.e.Provider.Open(ctx, p.o)
+	p.s = s
+	return err
+}
+
+// statusOf returns o's status as a generic value, for comparison.
+func statusOf(o runtime.Object) any {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+	if err != nil {
+		return nil
+	}
+	return m["status"]
+}
+
+func (p *pass[S, O]) snapshot() { p.written = statusOf(p.o) }
+
+// save writes o's status; always, as the write-ahead's undo must replace
+// the record written ahead even when the in-memory object looks the same.
+func (p *pass[S, O]) save(ctx context.Context) error {
+	if err := p.e.Client.Status().Update(ctx, p.o); err != nil {
+		return err
+	}
+	p.snapshot()
+	return nil
+}
+
+// saveIfChanged writes o's status when it differs from what was last read
+// or written.
+func (p *pass[S, O]) saveIfChanged(ctx context.Context) error {
+	if s := statusOf(p.o); s != nil && equality.Semantic.DeepEqual(s, p.written) {
+		return nil
+	}
+	return p.save(ctx)
+}
+
+// saveAndPoll writes o's status and asks to be called again after the
+// poll interval (without the requeue when the write failed: the error
+// requeues with backoff).
+func (p *pass[S, O]) saveAndPoll(ctx context.Context) (ctrl.Result, error) {
+	if err := p.save(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: p.e.poll()}, nil
+}
+
+// fail records message in status.failureMessage (and keeps the phase).
+func (p *pass[S, O]) fail(ctx context.Context, message string) error {
+	return RecordFailure(ctx, p.e.Client, p.o, message)
+}
+
+// RecordFailure records message in o's status.failureMessage, keeping the
+// phase; a conflicting write is dropped (the next pass sees the newer
+// object). It is for a provider that reports a problem while going on
+// (e.g. a stack whose deletion failed and is deleted again).
+func RecordFailure(ctx context.Context, k client.Client, o interface {
+	client.Object
+	OperatorRecord() *hostedv1.OperatorStatus
+}, message string) error {
+	rec := o.OperatorRecord()
+	if rec.FailureMessage == message {
+		return nil
+	}
+	rec.FailureMessage = message
+	if err := k.Status().Update(ctx, o); err != nil && !apierrors.IsConflict(err) {
+		return err
+	}
+	return nil
+}
+
+// outcome ends a pass after a Session step failed: a Fail error is
+// recorded in status.failureMessage, and returned too when it is
+// retryable, so that controller-runtime runs the pass again with its
+// per-object exponential backoff (and the change is applied then); any
+// other Fail error waits for the spec to change. Other errors are returned
+// as they are.
+func (p *pass[S, O]) outcome(ctx context.Context, err error) (ctrl.Result, error) {
+	var f *failure
+	if !errors.As(err, &f) {
+		return ctrl.Result{}, err
+	}
+	if !p.e.Provider.Retryable(f.err) {
+		return ctrl.Result{}, p.fail(ctx, f.err.Error())
+	}
+	if ferr := p.fail(ctx, f.err.Error()+" (retrying)"); ferr != nil {
+		return ctrl.Result{}, ferr
+	}
+	return ctrl.Result{}, f.err
+}
+
+// create takes phase "" to creating. The finalizer goes on (claim) before
+// anything exists, so that a delete never leaves something behind.
+func (p *pass[S, O]) create(ctx context.Context) (ctrl.Result, error) {
+	claim := func(ctx context.Context) error {
+		if !controllerutil.AddFinalizer(p.o, p.e.Provider.Finalizer()) {
+			return nil
+		}
+		return p.e.Client.Update(ctx, p.o)
+	}
+	done, err := p.s.Create(ctx, claim)
+	if err != nil {
+		return p.outcome(ctx, err)
+	}
+	if !done {
+		p.rec.FailureMessage = ""
+		if err := p.saveIfChanged(ctx); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: p.e.poll()}, nil
+	}
+	p.rec.Phase, p.rec.FailureMessage = hostedv1.PhaseCreating, ""
+	applied := p.e.Provider.CreatedApplied(managed.Copy(*p.o.ConfigSpec()))
+	*p.o.AppliedSpecRef() = &applied
+	return p.saveAndPoll(ctx)
+}
+
+// provision waits in phase creating for Session.Provision, then becomes
+// active.
+func (p *pass[S, O]) provision(ctx context.Context) (ctrl.Result, error) {
+	done, err := p.s.Provision(ctx)
+	if err != nil {
+		return p.outcome(ctx, err)
+	}
+	if !done {
+		if err := p.saveIfChanged(ctx); err != nil { // e.g. node groups created so far
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: p.e.poll()}, nil
+	}
+	return p.becomeActive(ctx)
+}
+
+// importCluster waits (phase importing) for Session.Import, then becomes
+// active; nothing is written to the cloud.
+func (p *pass[S, O]) importCluster(ctx context.Context) (ctrl.Result, error) {
+	done, err := p.s.Import(ctx)
+	if err != nil {
+		return p.outcome(ctx, err)
+	}
+	if !done {
+		p.rec.Phase = hostedv1.PhaseImporting
+		if err := p.saveIfChanged(ctx); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: p.e.poll()}, nil
+	}
+	return p.becomeActive(ctx)
+}
+
+// becomeActive sets phase active. The first update pass follows at once:
+// it records in status.appliedSpec every managed field the cloud already
+// agrees with, so that an outside change after that is told from a user
+// change.
+func (p *pass[S, O]) becomeActive(ctx context.Context) (ctrl.Result, error) {
+	p.rec.Phase, p.rec.FailureMessage = hostedv1.PhaseActive, ""
+	if err := p.save(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: firstPassDelay}, nil
+}
+
+// delete sets phase deleting and runs Session.Delete until it is done,
+// then lets the object go.
+func (p *pass[S, O]) delete(ctx context.Context) (ctrl.Result, error) {
+	if p.rec.Phase != hostedv1.PhaseDeleting {
+		p.rec.Phase = hostedv1.PhaseDeleting
+		if err := p.save(ctx); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	done, err := p.s.Delete(ctx)
+	if err != nil {
+		return p.outcome(ctx, err)
+	}
+	if !done {
+		return ctrl.Result{RequeueAfter: p.e.poll()}, nil
+	}
+	controllerutil.RemoveFinalizer(p.o, p.e.Provider.Finalizer())
+	return ctrl.Result{}, p.e.Client.Update(ctx, p.o)
+}
+
+// update applies at most one call per pass, in the provider's order, and
+// waits while the cloud is busy. Each pass decides on what the cloud
+// reports now (Session.Observe of this pass): it first settles the pushes
+// whose outcome was pending (settlePending), then compares spec, upstream
+// and status.appliedSpec field by field (managed.Reconcile): a field the
+// user changed that the cloud did not is pushed; one the cloud changed
+// that the user did not is left for the management controller to adopt;
+// one changed on both sides is recorded in status.conflicts and not
+// written. A push is recorded before the call (status.pendingUpdates,
+// appliedSpec), so that nobody who sees the new value in the cloud takes
+// it for an outside change, and undone if the cloud refuses it.
+func (p *pass[S, O]) update(ctx context.Context) (ctrl.Result, error) {
+	spec := *p.o.ConfigSpec()
+	obs, err := p.s.Observe(ctx)
+	if err != nil {
+		return p.outcome(ctx, err)
+	}
+	if obs.Busy {
+		p.rec.Phase = hostedv1.PhaseUpdating
+		return p.saveAndPoll(ctx)
+	}
+	up := obs.Upstream
+	applied := AppliedOf[S](p.o)
+	failures, err := p.settlePending(ctx, up, obs.Finished, &applied)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := answerConflicts(&applied, spec, p.rec.Conflicts, p.opts); err != nil {
+		return ctrl.Result{}, err
+	}
+	plan := managed.Reconcile(spec, up, applied, p.opts)
+	*p.o.AppliedSpecRef() = &plan.Applied
+	if p.rec.Conflicts, err = recordConflicts(plan.Conflicts); err != nil {
+		return ctrl.Result{}, err
+	}
+	var pushable []managed.Change
+	for _, ch := range p.e.Provider.Order(plan.Push) {
+		push, err := p.e.Provider.Vet(spec, ch)
+		if err != nil {
+			failures = append(failures, err.Error())
+		}
+		if push && err == nil {
+			pushable = append(pushable, ch)
+		}
+	}
+	p.rec.ObservedGeneration = p.o.GetGeneration()
+	if len(pushable) == 0 {
+		p.rec.Phase, p.rec.FailureMessage = hostedv1.PhaseActive, strings.Join(failures, "; ")
+		return ctrl.Result{}, p.save(ctx)
+	}
+	call := SameCall(pushable, p.e.Provider.CallGroup)
+	target, err := managed.Target(spec, up, call, p.opts)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := p.s.Prepare(call, &target); err != nil {
+		return p.outcome(ctx, Fail(err))
+	}
+	// Write ahead: the push is on record before the cloud can show it.
+	if err := writeAhead(p.o, target, call, p.opts); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := p.save(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	id, err := p.s.Apply(ctx, call, up, target)
+	if err != nil {
+		if uerr := undo(p.o, call, p.opts); uerr != nil {
+			return ctrl.Result{}, uerr
+		}
+		if errors.Is(err, ErrWaiting) {
+			p.rec.Phase = hostedv1.PhaseUpdating
+			return p.saveAndPoll(ctx)
+		}
+		var f *failure
+		if errors.As(err, &f) {
+			err = f.err
+		}
+		// Always written, even when the message repeats: the undo must
+		// replace the record written ahead.
+		err = fmt.Errorf("%s: %w", pathsOf(call), err)
+		retry := p.e.Provider.Retryable(err)
+		p.rec.FailureMessage = err.Error()
+		if retry {
+			p.rec.FailureMessage += " (retrying)"
+		}
+		if uerr := p.save(ctx); uerr != nil {
+			return ctrl.Result{}, uerr
+		}
+		if retry {
+			return ctrl.Result{}, err // controller-runtime's per-object backoff
+		}
+		return ctrl.Result{}, nil // waits for the spec to change
+	}
+	for i := range p.rec.PendingUpdates {
+		if isIn(call, p.rec.PendingUpdates[i].Path) {
+			p.rec.PendingUpdates[i].UpdateID = id
+		}
+	}
+	p.rec.Phase, p.rec.FailureMessage = hostedv1.PhaseUpdating, strings.Join(failures, "; ")
+	return p.saveAndPoll(ctx)
+}
+
+func isIn(call []managed.Change, path string) bool {
+	for _, ch := range call {
+		if ch.Path == path {
+			return true
+		}
+	}
+	return false
+}
+
+// settlePending decides the outcome of every push in
+// status.pendingUpdates, now that the cloud is idle, and empties the list.
+// A push with an operation ID took effect when the cloud reports that
+// operation succeeded (finished, else Session.Outcome); one without took
+// effect when upstream shows its value. A push that did not take effect
+// gets its previous applied value back, so that it is neither taken for an
+// outside change nor lost: the spec still differs from applied, and the
+// next plan pushes it again. The returned messages name each such field.
+func (p *pass[S, O]) settlePending(ctx context.Context, up S, finished map[string]string, applied *S) ([]string, error) {
+	var failures []string
+	for _, pu := range p.rec.PendingUpdates {
+		var failed string
+		if pu.UpdateID != "" {
+			reason, ok := finished[pu.UpdateID]
+			if !ok {
+				var err error
+				if reason, err = p.s.Outcome(ctx, pu); err != nil {
+					return nil, err
+				}
+			}
+			if reason != "" {
+				failed = pu.Path + ": " + reason
+			}
+		} else {
+			landed, err := managed.Landed(up, pu.Path, []byte(pu.Value), p.opts)
+			if err != nil {
+				return nil, err
+			}
+			if !landed {
+				now, _ := managed.Value(up, pu.Path, p.opts)
+				failed = fmt.Sprintf("%s: pushed %s but %s reports %s", pu.Path, pu.Value, p.e.Provider.Name(), now)
+			}
+		}
+		if failed == "" {
+			continue
+		}
+		failures = append(failures, failed)
+		if err := managed.SetValue(applied, pu.Path, []byte(pu.Previous), p.opts); err != nil {
+			return nil, err
+		}
+	}
+	p.rec.PendingUpdates = nil
+	return failures, nil
+}

@@ -1,0 +1,252 @@
+package engine
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
+	"github.com/clustersync/clustersync/internal/hosted/managed"
+)
+
+// spec has the shape of a provider's config spec: identity fields, nillable
+// fields, and a keyed list of pools.
+type spec struct {
+	Name    string             `json:"name"`
+	Version *string            `json:"version,omitempty"`
+	Tags    *map[string]string `json:"tags,omitempty"`
+	Pools   *[]pool            `json:"pools,omitempty"`
+}
+
+type pool struct {
+	Name  string `json:"name"`
+	Count *int64 `json:"count,omitempty"`
+}
+
+var opts = managed.Options{KeyedLists: map[string]string{"pools": "name"}}
+
+// object is an operator object of spec.
+type object struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              spec         `json:"spec"`
+	Status            objectStatus `json:"status,omitempty"`
+}
+
+type objectStatus struct {
+	hostedv1.OperatorStatus `json:",inline"`
+	AppliedSpec             *spec `json:"appliedSpec,omitempty"`
+}
+
+func (o *object) ConfigSpec() *spec                         { return &o.Spec }
+func (o *object) OperatorRecord() *hostedv1.OperatorStatus { return &o.Status.OperatorStatus }
+func (o *object) AppliedSpecRef() **spec                    { return &o.Status.AppliedSpec }
+func (o *object) DeepCopyObject() runtime.Object {
+	c := &object{TypeMeta: o.TypeMeta, ObjectMeta: *o.ObjectMeta.DeepCopy(), Spec: managed.Copy(o.Spec)}
+	c.Status = managed.Copy(o.Status)
+	return c
+}
+
+func p[T any](v T) *T { return &v }
+
+func version(s *spec) string {
+	if s == nil || s.Version == nil {
+		return "<nil>"
+	}
+	return *s.Version
+}
+
+func TestAppliedOfTakesIdentityFromSpec(t *testing.T) {
+	o := &object{Spec: spec{Name: "prod", Version: p("1.31")}}
+	if a := AppliedOf[spec](o); a.Name != "prod" || a.Version != nil {
+		t.Errorf("AppliedOf with no record = %+v, want the spec's name and nothing applied", a)
+	}
+	o.Status.AppliedSpec = &spec{Name: "old", Version: p("1.30")}
+	a := AppliedOf[spec](o)
+	if a.Name != "prod" || version(&a) != "1.30" {
+		t.Errorf("AppliedOf = %+v, want name prod, version 1.30", a)
+	}
+	*a.Version = "changed"
+	if version(o.Status.AppliedSpec) != "1.30" {
+		t.Error("AppliedOf shares memory with the record")
+	}
+}
+
+// A push is on record (applied and pending) before the call; undo puts the
+// applied value back and keeps the other pending pushes.
+func TestWriteAheadAndUndo(t *testing.T) {
+	o := &object{Spec: spec{Name: "prod", Version: p("1.31"), Tags: &map[string]string{"a": "1"}}}
+	o.Status.AppliedSpec = &spec{Version: p("1.30")}
+	o.Status.PendingUpdates = []hostedv1.PendingUpdate{{Path: "pools[x]", Value: "null", Previous: `{"name":"x"}`}}
+	call := []managed.Change{{Path: "version"}, {Path: "tags"}}
+	target := spec{Name: "prod", Version: p("1.31"), Tags: &map[string]string{"a": "1"}}
+	if err := writeAhead(o, target, call, opts); err != nil {
+		t.Fatal(err)
+	}
+	want := []hostedv1.PendingUpdate{
+		{Path: "pools[x]", Value: "null", Previous: `{"name":"x"}`},
+		{Path: "version", Value: `"1.31"`, Previous: `"1.30"`},
+		{Path: "tags", Value: `{"a":"1"}`, Previous: "null"},
+	}
+	if !reflect.DeepEqual(o.Status.PendingUpdates, want) {
+		t.Errorf("pending after writeAhead = %+v, want %+v", o.Status.PendingUpdates, want)
+	}
+	if version(o.Status.AppliedSpec) != "1.31" || o.Status.AppliedSpec.Tags == nil {
+		t.Errorf("applied after writeAhead = %+v, want the pushed values", o.Status.AppliedSpec)
+	}
+	if err := undo(o, call, opts); err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Status.PendingUpdates) != 1 || o.Status.PendingUpdates[0].Path != "pools[x]" {
+		t.Errorf("pending after undo = %+v, want only pools[x]", o.Status.PendingUpdates)
+	}
+	if version(o.Status.AppliedSpec) != "1.30" || o.Status.AppliedSpec.Tags != nil {
+		t.Errorf("applied after undo = %+v, want version 1.30 and no tags", o.Status.AppliedSpec)
+	}
+}
+
+// The record is settled (an outside change can be told) only while the
+// operator is active with nothing pending.
+func TestAppliedForReady(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		phase   string
+		pending bool
+		want    bool
+	}{
+		{"active, nothing pending", hostedv1.PhaseActive, false, true},
+		{"active, a push pending", hostedv1.PhaseActive, true, false},
+		{"updating", hostedv1.PhaseUpdating, false, false},
+		{"creating", hostedv1.PhaseCreating, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := &object{Spec: spec{Name: "op-name"}}
+			o.Status.Phase = tt.phase
+			o.Status.AppliedSpec = &spec{Version: p("1.30")}
+			if tt.pending {
+				o.Status.PendingUpdates = []hostedv1.PendingUpdate{{Path: "version"}}
+			}
+			applied, ready, err := AppliedFor(o, spec{Name: "config-name"}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ready != tt.want || applied.Name != "config-name" || version(&applied) != "1.30" {
+				t.Errorf("AppliedFor = %+v, ready %v; want ready %v, the config's name, version 1.30", applied, ready, tt.want)
+			}
+		})
+	}
+}
+
+// A conflict the user answered by editing the field again counts as
+// answered: the applied value becomes the upstream one recorded, so the
+// new config value is pushed.
+func TestAppliedForAnswersConflicts(t *testing.T) {
+	o := &object{}
+	o.Status.Phase = hostedv1.PhaseActive
+	o.Status.AppliedSpec = &spec{Version: p("1.30")}
+	o.Status.Conflicts = []hostedv1.FieldConflict{{Path: "version", Config: `"1.31"`, Upstream: `"1.32"`, Applied: `"1.30"`}}
+	applied, _, err := AppliedFor(o, spec{Version: p("1.33")}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if version(&applied) != "1.32" {
+		t.Errorf("applied version = %s, want the recorded upstream 1.32", version(&applied))
+	}
+	applied, _, err = AppliedFor(o, spec{Version: p("1.31")}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if version(&applied) != "1.30" {
+		t.Errorf("applied version with the conflict unanswered = %s, want 1.30", version(&applied))
+	}
+}
+
+func TestSameCall(t *testing.T) {
+	group := func(path string) string {
+		if name, _, ok := strings.Cut(path, "].count"); ok {
+			return name + "].scaling"
+		}
+		return path
+	}
+	in := []managed.Change{{Path: "pools[a].count"}, {Path: "tags"}, {Path: "pools[b].count"}, {Path: "pools[a].count"}}
+	var got []string
+	for _, ch := range SameCall(in, group) {
+		got = append(got, ch.Path)
+	}
+	if want := []string{"pools[a].count", "pools[a].count"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("SameCall = %v, want %v", got, want)
+	}
+}
+
+// fakeSession answers Outcome from a table; the other steps are not used.
+type fakeSession struct {
+	Session[spec]
+	outcomes map[string]string
+	asked    []string
+}
+
+func (f *fakeSession) Outcome(_ context.Context, pu hostedv1.PendingUpdate) (string, error) {
+	f.asked = append(f.asked, pu.UpdateID)
+	return f.outcomes[pu.UpdateID], nil
+}
+
+type fakeProvider struct{ Provider[spec, *object] }
+
+func (fakeProvider) Name() string { return "Cloud" }
+
+// settlePending keeps a push that took effect and gives a failed one its
+// previous applied value back, naming the field.
+func TestSettlePending(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		pending  hostedv1.PendingUpdate
+		finished map[string]string
+		outcomes map[string]string
+		upstream spec
+		failure  string // "" when the push took effect
+		asked    bool   // Session.Outcome was asked
+	}{
+		{name: "operation seen succeeding", pending: hostedv1.PendingUpdate{Path: "version", UpdateID: "u1", Value: `"1.31"`, Previous: `"1.30"`},
+			finished: map[string]string{"u1": ""}},
+		{name: "operation seen failing", pending: hostedv1.PendingUpdate{Path: "version", UpdateID: "u1", Value: `"1.31"`, Previous: `"1.30"`},
+			finished: map[string]string{"u1": "update u1 ended Failed"}, failure: "version: update u1 ended Failed"},
+		{name: "operation finished earlier, asked", pending: hostedv1.PendingUpdate{Path: "version", UpdateID: "u2", Value: `"1.31"`, Previous: `"1.30"`},
+			outcomes: map[string]string{"u2": "update u2 ended Cancelled"}, failure: "version: update u2 ended Cancelled", asked: true},
+		{name: "no operation, value landed", pending: hostedv1.PendingUpdate{Path: "version", Value: `"1.31"`, Previous: `"1.30"`},
+			upstream: spec{Version: p("1.31")}},
+		{name: "no operation, value missing", pending: hostedv1.PendingUpdate{Path: "version", Value: `"1.31"`, Previous: `"1.30"`},
+			upstream: spec{Version: p("1.30")}, failure: `version: pushed "1.31" but Cloud reports "1.30"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := &object{}
+			o.Status.PendingUpdates = []hostedv1.PendingUpdate{tt.pending}
+			s := &fakeSession{outcomes: tt.outcomes}
+			ps := &pass[spec, *object]{e: &Operator[spec, *object]{Provider: fakeProvider{}}, o: o, rec: o.OperatorRecord(), opts: opts, s: s}
+			applied := spec{Version: p("1.31")}
+			failures, err := ps.settlePending(context.Background(), tt.upstream, tt.finished, &applied)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(failures, "; "); got != tt.failure {
+				t.Errorf("failures = %q, want %q", got, tt.failure)
+			}
+			wantApplied := "1.31"
+			if tt.failure != "" {
+				wantApplied = "1.30"
+			}
+			if version(&applied) != wantApplied {
+				t.Errorf("applied version = %s, want %s", version(&applied), wantApplied)
+			}
+			if (len(s.asked) > 0) != tt.asked {
+				t.Errorf("Session.Outcome asked for %v, want asked %v", s.asked, tt.asked)
+			}
+			if len(o.Status.PendingUpdates) != 0 {
+				t.Errorf("pending updates left: %+v", o.Status.PendingUpdates)
+			}
+		})
+	}
+}
