@@ -12,10 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/eks"
 	"github.com/clustersync/clustersync/internal/hosted/managed"
+	"github.com/clustersync/clustersync/internal/hosted/management"
 	"github.com/clustersync/clustersync/internal/manager"
 )
 
@@ -57,10 +57,10 @@ yet, or a change made outside clustersync and not yet adopted.
 			if err != nil {
 				return err
 			}
-			if c.Spec.EKSConfig == nil {
-				return fmt.Errorf("cluster %s has no spec.eksConfig; only EKS clusters have an effective state to show", c.Name)
+			rows, ok := management.Rows(&eks.Management{}, c)
+			if !ok {
+				return fmt.Errorf("cluster %s has no spec.eksConfig; only hosted clusters have an effective state to show", c.Name)
 			}
-			rows := effectiveRows(c)
 			if output == "json" {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -92,20 +92,6 @@ func getCluster(ctx context.Context, kubeconfig, name string) (*mgmtv1.Cluster, 
 		return nil, fmt.Errorf("cluster %s: %w", name, err)
 	}
 	return &c, nil
-}
-
-// effectiveRows is the effective-state table of c's EKS config, with the
-// applied values; before the first refresh upstream is empty.
-func effectiveRows(c *mgmtv1.Cluster) []managed.Row {
-	var up eksv1.EKSClusterConfigSpec
-	if c.Status.EKSStatus != nil && c.Status.EKSStatus.UpstreamSpec != nil {
-		up = *c.Status.EKSStatus.UpstreamSpec
-	}
-	var applied eksv1.EKSClusterConfigSpec
-	if c.Status.AppliedSpec != nil {
-		applied = *c.Status.AppliedSpec
-	}
-	return managed.Rows(*c.Spec.EKSConfig, up, applied, eks.ManagedOptions())
 }
 
 // printCluster writes the header (name, driver, phase, version, the

@@ -283,9 +283,8 @@ func TestOnAPIServer(t *testing.T) {
 			Phase:  mgmtv1.PhaseProvisioning,
 			Conditions: []metav1.Condition{{Type: mgmtv1.ConditionProvisioned, Status: metav1.ConditionUnknown,
 				Reason: "Creating", Message: "creating in EKS", LastTransitionTime: metav1.Now()}},
-			EKSStatus: &mgmtv1.EKSStatus{UpstreamSpec: upstream, VirtualNetwork: "vpc-1", Subnets: []string{"subnet-1"},
+			EKSStatus: &mgmtv1.EKSStatus{UpstreamSpec: upstream, AppliedSpec: validSpec(), VirtualNetwork: "vpc-1", Subnets: []string{"subnet-1"},
 				PrivateRequiresTunnel: ptr(false), ManagedLaunchTemplateVersions: map[string]string{"ng-a": "1"}},
-			AppliedSpec: validSpec(),
 			APIEndpoint: "https://example.eks.amazonaws.com",
 			Version:     "1.32",
 		}
@@ -298,7 +297,7 @@ func TestOnAPIServer(t *testing.T) {
 		}
 		if got.Status.Phase != mgmtv1.PhaseProvisioning || got.Status.EKSStatus == nil ||
 			!reflect.DeepEqual(got.Status.EKSStatus.UpstreamSpec, upstream) ||
-			!reflect.DeepEqual(got.Status.AppliedSpec, validSpec()) ||
+			!reflect.DeepEqual(got.Status.EKSStatus.AppliedSpec, validSpec()) ||
 			len(got.Status.Conditions) != 1 || got.Status.Conditions[0].Type != mgmtv1.ConditionProvisioned {
 			t.Errorf("status did not round-trip: %+v", got.Status)
 		}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -31,11 +32,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/config/crd"
 	"github.com/clustersync/clustersync/internal/hosted/eks"
+	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/management"
 )
 
@@ -57,9 +61,9 @@ type Options struct {
 	// service the EKS driver calls (an emulator such as `clustersync dev
 	// eks`); empty means real AWS.
 	EKSEndpoint string
-	// Tokens makes the bearer tokens for managed clusters' API servers;
-	// nil means aws-iam-authenticator tokens (management.Reconciler.Tokens).
-	Tokens management.TokenFunc
+	// Tokens makes the bearer tokens for EKS clusters' API servers; nil
+	// means aws-iam-authenticator tokens (eks.Management.Tokens).
+	Tokens eks.TokenFunc
 	// EKSRefresh is how often the upstream spec of each EKS cluster is
 	// refreshed; 0 means management.DefaultRefresh (300 seconds, Rancher's
 	// eks-refresh).
@@ -202,9 +206,10 @@ const (
 	OperatorAppID = "clustersync-eks-operator"
 )
 
-// Setup registers the hosted-cluster controllers with mgr: the management
-// controller (watching Clusters, and the EKSClusterConfigs they own) and
-// the EKS operator (watching EKSClusterConfigs). Only spec changes and
+// Setup registers the hosted-cluster controllers with mgr, for each cloud
+// (today EKS): the management controller (watching Clusters, and the
+// operator objects they own) and the cloud's operator (watching its
+// operator objects). Only spec changes and
 // deletions wake them; the rest is periodic (refresh, poll).
 func Setup(mgr ctrl.Manager, o Options) error {
 	appID := func(id string) func(*aws.Config) { return func(c *aws.Config) { c.AppID = id } }
@@ -214,34 +219,52 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if o.Workers == 0 {
 		opts.MaxConcurrentReconciles = DefaultWorkers
 	}
-	mgmt := &management.Reconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), NewServices: mgmtAWS, Tokens: o.Tokens, Events: mgr.GetEventRecorder("clustersync-management"), Refresh: o.EKSRefresh,
+	eksCloud := &eks.Management{Client: mgr.GetClient(), NewServices: mgmtAWS, Tokens: o.Tokens}
+	eksOperator := &eks.Reconciler{Client: mgr.GetClient(), NewServices: opAWS, Poll: o.EKSPoll}
+	return setupProvider(mgr, opts, eksCloud, eksOperator, o.EKSRefresh)
+}
+
+// setupProvider registers one cloud's two controllers: the management
+// controller of its Clusters ("management-<cloud>", watching Clusters and
+// the operator objects they own) and its operator ("<cloud>-operator",
+// watching the operator objects).
+func setupProvider[S any, O engine.Object[S]](mgr ctrl.Manager, opts controller.Options, cloud management.Cloud[S, O], operator reconcile.Reconciler, refresh time.Duration) error {
+	name := strings.ToLower(cloud.Name())
+	mgmt := &management.Reconciler[S, O]{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cloud: cloud,
+		Events: mgr.GetEventRecorder("clustersync-management"), Refresh: refresh,
 	}
-	if err := ctrl.NewControllerManagedBy(mgr).Named("management-cluster").WithOptions(opts).
+	if err := ctrl.NewControllerManagedBy(mgr).Named("management-"+name).WithOptions(opts).
 		For(&mgmtv1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(&eksv1.EKSClusterConfig{}, builder.WithPredicates(phaseChanged())).
+		Owns(cloud.NewObject(), builder.WithPredicates(phaseChanged())).
 		Complete(mgmt); err != nil {
-		return fmt.Errorf("management controller: %w", err)
+		return fmt.Errorf("management controller of %s clusters: %w", cloud.Name(), err)
 	}
-	op := &eks.Reconciler{Client: mgr.GetClient(), NewServices: opAWS, Poll: o.EKSPoll}
-	if err := ctrl.NewControllerManagedBy(mgr).Named("eks-operator").WithOptions(opts).
-		For(&eksv1.EKSClusterConfig{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Complete(op); err != nil {
-		return fmt.Errorf("EKS operator: %w", err)
+	if err := ctrl.NewControllerManagedBy(mgr).Named(name+"-operator").WithOptions(opts).
+		For(cloud.NewObject(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Complete(operator); err != nil {
+		return fmt.Errorf("%s operator: %w", cloud.Name(), err)
 	}
 	return nil
 }
 
-// phaseChanged passes the EKSClusterConfig events the management controller
-// acts on: creation, deletion and a change of the operator's phase, failure
-// message or conflicts (an update finishing means an immediate upstream
-// refresh; a conflict found when pushing is reported at once).
+// phaseChanged passes the operator object events the management
+// controller acts on: creation, deletion and a change of the operator's
+// phase, failure message or conflicts (an update finishing means an
+// immediate upstream refresh; a conflict found when pushing is reported at
+// once).
 func phaseChanged() predicate.Funcs {
+	type recorded interface {
+		OperatorRecord() *hostedv1.OperatorStatus
+	}
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		o, ok1 := e.ObjectOld.(*eksv1.EKSClusterConfig)
-		n, ok2 := e.ObjectNew.(*eksv1.EKSClusterConfig)
-		return !ok1 || !ok2 || o.Status.Phase != n.Status.Phase || o.Status.FailureMessage != n.Status.FailureMessage ||
-			!slices.Equal(o.Status.Conflicts, n.Status.Conflicts)
+		o, ok1 := e.ObjectOld.(recorded)
+		n, ok2 := e.ObjectNew.(recorded)
+		if !ok1 || !ok2 {
+			return true
+		}
+		or, nr := o.OperatorRecord(), n.OperatorRecord()
+		return or.Phase != nr.Phase || or.FailureMessage != nr.FailureMessage || !slices.Equal(or.Conflicts, nr.Conflicts)
 	}}
 }
 

@@ -16,6 +16,8 @@ package v1
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/scheme"
+
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 )
 
 var (
@@ -34,4 +36,4 @@ var (
 
 // Namespace is the namespace the management controller creates
 // EKSClusterConfig objects in (Rancher's cattle-global-data).
-const Namespace = "clustersync-global-data"
+const Namespace = hostedv1.Namespace

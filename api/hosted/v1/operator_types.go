@@ -1,5 +1,10 @@
 package v1
 
+// Namespace is the namespace the management controller creates operator
+// objects in, and keeps the Secrets it makes for clusters (Rancher's
+// cattle-global-data).
+const Namespace = "clustersync-global-data"
+
 // Phases of an operator object (status.phase), as in Rancher's EKS, AKS and
 // GKE operators. The empty phase means the operator has not created or
 // imported the cluster yet.

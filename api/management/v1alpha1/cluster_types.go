@@ -116,6 +116,16 @@ type EKSStatus struct {
 	// +optional
 	UpstreamSpec *eksv1.EKSClusterConfigSpec `json:"upstreamSpec,omitempty"`
 
+	// AppliedSpec holds, for each managed field, the last value clustersync
+	// and EKS agreed on: a copy of the EKS operator's status.appliedSpec,
+	// which only the operator writes. Comparing config, upstream and
+	// applied value tells a user change (push it) from an outside change
+	// (adopt it) from both (condition Conflict), where Rancher overwrites
+	// one of them (docs/hosted.md). Its identity fields are the config's,
+	// as for UpstreamSpec.
+	// +optional
+	AppliedSpec *eksv1.EKSClusterConfigSpec `json:"appliedSpec,omitempty"`
+
 	// VirtualNetwork is the ID of the cluster's VPC.
 	// +optional
 	VirtualNetwork string `json:"virtualNetwork,omitempty"`
@@ -173,15 +183,6 @@ type ClusterStatus struct {
 	// EKSStatus is the cloud side of an EKS cluster.
 	// +optional
 	EKSStatus *EKSStatus `json:"eksStatus,omitempty"`
-
-	// AppliedSpec holds, for each managed field, the last value clustersync
-	// and the cloud agreed on: a copy of the EKS operator's
-	// status.appliedSpec, which only the operator writes. Comparing config,
-	// upstream and applied value tells a user change (push it) from an
-	// outside change (adopt it) from both (condition Conflict), where
-	// Rancher overwrites one of them (docs/hosted.md). Its identity fields
-	// are the config's, as for UpstreamSpec.
-	AppliedSpec *eksv1.EKSClusterConfigSpec `json:"appliedSpec,omitempty"`
 
 	// APIEndpoint is the URL of the cluster's Kubernetes API server.
 	// +optional

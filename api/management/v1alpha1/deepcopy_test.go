@@ -22,9 +22,8 @@ func cluster() *Cluster {
 		Status: ClusterStatus{
 			Driver: DriverEKS, Phase: PhaseActive,
 			Conditions: []metav1.Condition{{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: "Ready"}},
-			EKSStatus: &EKSStatus{UpstreamSpec: spec(), Subnets: []string{"s"}, PrivateRequiresTunnel: ptr(false),
+			EKSStatus: &EKSStatus{UpstreamSpec: spec(), AppliedSpec: spec(), Subnets: []string{"s"}, PrivateRequiresTunnel: ptr(false),
 				ManagedLaunchTemplateVersions: map[string]string{"ng-a": "1"}},
-			AppliedSpec: spec(),
 		},
 	}
 }
@@ -39,7 +38,7 @@ func TestClusterDeepCopyIsDeep(t *testing.T) {
 	}
 	(*c.Spec.EKSConfig.Tags)["a"] = "2"
 	*(*c.Status.EKSStatus.UpstreamSpec.NodeGroups)[0].DesiredSize = 5
-	(*c.Status.AppliedSpec.NodeGroups)[0].NodegroupName = "x"
+	(*c.Status.EKSStatus.AppliedSpec.NodeGroups)[0].NodegroupName = "x"
 	c.Status.Conditions[0].Status = metav1.ConditionFalse
 	c.Status.EKSStatus.ManagedLaunchTemplateVersions["ng-a"] = "9"
 	*c.Status.EKSStatus.PrivateRequiresTunnel = true

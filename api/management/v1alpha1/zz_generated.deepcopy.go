@@ -291,11 +291,6 @@ func (in *ClusterStatus) DeepCopyInto(out *ClusterStatus) {
 		*out = new(EKSStatus)
 		(*in).DeepCopyInto(*out)
 	}
-	if in.AppliedSpec != nil {
-		in, out := &in.AppliedSpec, &out.AppliedSpec
-		*out = new(v1.EKSClusterConfigSpec)
-		(*in).DeepCopyInto(*out)
-	}
 	if in.Agent != nil {
 		in, out := &in.Agent, &out.Agent
 		*out = new(AgentStatus)
@@ -358,6 +353,11 @@ func (in *EKSStatus) DeepCopyInto(out *EKSStatus) {
 	*out = *in
 	if in.UpstreamSpec != nil {
 		in, out := &in.UpstreamSpec, &out.UpstreamSpec
+		*out = new(v1.EKSClusterConfigSpec)
+		(*in).DeepCopyInto(*out)
+	}
+	if in.AppliedSpec != nil {
+		in, out := &in.AppliedSpec, &out.AppliedSpec
 		*out = new(v1.EKSClusterConfigSpec)
 		(*in).DeepCopyInto(*out)
 	}

@@ -47,15 +47,25 @@ func LoadClients(ctx context.Context, k client.Reader, newServices ServicesFacto
 	if err != nil {
 		return nil, nil, err
 	}
-	var s corev1.Secret
-	if err := k.Get(ctx, ref, &s); err != nil {
-		return nil, nil, fmt.Errorf("credential secret %s (spec.amazonCredentialSecret): %w", ref, err)
+	data, err := loadSecret(ctx, k, ref)
+	if err != nil {
+		return nil, nil, err
 	}
-	cs, err := newServices(ctx, spec.Region, s.Data)
+	cs, err := newServices(ctx, spec.Region, data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("credential secret %s: %w", ref, err)
 	}
-	return cs, s.Data, nil
+	return cs, data, nil
+}
+
+// loadSecret returns the data of the credential Secret ref; the error
+// names spec.amazonCredentialSecret.
+func loadSecret(ctx context.Context, k client.Reader, ref types.NamespacedName) (map[string][]byte, error) {
+	var s corev1.Secret
+	if err := k.Get(ctx, ref, &s); err != nil {
+		return nil, fmt.Errorf("credential secret %s (spec.amazonCredentialSecret): %w", ref, err)
+	}
+	return s.Data, nil
 }
 
 // awsConfig is the SDK configuration for region with the static

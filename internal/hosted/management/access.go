@@ -4,22 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
-	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/access"
-	"github.com/clustersync/clustersync/internal/hosted/eks"
 )
-
-// TokenFunc returns a bearer token for the Kubernetes API of EKS cluster
-// clusterName in region, signed with the credential Secret's data (secret).
-type TokenFunc func(ctx context.Context, region string, secret map[string][]byte, clusterName string) (string, error)
 
 // SATokenWait bounds how long one pass waits for the cluster's token
 // controller to write the service-account token; the next pass goes on.
@@ -44,57 +38,22 @@ const (
 // cluster (status.serviceAccountTokenSecret).
 func SATokenSecretName(cluster string) string { return cluster + "-sa-token" }
 
-func (r *Reconciler) tokens() TokenFunc {
-	if r.Tokens != nil {
-		return r.Tokens
-	}
-	return func(ctx context.Context, region string, secret map[string][]byte, name string) (string, error) {
-		return eks.IAMToken(ctx, region, secret, name, "")
-	}
-}
-
-func (r *Reconciler) dial() eks.DialFunc {
-	if r.Dial != nil {
-		return r.Dial
-	}
-	return (&net.Dialer{}).DialContext
-}
-
 // reach connects to the cluster's API server, as Rancher does after a
-// cluster turns active (Rancher's EKS driver, https://github.com/rancher/eks-operator): for an
-// endpoint without public access it first tells whether the management
-// server reaches it at all (eks.RequiresTunnel, kept in
-// status.eksStatus.privateRequiresTunnel); then it authenticates with an
-// IAM token, makes sure the cluster has clustersync's service account and
-// keeps its token in the Secret status.serviceAccountTokenSecret names, and
-// counts the nodes when EKS reports no node group (condition Waiting).
-func (r *Reconciler) reach(ctx context.Context, c *mgmtv1.Cluster, config *eksv1.EKSClusterConfigSpec, up upstreamState) *accessResult {
-	st := c.Status.EKSStatus
-	if up.endpoint == "" {
-		return &accessResult{reason: ReasonUnreachable, err: errors.New("EKS reports no API endpoint yet")}
+// cluster turns active: the Cloud says how (Connect: for EKS an IAM token,
+// after telling whether a private endpoint is reachable at all); then it
+// makes sure the cluster has clustersync's service account and keeps its
+// token in the Secret status.serviceAccountTokenSecret names, and counts
+// the nodes when the cloud reports no node group (condition Waiting).
+func (r *Reconciler[S, O]) reach(ctx context.Context, c *mgmtv1.Cluster, config S, up Upstream[S]) *accessResult {
+	if up.Endpoint == "" {
+		return &accessResult{reason: ReasonUnreachable, err: fmt.Errorf("%s reports no API endpoint yet", r.Cloud.Name())}
 	}
-	if up.spec.PublicAccess != nil && !*up.spec.PublicAccess {
-		timeout := r.DialTimeout
-		if timeout <= 0 {
-			timeout = eks.EndpointDialTimeout
-		}
-		tunnel, err := eks.RequiresTunnel(ctx, r.dial(), up.endpoint, timeout)
-		if err != nil {
-			return &accessResult{reason: ReasonUnreachable, err: fmt.Errorf("private endpoint %s: cannot tell whether it needs a tunnel (retrying): %w", up.endpoint, err)}
-		}
-		st.PrivateRequiresTunnel = tunnel
-		if *tunnel {
-			return &accessResult{reason: ReasonTunnelRequired, err: fmt.Errorf("the API endpoint %s has no public access and the management server cannot reach it (DNS failure or timeout); status.eksStatus.privateRequiresTunnel is true", up.endpoint)}
-		}
-	} else {
-		st.PrivateRequiresTunnel = nil
-	}
-
-	secret, tokens := up.secret, r.tokens()
-	cfg, err := access.RESTConfig(up.endpoint, []byte(up.caCert), func(ctx context.Context) (string, error) {
-		return tokens(ctx, config.Region, secret, config.DisplayName)
-	})
+	cfg, err := r.Cloud.Connect(ctx, c, config, up)
 	if err != nil {
+		var ae *AccessError
+		if errors.As(err, &ae) {
+			return &accessResult{reason: ae.Reason, err: ae.Err}
+		}
 		return &accessResult{reason: ReasonUnreachable, err: err}
 	}
 	cfg.Timeout = AccessTimeout
@@ -109,7 +68,7 @@ func (r *Reconciler) reach(ctx context.Context, c *mgmtv1.Cluster, config *eksv1
 		return failed("service-account token", err)
 	}
 	res := &accessResult{}
-	if up.spec.NodeGroups == nil || len(*up.spec.NodeGroups) == 0 {
+	if r.Cloud.NodePools(up.Spec) == 0 {
 		if res.nodes, err = access.CountNodes(ctx, kube); err != nil {
 			return failed("count nodes", err)
 		}
@@ -131,9 +90,9 @@ func failed(what string, err error) *accessResult {
 // clustersync-global-data/SATokenSecretName, owned by the Cluster, and
 // names it in status.serviceAccountTokenSecret; it does nothing when that
 // Secret already holds a token for the current endpoint.
-func (r *Reconciler) ensureSAToken(ctx context.Context, c *mgmtv1.Cluster, kube kubernetes.Interface, up upstreamState) error {
-	key := types.NamespacedName{Namespace: eksv1.Namespace, Name: SATokenSecretName(c.Name)}
-	if creds, err := access.LoadToken(ctx, r.Client, key); err == nil && creds.Endpoint == up.endpoint {
+func (r *Reconciler[S, O]) ensureSAToken(ctx context.Context, c *mgmtv1.Cluster, kube kubernetes.Interface, up Upstream[S]) error {
+	key := types.NamespacedName{Namespace: hostedv1.Namespace, Name: SATokenSecretName(c.Name)}
+	if creds, err := access.LoadToken(ctx, r.Client, key); err == nil && creds.Endpoint == up.Endpoint {
 		c.Status.ServiceAccountTokenSecret = key.Name
 		return nil
 	}
@@ -143,7 +102,7 @@ func (r *Reconciler) ensureSAToken(ctx context.Context, c *mgmtv1.Cluster, kube 
 	if err != nil {
 		return err
 	}
-	if err := access.StoreToken(ctx, r.Client, key, c, access.Credentials{Endpoint: up.endpoint, CAData: []byte(up.caCert), Token: token}); err != nil {
+	if err := access.StoreToken(ctx, r.Client, key, c, access.Credentials{Endpoint: up.Endpoint, CAData: []byte(up.CACert), Token: token}); err != nil {
 		return err
 	}
 	c.Status.ServiceAccountTokenSecret = key.Name

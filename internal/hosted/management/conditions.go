@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 )
 
@@ -18,10 +18,15 @@ const NoNodesMessage = "Cluster must have at least one managed nodegroup or one 
 
 // observed is what one pass learned, the input of the conditions.
 type observed struct {
-	// op is the operator's EKSClusterConfig; nil before it exists.
-	op *eksv1.EKSClusterConfig
-	// upstream is the cluster as EKS reports it; nil before it exists.
-	upstream *eksv1.EKSClusterConfigSpec
+	// cloud names the cloud service in messages ("EKS"); field is the
+	// Cluster's config field ("eksConfig").
+	cloud, field string
+	// imported is whether the config registers an existing cluster.
+	imported bool
+	// op is the operator object's record; nil before it exists.
+	op *hostedv1.OperatorStatus
+	// pools is the number of node groups (pools) the cloud reports.
+	pools int
 	// conflicts are the Conflict condition's field descriptions.
 	conflicts []string
 	// access is the outcome of reaching the cluster's API server; nil when
@@ -41,7 +46,7 @@ type accessResult struct {
 
 // setConditions derives the Cluster's conditions and phase from what one
 // pass observed. Pending: the driver accepted the cluster (Unknown while an
-// import is being registered). Provisioned: the cluster exists in EKS.
+// import is being registered). Provisioned: the cluster exists in the cloud.
 // Updated: no change is being applied and none failed. Waiting: the cluster
 // has somewhere to run workloads. Connected: its API server answered.
 // Conflict: see setConflict. Ready: all of them hold.
@@ -52,32 +57,32 @@ func setConditions(c *mgmtv1.Cluster, o observed) {
 	}
 	phase, failure := "", ""
 	if o.op != nil {
-		phase, failure = o.op.Status.Phase, o.op.Status.FailureMessage
+		phase, failure = o.op.Phase, o.op.FailureMessage
 	}
-	imported := c.Spec.EKSConfig != nil && c.Spec.EKSConfig.Imported
+	imported, cloud := o.imported, o.cloud
 
 	switch {
 	case o.op == nil || phase == "" && failure == "":
-		set(mgmtv1.ConditionPending, metav1.ConditionUnknown, "WaitingForOperator", "the EKS operator has not taken the cluster up yet")
+		set(mgmtv1.ConditionPending, metav1.ConditionUnknown, "WaitingForOperator", "the "+cloud+" operator has not taken the cluster up yet")
 	case phase == "" && failure != "":
 		set(mgmtv1.ConditionPending, metav1.ConditionFalse, "Refused", failure)
-	case phase == eksv1.PhaseImporting:
-		set(mgmtv1.ConditionPending, metav1.ConditionUnknown, "Importing", "waiting for EKS to report the cluster ACTIVE")
+	case phase == hostedv1.PhaseImporting:
+		set(mgmtv1.ConditionPending, metav1.ConditionUnknown, "Importing", "waiting for "+cloud+" to report the cluster ready")
 	default:
 		set(mgmtv1.ConditionPending, metav1.ConditionTrue, "Accepted", "")
 	}
 
 	switch {
-	case phase == eksv1.PhaseActive || phase == eksv1.PhaseUpdating:
-		msg := "the cluster exists in EKS"
+	case phase == hostedv1.PhaseActive || phase == hostedv1.PhaseUpdating:
+		msg := "the cluster exists in " + cloud
 		if imported {
-			msg = "the cluster was imported from EKS"
+			msg = "the cluster was imported from " + cloud
 		}
 		set(mgmtv1.ConditionProvisioned, metav1.ConditionTrue, "Provisioned", msg)
-	case phase == eksv1.PhaseCreating && failure != "":
+	case phase == hostedv1.PhaseCreating && failure != "":
 		set(mgmtv1.ConditionProvisioned, metav1.ConditionFalse, "CreateFailed", failure)
-	case phase == eksv1.PhaseCreating:
-		set(mgmtv1.ConditionProvisioned, metav1.ConditionUnknown, "Creating", "EKS is creating the cluster")
+	case phase == hostedv1.PhaseCreating:
+		set(mgmtv1.ConditionProvisioned, metav1.ConditionUnknown, "Creating", cloud+" is creating the cluster")
 	case phase == "" && failure != "":
 		set(mgmtv1.ConditionProvisioned, metav1.ConditionFalse, "CreateFailed", failure)
 	default:
@@ -85,24 +90,21 @@ func setConditions(c *mgmtv1.Cluster, o observed) {
 	}
 
 	switch {
-	case phase == eksv1.PhaseActive && failure != "", phase == eksv1.PhaseUpdating && failure != "":
+	case phase == hostedv1.PhaseActive && failure != "", phase == hostedv1.PhaseUpdating && failure != "":
 		set(mgmtv1.ConditionUpdated, metav1.ConditionFalse, "UpdateFailed", failure)
-	case phase == eksv1.PhaseUpdating:
-		set(mgmtv1.ConditionUpdated, metav1.ConditionUnknown, "Updating", "a change is being applied in EKS")
-	case phase == eksv1.PhaseActive && len(o.conflicts) > 0:
+	case phase == hostedv1.PhaseUpdating:
+		set(mgmtv1.ConditionUpdated, metav1.ConditionUnknown, "Updating", "a change is being applied in "+cloud)
+	case phase == hostedv1.PhaseActive && len(o.conflicts) > 0:
 		set(mgmtv1.ConditionUpdated, metav1.ConditionFalse, "Conflict", "fields in conflict are not written; see condition Conflict")
-	case phase == eksv1.PhaseActive:
-		set(mgmtv1.ConditionUpdated, metav1.ConditionTrue, "UpToDate", "EKS matches every managed field")
+	case phase == hostedv1.PhaseActive:
+		set(mgmtv1.ConditionUpdated, metav1.ConditionTrue, "UpToDate", cloud+" matches every managed field")
 	default:
 		set(mgmtv1.ConditionUpdated, metav1.ConditionUnknown, "NotProvisioned", "")
 	}
 
-	nodeGroups := 0
-	if o.upstream != nil && o.upstream.NodeGroups != nil {
-		nodeGroups = len(*o.upstream.NodeGroups)
-	}
+	nodeGroups := o.pools
 	switch {
-	case phase != eksv1.PhaseActive && phase != eksv1.PhaseUpdating:
+	case phase != hostedv1.PhaseActive && phase != hostedv1.PhaseUpdating:
 		set(mgmtv1.ConditionWaiting, metav1.ConditionUnknown, "NotProvisioned", "")
 	case nodeGroups > 0:
 		set(mgmtv1.ConditionWaiting, metav1.ConditionTrue, "NodesAvailable", fmt.Sprintf("%d managed node group(s)", nodeGroups))
@@ -123,7 +125,7 @@ func setConditions(c *mgmtv1.Cluster, o observed) {
 		set(mgmtv1.ConditionConnected, metav1.ConditionTrue, "Connected", "the cluster's API server answered")
 	}
 
-	setConflict(c, o.conflicts)
+	setConflict(c, o.field, o.conflicts)
 
 	var notReady []string
 	for _, want := range []struct {
@@ -152,12 +154,12 @@ func setConditions(c *mgmtv1.Cluster, o observed) {
 // setConflict sets condition Conflict from the fields changed on both
 // sides since they were last applied (each "path (config …, upstream …,
 // last applied …)").
-func setConflict(c *mgmtv1.Cluster, paths []string) {
+func setConflict(c *mgmtv1.Cluster, field string, paths []string) {
 	cond := metav1.Condition{Type: mgmtv1.ConditionConflict, Status: metav1.ConditionFalse, Reason: "NoConflict",
 		Message: "no field was changed both in clustersync and outside it", ObservedGeneration: c.Generation}
 	if len(paths) > 0 {
 		cond.Status, cond.Reason = metav1.ConditionTrue, "ChangedOnBothSides"
-		cond.Message = "changed both in clustersync and outside it since last applied; not written until spec.eksConfig is edited: " + strings.Join(paths, "; ")
+		cond.Message = "changed both in clustersync and outside it since last applied; not written until spec." + field + " is edited: " + strings.Join(paths, "; ")
 	}
 	meta.SetStatusCondition(&c.Status.Conditions, cond)
 }
@@ -166,15 +168,15 @@ func setConflict(c *mgmtv1.Cluster, paths []string) {
 // phase.
 func phaseOf(op, failure string, exists bool) string {
 	switch {
-	case op == eksv1.PhaseDeleting:
+	case op == hostedv1.PhaseDeleting:
 		return mgmtv1.PhaseDeleting
 	case failure != "":
 		return mgmtv1.PhaseError
 	case !exists || op == "":
 		return mgmtv1.PhasePending
-	case op == eksv1.PhaseCreating || op == eksv1.PhaseImporting:
+	case op == hostedv1.PhaseCreating || op == hostedv1.PhaseImporting:
 		return mgmtv1.PhaseProvisioning
-	case op == eksv1.PhaseUpdating:
+	case op == hostedv1.PhaseUpdating:
 		return mgmtv1.PhaseUpdating
 	}
 	return mgmtv1.PhaseActive

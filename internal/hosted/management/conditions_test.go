@@ -8,17 +8,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 )
 
 func TestSetConditions(t *testing.T) {
-	op := func(phase, failure string) *eksv1.EKSClusterConfig {
-		return &eksv1.EKSClusterConfig{Status: eksv1.EKSClusterConfigStatus{OperatorStatus: hostedv1.OperatorStatus{Phase: phase, FailureMessage: failure}}}
+	op := func(phase, failure string) *hostedv1.OperatorStatus {
+		return &hostedv1.OperatorStatus{Phase: phase, FailureMessage: failure}
 	}
-	groups := &eksv1.EKSClusterConfigSpec{NodeGroups: &[]eksv1.NodeGroup{{NodegroupName: "a"}}}
-	none := &eksv1.EKSClusterConfigSpec{NodeGroups: &[]eksv1.NodeGroup{}}
 	ok := &accessResult{nodes: 0}
 	for _, tc := range []struct {
 		name     string
@@ -33,35 +30,37 @@ func TestSetConditions(t *testing.T) {
 		{name: "refused before create", obs: observed{op: op("", "an EKS cluster named x already exists")}, phase: mgmtv1.PhaseError,
 			want:    map[string]metav1.ConditionStatus{mgmtv1.ConditionPending: "False", mgmtv1.ConditionProvisioned: "False"},
 			message: map[string]string{mgmtv1.ConditionPending: "already exists"}},
-		{name: "importing", imported: true, obs: observed{op: op(eksv1.PhaseImporting, "")}, phase: mgmtv1.PhaseProvisioning,
+		{name: "importing", imported: true, obs: observed{op: op(hostedv1.PhaseImporting, "")}, phase: mgmtv1.PhaseProvisioning,
 			want: map[string]metav1.ConditionStatus{mgmtv1.ConditionPending: "Unknown"}},
-		{name: "creating", obs: observed{op: op(eksv1.PhaseCreating, "")}, phase: mgmtv1.PhaseProvisioning,
+		{name: "creating", obs: observed{op: op(hostedv1.PhaseCreating, "")}, phase: mgmtv1.PhaseProvisioning,
 			want: map[string]metav1.ConditionStatus{mgmtv1.ConditionPending: "True", mgmtv1.ConditionProvisioned: "Unknown", mgmtv1.ConditionWaiting: "Unknown"}},
-		{name: "active with node groups", obs: observed{op: op(eksv1.PhaseActive, ""), upstream: groups, access: ok}, phase: mgmtv1.PhaseActive,
+		{name: "active with node groups", obs: observed{op: op(hostedv1.PhaseActive, ""), pools: 1, access: ok}, phase: mgmtv1.PhaseActive,
 			want: map[string]metav1.ConditionStatus{mgmtv1.ConditionProvisioned: "True", mgmtv1.ConditionUpdated: "True", mgmtv1.ConditionWaiting: "True",
 				mgmtv1.ConditionConnected: "True", mgmtv1.ConditionConflict: "False", mgmtv1.ConditionReady: "True"}},
-		{name: "no node groups and no nodes", obs: observed{op: op(eksv1.PhaseActive, ""), upstream: none, access: ok}, phase: mgmtv1.PhaseActive,
+		{name: "no node groups and no nodes", obs: observed{op: op(hostedv1.PhaseActive, ""), pools: 0, access: ok}, phase: mgmtv1.PhaseActive,
 			want:    map[string]metav1.ConditionStatus{mgmtv1.ConditionWaiting: "False", mgmtv1.ConditionReady: "False"},
 			message: map[string]string{mgmtv1.ConditionWaiting: NoNodesMessage, mgmtv1.ConditionReady: "Waiting"}},
-		{name: "self-managed nodes only", obs: observed{op: op(eksv1.PhaseActive, ""), upstream: none, access: &accessResult{nodes: 3}}, phase: mgmtv1.PhaseActive,
+		{name: "self-managed nodes only", obs: observed{op: op(hostedv1.PhaseActive, ""), pools: 0, access: &accessResult{nodes: 3}}, phase: mgmtv1.PhaseActive,
 			want: map[string]metav1.ConditionStatus{mgmtv1.ConditionWaiting: "True", mgmtv1.ConditionReady: "True"}},
-		{name: "unreachable private endpoint", obs: observed{op: op(eksv1.PhaseActive, ""), upstream: groups,
+		{name: "unreachable private endpoint", obs: observed{op: op(hostedv1.PhaseActive, ""), pools: 1,
 			access: &accessResult{err: errors.New("private endpoint needs a tunnel"), reason: "TunnelRequired"}}, phase: mgmtv1.PhaseActive,
 			want:    map[string]metav1.ConditionStatus{mgmtv1.ConditionConnected: "False", mgmtv1.ConditionReady: "False"},
 			message: map[string]string{mgmtv1.ConditionConnected: "tunnel", mgmtv1.ConditionReady: "Connected"}},
-		{name: "updating", obs: observed{op: op(eksv1.PhaseUpdating, ""), upstream: groups, access: ok}, phase: mgmtv1.PhaseUpdating,
+		{name: "updating", obs: observed{op: op(hostedv1.PhaseUpdating, ""), pools: 1, access: ok}, phase: mgmtv1.PhaseUpdating,
 			want: map[string]metav1.ConditionStatus{mgmtv1.ConditionUpdated: "Unknown", mgmtv1.ConditionReady: "False"}},
-		{name: "update failed", obs: observed{op: op(eksv1.PhaseActive, "version 1.30 is a downgrade"), upstream: groups, access: ok}, phase: mgmtv1.PhaseError,
+		{name: "update failed", obs: observed{op: op(hostedv1.PhaseActive, "version 1.30 is a downgrade"), pools: 1, access: ok}, phase: mgmtv1.PhaseError,
 			want:    map[string]metav1.ConditionStatus{mgmtv1.ConditionUpdated: "False"},
 			message: map[string]string{mgmtv1.ConditionUpdated: "downgrade"}},
-		{name: "conflict", obs: observed{op: op(eksv1.PhaseActive, ""), upstream: groups, access: ok, conflicts: []string{"tags (config a, upstream b, last applied c)"}},
+		{name: "conflict", obs: observed{op: op(hostedv1.PhaseActive, ""), pools: 1, access: ok, conflicts: []string{"tags (config a, upstream b, last applied c)"}},
 			phase:   mgmtv1.PhaseActive,
 			want:    map[string]metav1.ConditionStatus{mgmtv1.ConditionConflict: "True", mgmtv1.ConditionUpdated: "False", mgmtv1.ConditionReady: "False"},
 			message: map[string]string{mgmtv1.ConditionConflict: "tags (config a"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &mgmtv1.Cluster{Spec: mgmtv1.ClusterSpec{EKSConfig: &eksv1.EKSClusterConfigSpec{Imported: tc.imported}}}
-			setConditions(c, tc.obs)
+			c := &mgmtv1.Cluster{}
+			obs := tc.obs
+			obs.cloud, obs.field, obs.imported = "EKS", "eksConfig", tc.imported
+			setConditions(c, obs)
 			if c.Status.Phase != tc.phase {
 				t.Errorf("phase %s, want %s", c.Status.Phase, tc.phase)
 			}

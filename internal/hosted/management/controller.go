@@ -1,7 +1,9 @@
-// Package management is the management controller of hosted clusters: for
-// each Cluster with spec.eksConfig it keeps an EKSClusterConfig for the EKS
-// operator, refreshes status.eksStatus.upstreamSpec from the cloud every
-// refresh period, and applies the managed-field semantics of
+// Package management is the management controller of hosted clusters,
+// written once for every cloud (a Cloud is the provider's half of the
+// contract): for each Cluster with the cloud's config (spec.eksConfig) it
+// keeps the operator object (an EKSClusterConfig), refreshes the upstream
+// spec (status.eksStatus.upstreamSpec) from the cloud every refresh
+// period, and applies the managed-field semantics of
 // https://ranchermanager.docs.rancher.com/reference-guides/cluster-configuration/rancher-server-configuration/sync-clusters without its race window
 // (package managed): outside changes are adopted into the config and
 // reported as events, user changes go to the operator, and a field changed
@@ -10,12 +12,9 @@ package management
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -26,34 +25,26 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
-	"github.com/clustersync/clustersync/internal/hosted/eks"
+	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/managed"
 )
 
 // DefaultRefresh is how often the upstream spec is refreshed (Rancher's
-// eks-refresh setting, 300 seconds).
+// eks-refresh and aks-refresh settings, 300 seconds).
 const DefaultRefresh = 300 * time.Second
 
-// Reconciler is the management controller for EKS clusters.
-type Reconciler struct {
+// Reconciler is the management controller for the Clusters of one cloud
+// (Cloud): it keeps an operator object per Cluster with the cloud's
+// config, refreshes the upstream spec, adopts outside changes, reaches the
+// cluster's API server and sets the conditions and phase.
+type Reconciler[S any, O engine.Object[S]] struct {
 	Client client.Client
-	// NewServices makes the AWS clients from a credential Secret, as for
-	// the operator (eks.NewServicesFactory); required.
-	NewServices eks.ServicesFactory
-	// Tokens makes the bearer token for a cluster's API server; nil means
-	// an aws-iam-authenticator token (eks.IAMToken) from the credential
-	// Secret.
-	Tokens TokenFunc
-	// Dial opens connections for the private-endpoint check
-	// (eks.RequiresTunnel); nil means a net.Dialer.
-	Dial eks.DialFunc
-	// DialTimeout bounds that check; 0 means eks.EndpointDialTimeout (30
-	// seconds).
-	DialTimeout time.Duration
-	// APIReader reads the operator's EKSClusterConfig past the cache to
-	// confirm an adoption (the manager's GetAPIReader); nil means Client.
+	// Cloud is the provider; required.
+	Cloud Cloud[S, O]
+	// APIReader reads the operator object past the cache to confirm an
+	// adoption (the manager's GetAPIReader); nil means Client.
 	APIReader client.Reader
 	// Events records OutsideChange events on Clusters.
 	Events events.EventRecorder
@@ -61,25 +52,26 @@ type Reconciler struct {
 	Refresh time.Duration
 }
 
-func (r *Reconciler) refresh() time.Duration {
+func (r *Reconciler[S, O]) refresh() time.Duration {
 	if r.Refresh > 0 {
 		return r.Refresh
 	}
 	return DefaultRefresh
 }
 
-// Finalizer holds back the deletion of a Cluster until its
-// EKSClusterConfig is gone, i.e. until the EKS operator destroyed what it
-// created (or, for an imported cluster, just let go of it).
+// Finalizer holds back the deletion of a Cluster until its operator
+// object is gone, i.e. until the operator destroyed what it created (or,
+// for an imported cluster, just let go of it).
 const Finalizer = "management.clustersync.io/cleanup"
 
 // Reconcile implements reconcile.Reconciler.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var c mgmtv1.Cluster
 	if err := r.Client.Get(ctx, req.NamespacedName, &c); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if c.Spec.EKSConfig == nil {
+	cfg := r.Cloud.Config(&c)
+	if cfg == nil {
 		return ctrl.Result{}, nil
 	}
 	if c.DeletionTimestamp != nil {
@@ -90,41 +82,46 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	var op eksv1.EKSClusterConfig
-	opKey := types.NamespacedName{Namespace: eksv1.Namespace, Name: c.Name}
-	opExists := r.Client.Get(ctx, opKey, &op) == nil
-
-	config := *c.Spec.EKSConfig
+	op := r.Cloud.NewObject()
+	opExists := r.Client.Get(ctx, types.NamespacedName{Namespace: hostedv1.Namespace, Name: c.Name}, op) == nil
+	config := managed.Copy(*cfg)
 	opSpec := config
-	up, found, err := r.upstream(ctx, &config, op.Status)
+	var last O // the operator object, when it exists
+	if opExists {
+		last = op
+	}
+	up, found, err := r.Cloud.Describe(ctx, config, last)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if c.Status.EKSStatus == nil {
-		c.Status.EKSStatus = &mgmtv1.EKSStatus{}
-	}
-	obs := observed{}
+	upstream, applied := r.Cloud.Status(&c)
+	obs := observed{cloud: r.Cloud.Name(), field: r.Cloud.ConfigField(), imported: r.Cloud.Imported(config)}
 	if opExists {
-		obs.op = &op
-		copyOperatorStatus(c.Status.EKSStatus, &op.Status)
-		c.Status.AppliedSpec = op.Status.AppliedSpec.DeepCopy()
-		for _, cf := range op.Status.Conflicts {
+		obs.op = op.OperatorRecord()
+		r.Cloud.CopyStatus(&c, op)
+		*applied = nil
+		if a := *op.AppliedSpecRef(); a != nil {
+			cp := managed.Copy(*a)
+			*applied = &cp
+		}
+		for _, cf := range obs.op.Conflicts {
 			obs.conflicts = append(obs.conflicts, fmt.Sprintf("%s (config %s, upstream %s, last applied %s)", cf.Path, cf.Config, cf.Upstream, cf.Applied))
 		}
 	}
 	if found {
-		c.Status.EKSStatus.UpstreamSpec = &up.spec
-		obs.upstream = &up.spec
-		if up.spec.KubernetesVersion != nil {
-			c.Status.Version = *up.spec.KubernetesVersion
+		*upstream = &up.Spec
+		obs.pools = r.Cloud.NodePools(up.Spec)
+		if up.Version != "" {
+			c.Status.Version = up.Version
 		}
-		c.Status.APIEndpoint, c.Status.CACert = up.endpoint, up.caCert
+		c.Status.APIEndpoint, c.Status.CACert = up.Endpoint, up.CACert
 	}
 	// Outside changes are adopted only while the operator's record is
 	// settled (active, no push pending); the operator itself decides what
-	// to push and what is in conflict, on what EKS reports when it pushes.
+	// to push and what is in conflict, on what the cloud reports when it
+	// pushes.
 	if found && opExists {
-		adopted, err := r.adopt(ctx, &c, &op, config, up.spec)
+		adopted, err := r.adopt(ctx, &c, op, config, up.Spec)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -132,13 +129,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			opSpec = *adopted
 		}
 	}
-	if found && opExists && (op.Status.Phase == eksv1.PhaseActive || op.Status.Phase == eksv1.PhaseUpdating) {
-		obs.access = r.reach(ctx, &c, &config, up)
+	if phase := op.OperatorRecord().Phase; found && opExists && (phase == hostedv1.PhaseActive || phase == hostedv1.PhaseUpdating) {
+		obs.access = r.reach(ctx, &c, config, up)
 	}
 	if err := r.ensureOperatorConfig(ctx, &c, opSpec); err != nil {
 		return ctrl.Result{}, err
 	}
-	c.Status.Driver = mgmtv1.DriverEKS
+	c.Status.Driver = r.Cloud.Name()
 	c.Status.ObservedGeneration = c.Generation
 	setConditions(&c, obs)
 	if err := r.Client.Status().Update(ctx, &c); err != nil {
@@ -147,14 +144,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: r.refresh()}, nil
 }
 
-// adopt takes the outside changes upstream shows into c's spec.eksConfig
-// (config) and reports each as an OutsideChange event naming the field, the
-// old and the new value; it returns the new config, nil when nothing was
-// adopted. op is the operator's object as read before upstream was
-// described; an adoption is confirmed on op read again, past the cache
-// (APIReader): the operator records a push before sending it to EKS, so a
-// value EKS showed is then either on record or really someone else's.
-func (r *Reconciler) adopt(ctx context.Context, c *mgmtv1.Cluster, op *eksv1.EKSClusterConfig, config, upstream eksv1.EKSClusterConfigSpec) (*eksv1.EKSClusterConfigSpec, error) {
+// adopt takes the outside changes upstream shows into c's config and
+// reports each as an OutsideChange event naming the field, the old and the
+// new value; it returns the new config, nil when nothing was adopted. op
+// is the operator's object as read before upstream was described; an
+// adoption is confirmed on op read again, past the cache (APIReader): the
+// operator records a push before sending it to the cloud, so a value the
+// cloud showed is then either on record or really someone else's.
+func (r *Reconciler[S, O]) adopt(ctx context.Context, c *mgmtv1.Cluster, op O, config, upstream S) (*S, error) {
 	plan, ready, err := r.plan(op, config, upstream)
 	if err != nil || !ready || len(plan.Adopt) == 0 {
 		return nil, err
@@ -163,14 +160,14 @@ func (r *Reconciler) adopt(ctx context.Context, c *mgmtv1.Cluster, op *eksv1.EKS
 	if reader == nil {
 		reader = r.Client
 	}
-	var current eksv1.EKSClusterConfig
-	if err := reader.Get(ctx, client.ObjectKeyFromObject(op), &current); err != nil {
+	current := r.Cloud.NewObject()
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(op), current); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	if plan, ready, err = r.plan(&current, config, upstream); err != nil || !ready || len(plan.Adopt) == 0 {
+	if plan, ready, err = r.plan(current, config, upstream); err != nil || !ready || len(plan.Adopt) == 0 {
 		return nil, err
 	}
-	c.Spec.EKSConfig = &plan.Config
+	r.Cloud.SetConfig(c, plan.Config)
 	status := c.Status
 	if err := r.Client.Update(ctx, c); err != nil {
 		return nil, err
@@ -178,29 +175,29 @@ func (r *Reconciler) adopt(ctx context.Context, c *mgmtv1.Cluster, op *eksv1.EKS
 	c.Status = status
 	for _, a := range plan.Adopt {
 		r.Events.Eventf(c, nil, corev1.EventTypeNormal, "OutsideChange", "Sync",
-			"%s changed outside clustersync from %s to %s; adopted into spec.eksConfig", a.Path, show(a.Old), show(a.New))
+			"%s changed outside clustersync from %s to %s; adopted into spec.%s", a.Path, show(a.Old), show(a.New), r.Cloud.ConfigField())
 	}
 	return &plan.Config, nil
 }
 
 // plan compares config and upstream with op's applied record; ready is
-// false while that record is not settled (eks.AppliedFor).
-func (r *Reconciler) plan(op *eksv1.EKSClusterConfig, config, upstream eksv1.EKSClusterConfigSpec) (managed.Plan[eksv1.EKSClusterConfigSpec], bool, error) {
-	applied, ready, err := eks.AppliedFor(op, config)
+// false while that record is not settled (engine.AppliedFor).
+func (r *Reconciler[S, O]) plan(op O, config, upstream S) (managed.Plan[S], bool, error) {
+	applied, ready, err := engine.AppliedFor(op, config, r.Cloud.Options())
 	if err != nil || !ready {
-		return managed.Plan[eksv1.EKSClusterConfigSpec]{}, false, err
+		return managed.Plan[S]{}, false, err
 	}
-	return managed.Reconcile(config, upstream, applied, eks.ManagedOptions()), true, nil
+	return managed.Reconcile(config, upstream, applied, r.Cloud.Options()), true, nil
 }
 
-// finalize deletes the Cluster's EKSClusterConfig, reports phase Deleting
+// finalize deletes the Cluster's operator object, reports phase Deleting
 // while the operator cleans up, and lets the Cluster go once it is gone.
-func (r *Reconciler) finalize(ctx context.Context, c *mgmtv1.Cluster) (ctrl.Result, error) {
+func (r *Reconciler[S, O]) finalize(ctx context.Context, c *mgmtv1.Cluster) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(c, Finalizer) {
 		return ctrl.Result{}, nil
 	}
-	var op eksv1.EKSClusterConfig
-	err := r.Client.Get(ctx, types.NamespacedName{Namespace: eksv1.Namespace, Name: c.Name}, &op)
+	op := r.Cloud.NewObject()
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: hostedv1.Namespace, Name: c.Name}, op)
 	switch {
 	case apierrors.IsNotFound(err):
 		controllerutil.RemoveFinalizer(c, Finalizer)
@@ -208,17 +205,18 @@ func (r *Reconciler) finalize(ctx context.Context, c *mgmtv1.Cluster) (ctrl.Resu
 	case err != nil:
 		return ctrl.Result{}, err
 	}
-	if op.DeletionTimestamp == nil {
-		if err := r.Client.Delete(ctx, &op); client.IgnoreNotFound(err) != nil {
+	if op.GetDeletionTimestamp() == nil {
+		if err := r.Client.Delete(ctx, op); client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, err
 		}
 	}
-	msg := "the EKS operator is deleting the cluster in EKS"
-	if c.Spec.EKSConfig.Imported {
-		msg = "disconnecting the imported cluster; EKS is not changed"
+	name := r.Cloud.Name()
+	msg := fmt.Sprintf("the %s operator is deleting the cluster in %s", name, name)
+	if r.Cloud.Imported(*r.Cloud.Config(c)) {
+		msg = fmt.Sprintf("disconnecting the imported cluster; %s is not changed", name)
 	}
-	if op.Status.FailureMessage != "" {
-		msg += ": " + op.Status.FailureMessage
+	if f := op.OperatorRecord().FailureMessage; f != "" {
+		msg += ": " + f
 	}
 	if c.Status.Phase != mgmtv1.PhaseDeleting || !meta.IsStatusConditionFalse(c.Status.Conditions, mgmtv1.ConditionReady) {
 		c.Status.Phase = mgmtv1.PhaseDeleting
@@ -228,60 +226,19 @@ func (r *Reconciler) finalize(ctx context.Context, c *mgmtv1.Cluster) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	// The EKSClusterConfig's deletion wakes this controller (it is owned);
+	// The operator object's deletion wakes this controller (it is owned);
 	// the requeue is a safety net.
 	return ctrl.Result{RequeueAfter: time.Minute}, nil
 }
 
-// copyOperatorStatus copies the cloud-side facts the operator keeps into
-// the Cluster's eksStatus.
-func copyOperatorStatus(dst *mgmtv1.EKSStatus, src *eksv1.EKSClusterConfigStatus) {
-	dst.VirtualNetwork = src.VirtualNetwork
-	dst.Subnets = src.Subnets
-	dst.SecurityGroups = src.SecurityGroups
-	dst.ManagedLaunchTemplateID = src.ManagedLaunchTemplateID
-	dst.ManagedLaunchTemplateVersions = src.ManagedLaunchTemplateVersions
-	dst.GeneratedNodeRole = src.GeneratedNodeRole
-}
-
-// upstreamState is what EKS reports of a cluster.
-type upstreamState struct {
-	// spec is the cluster as an EKSClusterConfigSpec (eks.UpstreamSpec).
-	spec eksv1.EKSClusterConfigSpec
-	// endpoint is the API server URL; caCert the base64 PEM of its CA.
-	endpoint, caCert string
-	// secret is the credential Secret's data.
-	secret map[string][]byte
-}
-
-// upstream describes the cluster in EKS (eks.DescribeUpstream, which reads
-// node groups on the operator's launch template from status); found is
-// false before it exists.
-func (r *Reconciler) upstream(ctx context.Context, config *eksv1.EKSClusterConfigSpec, status eksv1.EKSClusterConfigStatus) (upstreamState, bool, error) {
-	cs, secret, err := eks.LoadClients(ctx, r.Client, r.NewServices, *config)
-	if err != nil {
-		return upstreamState{}, false, err
-	}
-	spec, cl, _, err := eks.DescribeUpstream(ctx, cs, *config, status)
-	var nf *ekstypes.ResourceNotFoundException
-	if errors.As(err, &nf) {
-		return upstreamState{}, false, nil
-	}
-	if err != nil {
-		return upstreamState{}, false, err
-	}
-	st := upstreamState{spec: spec, endpoint: aws.ToString(cl.Endpoint), secret: secret}
-	if cl.CertificateAuthority != nil {
-		st.caCert = aws.ToString(cl.CertificateAuthority.Data)
-	}
-	return st, true, nil
-}
-
-// ensureOperatorConfig keeps the EKSClusterConfig of c with spec, owned by c.
-func (r *Reconciler) ensureOperatorConfig(ctx context.Context, c *mgmtv1.Cluster, spec eksv1.EKSClusterConfigSpec) error {
-	op := &eksv1.EKSClusterConfig{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: eksv1.Namespace}}
+// ensureOperatorConfig keeps the operator object of c with spec, owned by
+// c.
+func (r *Reconciler[S, O]) ensureOperatorConfig(ctx context.Context, c *mgmtv1.Cluster, spec S) error {
+	op := r.Cloud.NewObject()
+	op.SetName(c.Name)
+	op.SetNamespace(hostedv1.Namespace)
 	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, op, func() error {
-		op.Spec = spec
+		*op.ConfigSpec() = spec
 		return controllerutil.SetControllerReference(c, op, r.Client.Scheme())
 	})
 	return err

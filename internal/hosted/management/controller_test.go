@@ -56,7 +56,7 @@ func start(t *testing.T) {
 type world struct {
 	srv  *ekstest.Server
 	clk  *hostedtest.Clock
-	mgmt *management.Reconciler
+	mgmt *management.Reconciler[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig]
 	op   *eks.Reconciler
 	key  types.NamespacedName
 }
@@ -81,7 +81,7 @@ func importedWith(t *testing.T, cluster ekstest.ClusterSpec, edit func(*eksv1.EK
 	w := register(t, cluster, edit, dial)
 	w.settle(t)
 	var got mgmtv1.Cluster
-	if err := k.Get(context.Background(), w.key, &got); err != nil || got.Status.Phase != mgmtv1.PhaseActive || got.Status.AppliedSpec == nil {
+	if err := k.Get(context.Background(), w.key, &got); err != nil || got.Status.Phase != mgmtv1.PhaseActive || got.Status.EKSStatus.AppliedSpec == nil {
 		t.Fatalf("not settled: %+v (%v)", got.Status, err)
 	}
 	return w
@@ -126,7 +126,8 @@ func register(t *testing.T, cluster ekstest.ClusterSpec, edit func(*eksv1.EKSClu
 	factory := eks.NewServicesFactory(srv.URL)
 	tokens := func(context.Context, string, map[string][]byte, string) (string, error) { return adminToken, nil }
 	w := &world{srv: srv, clk: clk, key: types.NamespacedName{Name: name},
-		mgmt: &management.Reconciler{Client: k, NewServices: factory, Tokens: tokens, Dial: dial, Events: recorder, Refresh: time.Second},
+		mgmt: &management.Reconciler[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig]{Client: k, Events: recorder, Refresh: time.Second,
+			Cloud: &eks.Management{Client: k, NewServices: factory, Tokens: tokens, Dial: dial}},
 		op:   &eks.Reconciler{Client: k, NewServices: factory, Poll: time.Second}}
 	return w
 }

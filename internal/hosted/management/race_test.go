@@ -205,7 +205,7 @@ func TestRapidEdits(t *testing.T) {
 			if v := valueAt(t, op.Status.AppliedSpec, tc.path); !managed.SameValue([]byte(v), []byte(tc.want)) {
 				t.Errorf("operator's applied %s = %s, want %s", tc.path, v, tc.want)
 			}
-			if v := valueAt(t, c.Status.AppliedSpec, tc.path); !managed.SameValue([]byte(v), []byte(tc.want)) {
+			if v := valueAt(t, c.Status.EKSStatus.AppliedSpec, tc.path); !managed.SameValue([]byte(v), []byte(tc.want)) {
 				t.Errorf("Cluster status.appliedSpec %s = %s, want %s", tc.path, v, tc.want)
 			}
 			if cond := clusterCondition(c, mgmtv1.ConditionConflict); cond == nil || cond.Status != metav1.ConditionFalse {

@@ -47,7 +47,6 @@ import (
 	"github.com/clustersync/clustersync/internal/binaries"
 	"github.com/clustersync/clustersync/internal/hosted/eks"
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
-	"github.com/clustersync/clustersync/internal/hosted/management"
 	"github.com/clustersync/clustersync/internal/manager"
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 )
@@ -303,7 +302,10 @@ func run(n, workers, periods int, refresh time.Duration) error {
 		}
 	}
 	if err := waitAll(ctx, k, n, 5*time.Minute, func(c *mgmtv1.Cluster) bool {
-		a := c.Status.AppliedSpec
+		var a *eksv1.EKSClusterConfigSpec
+		if c.Status.EKSStatus != nil {
+			a = c.Status.EKSStatus.AppliedSpec
+		}
 		return active(c) && a != nil && a.Tags != nil && (*a.Tags)["pushed"] == "1"
 	}); err != nil {
 		return fmt.Errorf("push: %w", err)
@@ -376,7 +378,7 @@ func perCluster(cs []call, n, periods int) string {
 
 // startManager runs the controllers in process, as `clustersync manager`
 // does (without leader election), until the returned function is called.
-func startManager(cfg *rest.Config, endpoint string, tokens management.TokenFunc, workers int, refresh time.Duration) (func(), error) {
+func startManager(cfg *rest.Config, endpoint string, tokens eks.TokenFunc, workers int, refresh time.Duration) (func(), error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan struct{})
 	done := make(chan error, 1)

@@ -1,0 +1,165 @@
+package eks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/hosted/access"
+	"github.com/clustersync/clustersync/internal/hosted/managed"
+	"github.com/clustersync/clustersync/internal/hosted/management"
+)
+
+// TokenFunc returns a bearer token for the Kubernetes API of EKS cluster
+// clusterName in region, signed with the credential Secret's data (secret).
+type TokenFunc func(ctx context.Context, region string, secret map[string][]byte, clusterName string) (string, error)
+
+// Management is EKS for the management controller (management.Cloud): a
+// Cluster's spec.eksConfig and status.eksStatus, EKS read with the
+// management side's own AWS clients, and the cluster's API server reached
+// with an aws-iam-authenticator token.
+type Management struct {
+	// Client reads the credential Secrets.
+	Client client.Reader
+	// NewServices makes the AWS clients from a credential Secret, as for
+	// the operator (NewServicesFactory); required.
+	NewServices ServicesFactory
+	// Tokens makes the bearer token for a cluster's API server; nil means
+	// an aws-iam-authenticator token (IAMToken) from the credential Secret.
+	Tokens TokenFunc
+	// Dial opens connections for the private-endpoint check
+	// (RequiresTunnel); nil means a net.Dialer.
+	Dial DialFunc
+	// DialTimeout bounds that check; 0 means EndpointDialTimeout (30
+	// seconds).
+	DialTimeout time.Duration
+}
+
+var _ management.Cloud[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig] = (*Management)(nil)
+
+func (*Management) Name() string                                    { return mgmtv1.DriverEKS }
+func (*Management) ConfigField() string                             { return "eksConfig" }
+func (*Management) Options() managed.Options                        { return ManagedOptions() }
+func (*Management) Imported(config eksv1.EKSClusterConfigSpec) bool { return config.Imported }
+func (*Management) NewObject() *eksv1.EKSClusterConfig              { return &eksv1.EKSClusterConfig{} }
+func (*Management) Config(c *mgmtv1.Cluster) *eksv1.EKSClusterConfigSpec {
+	return c.Spec.EKSConfig
+}
+
+func (*Management) SetConfig(c *mgmtv1.Cluster, config eksv1.EKSClusterConfigSpec) {
+	c.Spec.EKSConfig = &config
+}
+
+// Status returns status.eksStatus's upstreamSpec and appliedSpec.
+func (*Management) Status(c *mgmtv1.Cluster) (upstream, applied **eksv1.EKSClusterConfigSpec) {
+	if c.Status.EKSStatus == nil {
+		c.Status.EKSStatus = &mgmtv1.EKSStatus{}
+	}
+	return &c.Status.EKSStatus.UpstreamSpec, &c.Status.EKSStatus.AppliedSpec
+}
+
+// CopyStatus copies the cloud-side facts the operator keeps into
+// status.eksStatus.
+func (m *Management) CopyStatus(c *mgmtv1.Cluster, op *eksv1.EKSClusterConfig) {
+	m.Status(c)
+	dst, src := c.Status.EKSStatus, &op.Status
+	dst.VirtualNetwork = src.VirtualNetwork
+	dst.Subnets = src.Subnets
+	dst.SecurityGroups = src.SecurityGroups
+	dst.ManagedLaunchTemplateID = src.ManagedLaunchTemplateID
+	dst.ManagedLaunchTemplateVersions = src.ManagedLaunchTemplateVersions
+	dst.GeneratedNodeRole = src.GeneratedNodeRole
+}
+
+// NodePools counts the managed node groups.
+func (*Management) NodePools(up eksv1.EKSClusterConfigSpec) int {
+	if up.NodeGroups == nil {
+		return 0
+	}
+	return len(*up.NodeGroups)
+}
+
+// Describe describes the cluster in EKS (DescribeUpstream, which reads
+// node groups on the operator's launch template from op's status).
+func (m *Management) Describe(ctx context.Context, config eksv1.EKSClusterConfigSpec, op *eksv1.EKSClusterConfig) (management.Upstream[eksv1.EKSClusterConfigSpec], bool, error) {
+	var up management.Upstream[eksv1.EKSClusterConfigSpec]
+	cs, _, err := LoadClients(ctx, m.Client, m.NewServices, config)
+	if err != nil {
+		return up, false, err
+	}
+	var status eksv1.EKSClusterConfigStatus
+	if op != nil {
+		status = op.Status
+	}
+	spec, cl, _, err := DescribeUpstream(ctx, cs, config, status)
+	var nf *ekstypes.ResourceNotFoundException
+	if errors.As(err, &nf) {
+		return up, false, nil
+	}
+	if err != nil {
+		return up, false, err
+	}
+	up.Spec, up.Version, up.Endpoint = spec, aws.ToString(spec.KubernetesVersion), aws.ToString(cl.Endpoint)
+	if cl.CertificateAuthority != nil {
+		up.CACert = aws.ToString(cl.CertificateAuthority.Data)
+	}
+	return up, true, nil
+}
+
+// Connect reaches the API server with an IAM token signed with the
+// credential Secret's keys (Rancher's EKS driver,
+// https://github.com/rancher/eks-operator). For an endpoint without public
+// access it first tells whether the management server reaches it at all
+// (RequiresTunnel, kept in status.eksStatus.privateRequiresTunnel).
+func (m *Management) Connect(ctx context.Context, c *mgmtv1.Cluster, config eksv1.EKSClusterConfigSpec, up management.Upstream[eksv1.EKSClusterConfigSpec]) (*rest.Config, error) {
+	m.Status(c)
+	st := c.Status.EKSStatus
+	if up.Spec.PublicAccess != nil && !*up.Spec.PublicAccess {
+		timeout := m.DialTimeout
+		if timeout <= 0 {
+			timeout = EndpointDialTimeout
+		}
+		dial := m.Dial
+		if dial == nil {
+			dial = (&net.Dialer{}).DialContext
+		}
+		tunnel, err := RequiresTunnel(ctx, dial, up.Endpoint, timeout)
+		if err != nil {
+			return nil, &management.AccessError{Reason: management.ReasonUnreachable,
+				Err: fmt.Errorf("private endpoint %s: cannot tell whether it needs a tunnel (retrying): %w", up.Endpoint, err)}
+		}
+		st.PrivateRequiresTunnel = tunnel
+		if *tunnel {
+			return nil, &management.AccessError{Reason: management.ReasonTunnelRequired,
+				Err: fmt.Errorf("the API endpoint %s has no public access and the management server cannot reach it (DNS failure or timeout); status.eksStatus.privateRequiresTunnel is true", up.Endpoint)}
+		}
+	} else {
+		st.PrivateRequiresTunnel = nil
+	}
+	ref, err := ParseCredentialRef(config.AmazonCredentialSecret)
+	if err != nil {
+		return nil, err
+	}
+	secret, err := loadSecret(ctx, m.Client, ref)
+	if err != nil {
+		return nil, err
+	}
+	tokens := m.Tokens
+	if tokens == nil {
+		tokens = func(ctx context.Context, region string, secret map[string][]byte, name string) (string, error) {
+			return IAMToken(ctx, region, secret, name, "")
+		}
+	}
+	return access.RESTConfig(up.Endpoint, []byte(up.CACert), func(ctx context.Context) (string, error) {
+		return tokens(ctx, config.Region, secret, config.DisplayName)
+	})
+}

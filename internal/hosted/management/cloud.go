@@ -1,0 +1,96 @@
+package management
+
+import (
+	"context"
+
+	"k8s.io/client-go/rest"
+
+	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/hosted/engine"
+	"github.com/clustersync/clustersync/internal/hosted/managed"
+)
+
+// Cloud is what the management controller needs of one provider: where a
+// Cluster keeps the provider's config and status, how the cloud is read
+// with the management side's own credentials, and how the cluster's API
+// server is reached. It is the management half of the provider contract;
+// engine.Provider is the operator half. S is the provider's config spec
+// type, O its operator object.
+type Cloud[S any, O engine.Object[S]] interface {
+	// Name is the cloud service in messages and status.driver: "EKS".
+	Name() string
+	// ConfigField is the Cluster's spec field of this cloud: "eksConfig".
+	ConfigField() string
+	// Options are the spec type's managed-field options.
+	Options() managed.Options
+	// Imported reports whether config registers an existing cluster.
+	Imported(config S) bool
+	// Config returns the Cluster's config of this cloud, nil when it has
+	// none (another driver's Cluster).
+	Config(c *mgmtv1.Cluster) *S
+	// SetConfig sets the Cluster's config of this cloud (an adoption).
+	SetConfig(c *mgmtv1.Cluster, config S)
+	// Status returns the addresses of the upstream and applied spec in the
+	// Cluster's status of this cloud (status.eksStatus), making that
+	// status when it is missing.
+	Status(c *mgmtv1.Cluster) (upstream, applied **S)
+	// CopyStatus copies the cloud-side facts o's status keeps (networking,
+	// generated resources) into the Cluster's status of this cloud.
+	CopyStatus(c *mgmtv1.Cluster, o O)
+	// NewObject returns an empty operator object.
+	NewObject() O
+	// Describe reads the cluster from the cloud; found is false before it
+	// exists. o is the operator object as last read (nil before it exists),
+	// for facts the read needs (e.g. the managed launch template).
+	Describe(ctx context.Context, config S, o O) (up Upstream[S], found bool, err error)
+	// Connect returns how to reach the cluster's API server as its
+	// administrator, or why it cannot be reached (an AccessError with the
+	// condition reason). It may record what it found in the Cluster's
+	// status (e.g. that a private endpoint needs a tunnel).
+	Connect(ctx context.Context, c *mgmtv1.Cluster, config S, up Upstream[S]) (*rest.Config, error)
+	// NodePools counts the node groups (pools) upstream reports, for
+	// condition Waiting.
+	NodePools(upstream S) int
+}
+
+// Upstream is what the cloud reports of a cluster.
+type Upstream[S any] struct {
+	// Spec is the cluster as a config spec, every field set.
+	Spec S
+	// Version is the Kubernetes version of the control plane.
+	Version string
+	// Endpoint is the API server URL; CACert the base64 PEM of its CA.
+	Endpoint, CACert string
+}
+
+// AccessError is why a cluster's API server cannot be reached, with the
+// reason of condition Connected (ReasonTunnelRequired, ReasonUnreachable,
+// ReasonUnauthorized).
+type AccessError struct {
+	Reason string
+	Err    error
+}
+
+func (e *AccessError) Error() string { return e.Err.Error() }
+func (e *AccessError) Unwrap() error { return e.Err }
+
+// Rows returns the effective-state table of c's config of cloud (what
+// `clustersync cluster show` prints): per managed field the config,
+// upstream (empty before the first refresh), effective and applied value.
+// ok is false when c has no config of cloud.
+func Rows[S any, O engine.Object[S]](cloud Cloud[S, O], c *mgmtv1.Cluster) (rows []managed.Row, ok bool) {
+	cfg := cloud.Config(c)
+	if cfg == nil {
+		return nil, false
+	}
+	c = c.DeepCopy()
+	upstream, applied := cloud.Status(c)
+	var up, app S
+	if *upstream != nil {
+		up = **upstream
+	}
+	if *applied != nil {
+		app = **applied
+	}
+	return managed.Rows(*cfg, up, app, cloud.Options()), true
+}
