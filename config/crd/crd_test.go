@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
@@ -26,7 +27,7 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
-// The embedded files decode into the four CRDs, with the scope and printer
+// The embedded files decode into the five CRDs, with the scope and printer
 // columns the API asks for. No server needed.
 func TestCRDs(t *testing.T) {
 	crds, err := CRDs()
@@ -38,6 +39,7 @@ func TestCRDs(t *testing.T) {
 		columns []string
 	}{
 		"eksclusterconfigs.eks.clustersync.io":                {"Namespaced", []string{"Region", "Phase", "Version", "Age"}},
+		"aksclusterconfigs.aks.clustersync.io":                {"Namespaced", []string{"Location", "Phase", "Version", "Age"}},
 		"clusters.management.clustersync.io":                  {"Cluster", []string{"Driver", "Phase", "Version", "Age"}},
 		"projects.management.clustersync.io":                  {"Cluster", []string{"Cluster", "Display Name", "Namespaces", "Age"}},
 		"clusterregistrationtokens.management.clustersync.io": {"Namespaced", []string{"Cluster", "Expires", "Age"}},
@@ -124,7 +126,7 @@ func TestOnAPIServer(t *testing.T) {
 	}
 
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, eksv1.AddToScheme, mgmtv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, eksv1.AddToScheme, aksv1.AddToScheme, mgmtv1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			t.Fatal(err)
 		}
@@ -250,7 +252,7 @@ func TestOnAPIServer(t *testing.T) {
 			mutate func(*mgmtv1.ClusterSpec)
 			want   string
 		}{
-			{"both drivers", func(s *mgmtv1.ClusterSpec) { s.EKSConfig = validSpec() }, "spec.eksConfig and spec.importedConfig are exclusive"},
+			{"both drivers", func(s *mgmtv1.ClusterSpec) { s.EKSConfig = validSpec() }, "spec.eksConfig, spec.aksConfig and spec.importedConfig are exclusive"},
 			{"bad role", func(s *mgmtv1.ClusterSpec) { s.ImportedConfig.Members[0].Role = "admin" }, "spec.importedConfig.members[0].role"},
 			{"bad k3s version", func(s *mgmtv1.ClusterSpec) { s.K3sConfig.KubernetesVersion = "1.31" }, "spec.k3sConfig.kubernetesVersion"},
 			{"short token ttl", func(s *mgmtv1.ClusterSpec) { s.ImportedConfig.TokenTTLSeconds = ptr(int64(5)) }, "spec.importedConfig.tokenTTLSeconds"},
@@ -267,6 +269,65 @@ func TestOnAPIServer(t *testing.T) {
 			})
 		}
 		if err := c.Delete(ctx, ok); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("AKS clusters", func(t *testing.T) {
+		aks := func(name string, mutate func(*aksv1.AKSClusterConfigSpec)) *mgmtv1.Cluster {
+			spec := &aksv1.AKSClusterConfigSpec{ResourceGroup: "rg", ResourceLocation: "westeurope", ClusterName: name,
+				AzureCredentialSecret: "clustersync-global-data:azure", KubernetesVersion: ptr("1.31"), DNSPrefix: ptr(name),
+				Tags: ptr(map[string]string{}), NodePools: ptr([]aksv1.AKSNodePool{{Name: "system", Count: ptr(int32(1)), Mode: ptr("System")}})}
+			if mutate != nil {
+				mutate(spec)
+			}
+			return &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: mgmtv1.ClusterSpec{DisplayName: name, AKSConfig: spec}}
+		}
+		ok := aks("westeu", nil)
+		if err := c.Create(ctx, ok); err != nil {
+			t.Fatal(err)
+		}
+		if tags := ok.Spec.AKSConfig.Tags; tags == nil || len(*tags) != 0 || ok.Spec.AKSConfig.NetworkPlugin != nil {
+			t.Errorf("managed empty tags / unmanaged networkPlugin came back as %v / %v", tags, ok.Spec.AKSConfig.NetworkPlugin)
+		}
+		ok.Status.Driver, ok.Status.Phase = mgmtv1.DriverAKS, mgmtv1.PhaseActive
+		ok.Status.AKSStatus = &mgmtv1.AKSStatus{UpstreamSpec: ok.Spec.AKSConfig, AppliedSpec: &aksv1.AKSClusterConfigSpec{
+			ResourceGroup: "rg", ResourceLocation: "westeurope", ClusterName: "westeu", AzureCredentialSecret: "clustersync-global-data:azure"}}
+		if err := c.Status().Update(ctx, ok); err != nil {
+			t.Fatalf("status with an applied spec of identity fields only: %v", err)
+		}
+		imported := aks("imported", func(s *aksv1.AKSClusterConfigSpec) {
+			s.Imported, s.KubernetesVersion, s.DNSPrefix, s.Tags, s.NodePools = true, nil, nil, nil, nil
+		})
+		if err := c.Create(ctx, imported); err != nil {
+			t.Fatalf("imported AKS cluster with every field unmanaged: %v", err)
+		}
+		for _, tc := range []struct {
+			name   string
+			mutate func(*mgmtv1.ClusterSpec)
+			want   string
+		}{
+			{"two drivers", func(s *mgmtv1.ClusterSpec) { s.EKSConfig = validSpec() }, "spec.eksConfig, spec.aksConfig and spec.importedConfig are exclusive"},
+			{"created without a version", func(s *mgmtv1.ClusterSpec) { s.AKSConfig.KubernetesVersion = nil }, "needs kubernetesVersion, dnsPrefix and at least one of nodePools"},
+			{"created without pools", func(s *mgmtv1.ClusterSpec) { s.AKSConfig.NodePools = ptr([]aksv1.AKSNodePool{}) }, "at least one of nodePools"},
+			{"bad pool name", func(s *mgmtv1.ClusterSpec) { (*s.AKSConfig.NodePools)[0].Name = "System_1" }, "spec.aksConfig.nodePools[0].name"},
+			{"bad pool mode", func(s *mgmtv1.ClusterSpec) { (*s.AKSConfig.NodePools)[0].Mode = ptr("system") }, "spec.aksConfig.nodePools[0].mode"},
+			{"bad credential reference", func(s *mgmtv1.ClusterSpec) { s.AKSConfig.AzureCredentialSecret = "azure" }, "spec.aksConfig.azureCredentialSecret"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				bad := aks("invalid-aks", nil)
+				tc.mutate(&bad.Spec)
+				err := c.Create(ctx, bad)
+				if err == nil {
+					_ = c.Delete(ctx, bad)
+					t.Fatal("created, want refused")
+				}
+				if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("error %v, want Invalid naming %q", err, tc.want)
+				}
+			})
+		}
+		if err := c.Delete(ctx, imported); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -359,6 +420,8 @@ func TestOnAPIServer(t *testing.T) {
 				[]any{"prod", "EKS", "Provisioning", "1.32"}},
 			{"/apis/eks.clustersync.io/v1/namespaces/" + eksv1.Namespace + "/eksclusterconfigs", []string{"Name", "Region", "Phase", "Version", "Age"},
 				[]any{"bad-phase", "us-west-2", nil, "1.32"}},
+			{"/apis/management.clustersync.io/v1alpha1/clusters?fieldSelector=metadata.name%3Dwesteu", []string{"Name", "Driver", "Phase", "Version", "Age"},
+				[]any{"westeu", "AKS", "Active"}},
 		} {
 			table := getTable(t, cp.Config, tc.path)
 			var cols []string

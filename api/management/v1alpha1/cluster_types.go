@@ -3,13 +3,14 @@ package v1alpha1
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 )
 
 // ClusterSpec is the desired state of a managed cluster: its name for
-// people and the configuration of its cloud driver. Exactly one driver
-// config is set; today only eksConfig exists (aksConfig and gkeConfig come
-// with the AKS and GKE drivers).
+// people and the configuration of its driver. Exactly one driver config is
+// set: eksConfig, aksConfig (hosted clusters) or importedConfig (a
+// registered cluster).
 type ClusterSpec struct {
 	// DisplayName is the cluster's name as shown to people.
 	// +kubebuilder:validation:MinLength=1
@@ -20,6 +21,12 @@ type ClusterSpec struct {
 	// and leaves nil fields as the cloud has them (https://ranchermanager.docs.rancher.com/reference-guides/cluster-configuration/rancher-server-configuration/sync-clusters).
 	// +optional
 	EKSConfig *eksv1.EKSClusterConfigSpec `json:"eksConfig,omitempty"`
+
+	// AKSConfig is the desired state of an Azure Kubernetes Service
+	// cluster, with the same managed-field rule as eksConfig: non-nil
+	// fields are managed, nil fields are left as Azure has them.
+	// +optional
+	AKSConfig *aksv1.AKSClusterConfigSpec `json:"aksConfig,omitempty"`
 
 	// ImportedConfig makes this a registered (imported) cluster: an
 	// existing cluster connected by the clustersync agent, which dials back
@@ -39,6 +46,8 @@ type ClusterSpec struct {
 const (
 	// DriverEKS is Amazon Elastic Kubernetes Service (spec.eksConfig).
 	DriverEKS = "EKS"
+	// DriverAKS is Azure Kubernetes Service (spec.aksConfig).
+	DriverAKS = "AKS"
 	// DriverImported is a registered cluster connected by the agent
 	// (spec.importedConfig).
 	DriverImported = "imported"
@@ -161,9 +170,32 @@ type EKSStatus struct {
 	GeneratedNodeRole string `json:"generatedNodeRole,omitempty"`
 }
 
+// AKSStatus is what clustersync knows of the cloud side of an AKS cluster,
+// copied from the AKSClusterConfig's status and refreshed from Azure.
+type AKSStatus struct {
+	// UpstreamSpec is the cluster as AKS reports it, refreshed every
+	// --aks-refresh seconds and right after an update completes. Every
+	// field the cloud has is set, managed or not; an autoscaled pool's
+	// count is the config's (the autoscaler owns it). The identity fields
+	// are copied from the config.
+	// +optional
+	UpstreamSpec *aksv1.AKSClusterConfigSpec `json:"upstreamSpec,omitempty"`
+
+	// AppliedSpec holds, for each managed field, the last value
+	// clustersync and AKS agreed on: a copy of the AKS operator's
+	// status.appliedSpec (see eksStatus.appliedSpec).
+	// +optional
+	AppliedSpec *aksv1.AKSClusterConfigSpec `json:"appliedSpec,omitempty"`
+
+	// RBACEnabled is whether Kubernetes RBAC is enabled in the cluster.
+	// +optional
+	RBACEnabled *bool `json:"rbacEnabled,omitempty"`
+}
+
 // ClusterStatus is the observed state of a managed cluster.
 type ClusterStatus struct {
-	// Driver is the cloud driver managing the cluster, e.g. "EKS".
+	// Driver is the driver managing the cluster: "EKS", "AKS" or
+	// "imported".
 	// +optional
 	Driver string `json:"driver,omitempty"`
 
@@ -183,6 +215,10 @@ type ClusterStatus struct {
 	// EKSStatus is the cloud side of an EKS cluster.
 	// +optional
 	EKSStatus *EKSStatus `json:"eksStatus,omitempty"`
+
+	// AKSStatus is the cloud side of an AKS cluster.
+	// +optional
+	AKSStatus *AKSStatus `json:"aksStatus,omitempty"`
 
 	// APIEndpoint is the URL of the cluster's Kubernetes API server.
 	// +optional
@@ -222,14 +258,17 @@ type ClusterStatus struct {
 }
 
 // Cluster is a Kubernetes cluster clustersync manages in a cloud service
-// (today Amazon EKS). It is cluster-scoped; for EKS, the management
-// controller creates an eks.clustersync.io EKSClusterConfig from
-// spec.eksConfig for the EKS operator.
+// (Amazon EKS, Azure AKS) or that registered through the agent. It is
+// cluster-scoped; for a hosted cluster the management controller creates
+// the cloud's operator object from the cloud's config (an
+// eks.clustersync.io EKSClusterConfig from spec.eksConfig, an
+// aks.clustersync.io AKSClusterConfig from spec.aksConfig).
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Cluster
 // +kubebuilder:subresource:status
-// +kubebuilder:validation:XValidation:rule="!(has(self.spec.eksConfig) && has(self.spec.importedConfig))",message="spec.eksConfig and spec.importedConfig are exclusive: a cluster is either hosted (EKS) or registered"
+// +kubebuilder:validation:XValidation:rule="[has(self.spec.eksConfig), has(self.spec.aksConfig), has(self.spec.importedConfig)].filter(x, x).size() <= 1",message="spec.eksConfig, spec.aksConfig and spec.importedConfig are exclusive: a cluster has one driver"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.aksConfig) || self.spec.aksConfig.imported || (has(self.spec.aksConfig.kubernetesVersion) && has(self.spec.aksConfig.dnsPrefix) && has(self.spec.aksConfig.nodePools) && size(self.spec.aksConfig.nodePools) > 0)",message="spec.aksConfig: a cluster clustersync creates (imported: false) needs kubernetesVersion, dnsPrefix and at least one of nodePools"
 // +kubebuilder:printcolumn:name="Driver",type=string,JSONPath=`.status.driver`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`
