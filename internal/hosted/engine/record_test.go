@@ -42,9 +42,9 @@ type objectStatus struct {
 	AppliedSpec             *spec `json:"appliedSpec,omitempty"`
 }
 
-func (o *object) ConfigSpec() *spec                         { return &o.Spec }
+func (o *object) ConfigSpec() *spec                        { return &o.Spec }
 func (o *object) OperatorRecord() *hostedv1.OperatorStatus { return &o.Status.OperatorStatus }
-func (o *object) AppliedSpecRef() **spec                    { return &o.Status.AppliedSpec }
+func (o *object) AppliedSpecRef() **spec                   { return &o.Status.AppliedSpec }
 func (o *object) DeepCopyObject() runtime.Object {
 	c := &object{TypeMeta: o.TypeMeta, ObjectMeta: *o.ObjectMeta.DeepCopy(), Spec: managed.Copy(o.Spec)}
 	c.Status = managed.Copy(o.Status)

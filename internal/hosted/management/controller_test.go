@@ -128,7 +128,7 @@ func register(t *testing.T, cluster ekstest.ClusterSpec, edit func(*eksv1.EKSClu
 	w := &world{srv: srv, clk: clk, key: types.NamespacedName{Name: name},
 		mgmt: &management.Reconciler[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig]{Client: k, Events: recorder, Refresh: time.Second,
 			Cloud: &eks.Management{Client: k, NewServices: factory, Tokens: tokens, Dial: dial}},
-		op:   &eks.Reconciler{Client: k, NewServices: factory, Poll: time.Second}}
+		op: &eks.Reconciler{Client: k, NewServices: factory, Poll: time.Second}}
 	return w
 }
 
