@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -324,11 +325,12 @@ func (p *pass[S, O]) update(ctx context.Context) (ctrl.Result, error) {
 	}
 	up := obs.Upstream
 	applied := AppliedOf[S](p.o)
-	failures, err := p.settlePending(ctx, up, obs.Finished, &applied)
+	failures, reverted, err := p.settlePending(ctx, up, obs.Finished, &applied)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := answerConflicts(&applied, spec, p.rec.Conflicts, p.opts); err != nil {
+	recorded := append(slices.Clone(p.rec.Conflicts), reverted...)
+	if err := answerConflicts(&applied, spec, recorded, p.opts); err != nil {
 		return ctrl.Result{}, err
 	}
 	plan := managed.Reconcile(spec, up, applied, p.opts)
@@ -338,6 +340,12 @@ func (p *pass[S, O]) update(ctx context.Context) (ctrl.Result, error) {
 	}
 	var pushable []managed.Change
 	for _, ch := range p.e.Provider.Order(plan.Push) {
+		if cf, held, err := heldBack(recorded, spec, up, ch.Path, p.opts); err != nil {
+			return ctrl.Result{}, err
+		} else if held {
+			p.rec.Conflicts = append(p.rec.Conflicts, cf)
+			continue
+		}
 		push, err := p.e.Provider.Vet(spec, ch)
 		if err != nil {
 			failures = append(failures, err.Error())
@@ -419,18 +427,20 @@ func isIn(call []managed.Change, path string) bool {
 // operation succeeded (finished, else Session.Outcome); one without took
 // effect when upstream shows its value. A push that did not take effect
 // gets its previous applied value back, so that it is neither taken for an
-// outside change nor lost: the spec still differs from applied, and the
-// next plan pushes it again. The returned messages name each such field.
-func (p *pass[S, O]) settlePending(ctx context.Context, up S, finished map[string]string, applied *S) ([]string, error) {
-	var failures []string
+// outside change nor lost. One whose operation failed is pushed again at
+// the next pass; one the cloud accepted and then shows otherwise (a value
+// the cloud, e.g. a policy, keeps changing back: rancher/rancher#37608) is
+// returned in reverted, a conflict held until the user edits the field
+// (heldBack), so that it is not pushed for ever. The returned messages
+// name each such field.
+func (p *pass[S, O]) settlePending(ctx context.Context, up S, finished map[string]string, applied *S) (failures []string, reverted []hostedv1.FieldConflict, err error) {
 	for _, pu := range p.rec.PendingUpdates {
 		var failed string
 		if pu.UpdateID != "" {
 			reason, ok := finished[pu.UpdateID]
 			if !ok {
-				var err error
 				if reason, err = p.s.Outcome(ctx, pu); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 			}
 			if reason != "" {
@@ -439,11 +449,12 @@ func (p *pass[S, O]) settlePending(ctx context.Context, up S, finished map[strin
 		} else {
 			landed, err := managed.Landed(up, pu.Path, []byte(pu.Value), p.opts)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if !landed {
 				now, _ := managed.Value(up, pu.Path, p.opts)
-				failed = fmt.Sprintf("%s: pushed %s but %s reports %s", pu.Path, pu.Value, p.e.Provider.Name(), now)
+				failed = fmt.Sprintf("%s: pushed %s but %s reports %s; not pushed again until spec changes", pu.Path, pu.Value, p.e.Provider.Name(), now)
+				reverted = append(reverted, hostedv1.FieldConflict{Path: pu.Path, Config: pu.Value, Upstream: string(now), Applied: pu.Previous})
 			}
 		}
 		if failed == "" {
@@ -451,9 +462,34 @@ func (p *pass[S, O]) settlePending(ctx context.Context, up S, finished map[strin
 		}
 		failures = append(failures, failed)
 		if err := managed.SetValue(applied, pu.Path, []byte(pu.Previous), p.opts); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	p.rec.PendingUpdates = nil
-	return failures, nil
+	return failures, reverted, nil
+}
+
+// heldBack reports whether the push of path is held by a recorded
+// conflict, and returns that conflict to keep on record: the cloud took a
+// value of this field back after accepting it (settlePending), and
+// neither the config nor the cloud has moved since. Editing the field
+// answers the conflict (answerConflicts) and the new value is pushed.
+func heldBack[S any](recorded []hostedv1.FieldConflict, config, up S, path string, opts managed.Options) (hostedv1.FieldConflict, bool, error) {
+	for _, cf := range recorded {
+		if cf.Path != path {
+			continue
+		}
+		c, err := managed.Value(config, path, opts)
+		if err != nil {
+			return cf, false, err
+		}
+		u, err := managed.Value(up, path, opts)
+		if err != nil {
+			return cf, false, err
+		}
+		if managed.SameValue(c, []byte(cf.Config)) && managed.SameValue(u, []byte(cf.Upstream)) {
+			return cf, true, nil
+		}
+	}
+	return hostedv1.FieldConflict{}, false, nil
 }

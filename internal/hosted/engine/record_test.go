@@ -209,6 +209,7 @@ func TestSettlePending(t *testing.T) {
 		upstream spec
 		failure  string // "" when the push took effect
 		asked    bool   // Session.Outcome was asked
+		held     bool   // a conflict held until the user edits the field
 	}{
 		{name: "operation seen succeeding", pending: hostedv1.PendingUpdate{Path: "version", UpdateID: "u1", Value: `"1.31"`, Previous: `"1.30"`},
 			finished: map[string]string{"u1": ""}},
@@ -219,7 +220,7 @@ func TestSettlePending(t *testing.T) {
 		{name: "no operation, value landed", pending: hostedv1.PendingUpdate{Path: "version", Value: `"1.31"`, Previous: `"1.30"`},
 			upstream: spec{Version: p("1.31")}},
 		{name: "no operation, value missing", pending: hostedv1.PendingUpdate{Path: "version", Value: `"1.31"`, Previous: `"1.30"`},
-			upstream: spec{Version: p("1.30")}, failure: `version: pushed "1.31" but Cloud reports "1.30"`},
+			upstream: spec{Version: p("1.30")}, failure: `version: pushed "1.31" but Cloud reports "1.30"; not pushed again until spec changes`, held: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			o := &object{}
@@ -227,7 +228,7 @@ func TestSettlePending(t *testing.T) {
 			s := &fakeSession{outcomes: tt.outcomes}
 			ps := &pass[spec, *object]{e: &Operator[spec, *object]{Provider: fakeProvider{}}, o: o, rec: o.OperatorRecord(), opts: opts, s: s}
 			applied := spec{Version: p("1.31")}
-			failures, err := ps.settlePending(context.Background(), tt.upstream, tt.finished, &applied)
+			failures, reverted, err := ps.settlePending(context.Background(), tt.upstream, tt.finished, &applied)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -246,6 +247,41 @@ func TestSettlePending(t *testing.T) {
 			}
 			if len(o.Status.PendingUpdates) != 0 {
 				t.Errorf("pending updates left: %+v", o.Status.PendingUpdates)
+			}
+			want := []hostedv1.FieldConflict(nil)
+			if tt.held {
+				want = []hostedv1.FieldConflict{{Path: "version", Config: `"1.31"`, Upstream: `"1.30"`, Applied: `"1.30"`}}
+			}
+			if !reflect.DeepEqual(reverted, want) {
+				t.Errorf("reverted = %+v, want %+v", reverted, want)
+			}
+		})
+	}
+}
+
+// A push the cloud took back stays held while neither side moves; the
+// user's next edit, or another value upstream, lets the plan decide again.
+func TestHeldBack(t *testing.T) {
+	recorded := []hostedv1.FieldConflict{{Path: "tags", Config: `{"team":"a"}`, Upstream: `{"cost":"1","team":"a"}`, Applied: `{"cost":"1","team":"a"}`}}
+	policy := &map[string]string{"team": "a", "cost": "1"}
+	for _, tt := range []struct {
+		name             string
+		config, upstream *map[string]string
+		path             string
+		want             bool
+	}{
+		{"nothing moved", &map[string]string{"team": "a"}, policy, "tags", true},
+		{"the user edited the field", &map[string]string{"team": "b"}, policy, "tags", false},
+		{"the cloud moved again", &map[string]string{"team": "a"}, &map[string]string{"team": "a", "cost": "2"}, "tags", false},
+		{"another field", &map[string]string{"team": "a"}, policy, "version", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cf, held, err := heldBack(recorded, spec{Tags: tt.config}, spec{Tags: tt.upstream}, tt.path, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if held != tt.want || held && cf != recorded[0] {
+				t.Errorf("heldBack = %+v, %v; want held %v", cf, held, tt.want)
 			}
 		})
 	}
