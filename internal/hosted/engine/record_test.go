@@ -53,7 +53,7 @@ func (o *object) DeepCopyObject() runtime.Object {
 
 func p[T any](v T) *T { return &v }
 
-func version(s *spec) string {
+func versionOf(s *spec) string {
 	if s == nil || s.Version == nil {
 		return "<nil>"
 	}
@@ -67,11 +67,11 @@ func TestAppliedOfTakesIdentityFromSpec(t *testing.T) {
 	}
 	o.Status.AppliedSpec = &spec{Name: "old", Version: p("1.30")}
 	a := AppliedOf[spec](o)
-	if a.Name != "prod" || version(&a) != "1.30" {
+	if a.Name != "prod" || versionOf(&a) != "1.30" {
 		t.Errorf("AppliedOf = %+v, want name prod, version 1.30", a)
 	}
 	*a.Version = "changed"
-	if version(o.Status.AppliedSpec) != "1.30" {
+	if versionOf(o.Status.AppliedSpec) != "1.30" {
 		t.Error("AppliedOf shares memory with the record")
 	}
 }
@@ -95,7 +95,7 @@ func TestWriteAheadAndUndo(t *testing.T) {
 	if !reflect.DeepEqual(o.Status.PendingUpdates, want) {
 		t.Errorf("pending after writeAhead = %+v, want %+v", o.Status.PendingUpdates, want)
 	}
-	if version(o.Status.AppliedSpec) != "1.31" || o.Status.AppliedSpec.Tags == nil {
+	if versionOf(o.Status.AppliedSpec) != "1.31" || o.Status.AppliedSpec.Tags == nil {
 		t.Errorf("applied after writeAhead = %+v, want the pushed values", o.Status.AppliedSpec)
 	}
 	if err := undo(o, call, opts); err != nil {
@@ -104,7 +104,7 @@ func TestWriteAheadAndUndo(t *testing.T) {
 	if len(o.Status.PendingUpdates) != 1 || o.Status.PendingUpdates[0].Path != "pools[x]" {
 		t.Errorf("pending after undo = %+v, want only pools[x]", o.Status.PendingUpdates)
 	}
-	if version(o.Status.AppliedSpec) != "1.30" || o.Status.AppliedSpec.Tags != nil {
+	if versionOf(o.Status.AppliedSpec) != "1.30" || o.Status.AppliedSpec.Tags != nil {
 		t.Errorf("applied after undo = %+v, want version 1.30 and no tags", o.Status.AppliedSpec)
 	}
 }
@@ -134,7 +134,7 @@ func TestAppliedForReady(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ready != tt.want || applied.Name != "config-name" || version(&applied) != "1.30" {
+			if ready != tt.want || applied.Name != "config-name" || versionOf(&applied) != "1.30" {
 				t.Errorf("AppliedFor = %+v, ready %v; want ready %v, the config's name, version 1.30", applied, ready, tt.want)
 			}
 		})
@@ -153,15 +153,15 @@ func TestAppliedForAnswersConflicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if version(&applied) != "1.32" {
-		t.Errorf("applied version = %s, want the recorded upstream 1.32", version(&applied))
+	if versionOf(&applied) != "1.32" {
+		t.Errorf("applied version = %s, want the recorded upstream 1.32", versionOf(&applied))
 	}
 	applied, _, err = AppliedFor(o, spec{Version: p("1.31")}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if version(&applied) != "1.30" {
-		t.Errorf("applied version with the conflict unanswered = %s, want 1.30", version(&applied))
+	if versionOf(&applied) != "1.30" {
+		t.Errorf("applied version with the conflict unanswered = %s, want 1.30", versionOf(&applied))
 	}
 }
 
@@ -239,8 +239,8 @@ func TestSettlePending(t *testing.T) {
 			if tt.failure != "" {
 				wantApplied = "1.30"
 			}
-			if version(&applied) != wantApplied {
-				t.Errorf("applied version = %s, want %s", version(&applied), wantApplied)
+			if versionOf(&applied) != wantApplied {
+				t.Errorf("applied version = %s, want %s", versionOf(&applied), wantApplied)
 			}
 			if (len(s.asked) > 0) != tt.asked {
 				t.Errorf("Session.Outcome asked for %v, want asked %v", s.asked, tt.asked)
