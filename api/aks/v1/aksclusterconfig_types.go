@@ -325,6 +325,12 @@ type AKSClusterConfigStatus struct {
 	// +optional
 	AppliedSpec *AKSClusterConfigSpec `json:"appliedSpec,omitempty"`
 
+	// CreateRequested is true once the operator is about to send the
+	// create call (written before it): a cluster found under the name
+	// after that is this object's, not someone else's.
+	// +optional
+	CreateRequested bool `json:"createRequested,omitempty"`
+
 	// CreatedResourceGroup is true when clustersync created the resource
 	// group; only then is it deleted with the cluster.
 	// +optional

@@ -939,14 +939,18 @@ func (s *Server) credentials(r *req, role string) (*reply, *APIError) {
 	if s.opts.CertificateAuthorityFor != nil {
 		ca = s.opts.CertificateAuthorityFor(c.name)
 	}
-	kc := kubeconfig(c, role, s.endpoint(c), ca)
+	token := role + "-" + c.name
+	if s.opts.TokenFor != nil {
+		token = s.opts.TokenFor(c.name, role)
+	}
+	kc := kubeconfig(c, role, s.endpoint(c), token, ca)
 	return &reply{status: http.StatusOK, body: obj{"kubeconfigs": []any{obj{"name": role, "value": base64.StdEncoding.EncodeToString(kc)}}}}, nil
 }
 
 // kubeconfig writes a kubeconfig in the shape AKS gives: cluster and
 // context named after the cluster ("-admin" suffix for the admin role),
 // user "<role>_<rg>_<name>".
-func kubeconfig(c *cluster, role, server string, ca []byte) []byte {
+func kubeconfig(c *cluster, role, server, token string, ca []byte) []byte {
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	ctx := c.name
 	if role == "clusterAdmin" {
@@ -957,6 +961,6 @@ func kubeconfig(c *cluster, role, server string, ca []byte) []byte {
 	fmt.Fprintf(&b, "apiVersion: v1\nkind: Config\nclusters:\n- name: %s\n  cluster:\n    certificate-authority-data: %s\n    server: %s\n",
 		q(c.name), base64.StdEncoding.EncodeToString(ca), q(server))
 	fmt.Fprintf(&b, "contexts:\n- name: %s\n  context:\n    cluster: %s\n    user: %s\ncurrent-context: %s\n", q(ctx), q(c.name), q(user), q(ctx))
-	fmt.Fprintf(&b, "preferences: {}\nusers:\n- name: %s\n  user:\n    token: %s\n", q(user), q(role+"-"+c.name))
+	fmt.Fprintf(&b, "preferences: {}\nusers:\n- name: %s\n  user:\n    token: %s\n", q(user), q(token))
 	return []byte(b.String())
 }

@@ -108,6 +108,10 @@ type Options struct {
 	// certificate-authority-data into a cluster's kubeconfig. Default: the
 	// CA generated for this Server, see CACertPEM.
 	CertificateAuthorityFor func(cluster string) []byte
+	// TokenFor returns the bearer token written into a cluster's
+	// kubeconfig for role ("clusterAdmin", "clusterUser"), e.g. one the
+	// test's API server accepts. Default "<role>-<cluster>".
+	TokenFor func(cluster, role string) string
 	// TLS makes New and Start serve HTTPS with a certificate signed by the
 	// Server's CA (CACertPEM) for 127.0.0.1, ::1, localhost and the
 	// listening host.

@@ -1,0 +1,521 @@
+package aks
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
+	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/hosted/engine"
+	"github.com/clustersync/clustersync/internal/hosted/managed"
+)
+
+// Finalizer holds back the deletion of an AKSClusterConfig whose cluster
+// clustersync created until the cluster (and the resource group, if
+// clustersync created it) is gone.
+const Finalizer = "aks.clustersync.io/cleanup"
+
+// ManagedOptions returns the managed-field options of
+// AKSClusterConfigSpec: pools are compared by name.
+func ManagedOptions() managed.Options {
+	return managed.Options{KeyedLists: map[string]string{"nodePools": "name"}}
+}
+
+// Reconciler is the AKS operator: the hosted-cluster engine
+// (internal/hosted/engine) driving AKSClusterConfig objects with the AKS
+// provider, as Rancher's aks-operator does: "" (the resource group when
+// missing, then one create PUT of the cluster with its pools) → creating
+// → active (AKS reports Succeeded; the CA Secret is written), then one
+// call per pass — tags (PATCH), the cluster's own fields (one full PUT
+// built from this pass's GET, sent with If-Match), a pool created,
+// changed or removed (agent-pool PUT or DELETE) — and on deletion the
+// cluster, then the resource group if clustersync created it. Existing
+// clusters are imported without any write. Every non-final provisioning
+// state is waited for, whoever started the operation.
+type Reconciler struct {
+	// Client reads and writes the AKSClusterConfig objects and Secrets.
+	Client client.Client
+	// NewClients makes the Azure clients from the credential Secret
+	// (NewClientsFactory); required.
+	NewClients ClientsFactory
+	// Poll is the read interval while Azure is busy; 0 means
+	// engine.DefaultPoll (30 seconds).
+	Poll time.Duration
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	op := engine.Operator[aksv1.AKSClusterConfigSpec, *aksv1.AKSClusterConfig]{
+		Client: r.Client, Provider: provider{r}, Poll: r.Poll,
+		New: func() *aksv1.AKSClusterConfig { return &aksv1.AKSClusterConfig{} },
+	}
+	return op.Reconcile(ctx, req)
+}
+
+// provider is AKS for the engine (engine.Provider).
+type provider struct{ r *Reconciler }
+
+var _ engine.Provider[aksv1.AKSClusterConfigSpec, *aksv1.AKSClusterConfig] = provider{}
+
+func (provider) Name() string                                  { return mgmtv1.DriverAKS }
+func (provider) Finalizer() string                             { return Finalizer }
+func (provider) Options() managed.Options                      { return ManagedOptions() }
+func (provider) Imported(spec aksv1.AKSClusterConfigSpec) bool { return spec.Imported }
+func (provider) CallGroup(path string) string                  { return callGroup(path) }
+func (provider) Order(push []managed.Change) []managed.Change  { return OrderUpdates(push) }
+func (provider) Retryable(err error) bool                      { return Retryable(err) }
+
+// Vet refuses what AKS cannot change and skips what there is nothing to
+// send for (vet).
+func (provider) Vet(spec aksv1.AKSClusterConfigSpec, ch managed.Change) (bool, error) {
+	return vet(spec, ch)
+}
+
+// CreatedApplied is what the create PUT carries: every non-nil field,
+// pools included.
+func (provider) CreatedApplied(spec aksv1.AKSClusterConfigSpec) aksv1.AKSClusterConfigSpec {
+	return spec
+}
+
+// Open builds the Azure clients from the credential Secret.
+func (p provider) Open(ctx context.Context, c *aksv1.AKSClusterConfig) (engine.Session[aksv1.AKSClusterConfigSpec], error) {
+	cs, err := LoadClients(ctx, p.r.Client, p.r.NewClients, c.Spec)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{r: p.r, cs: cs, c: c}, nil
+}
+
+// Retryable reports whether an Azure error is transient: throttling and
+// server errors (the SDK's own retries gave up), 409 while another
+// operation runs (OperationNotAllowed, "in progress"), 412 (the resource
+// changed since this pass read it: the next pass reads it again and
+// decides anew) and broken connections.
+func Retryable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var re *azcore.ResponseError
+	if errors.As(err, &re) {
+		switch {
+		case re.StatusCode == http.StatusTooManyRequests, re.StatusCode >= 500, re.StatusCode == http.StatusPreconditionFailed:
+			return true
+		case re.StatusCode == http.StatusConflict:
+			return true // another operation is in progress
+		}
+		return false
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
+}
+
+// notFound reports whether err is Azure's 404.
+func notFound(err error) bool {
+	var re *azcore.ResponseError
+	return errors.As(err, &re) && re.StatusCode == http.StatusNotFound
+}
+
+// conn is one AKSClusterConfig's connection to Azure for one pass
+// (engine.Session).
+type conn struct {
+	r  *Reconciler
+	cs *Clients
+	c  *aksv1.AKSClusterConfig
+	// mc is the cluster as the last GET of this pass found it.
+	mc *armcontainerservice.ManagedCluster
+}
+
+func (s *conn) get(ctx context.Context) (*armcontainerservice.ManagedCluster, error) {
+	out, err := s.cs.ManagedClusters.Get(ctx, s.c.Spec.ResourceGroup, s.c.Spec.ClusterName, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.mc = &out.ManagedCluster
+	return s.mc, nil
+}
+
+// Create makes the resource group when it is missing (and records that
+// clustersync made it) and sends one create PUT with If-None-Match "*",
+// so that a cluster someone else created meanwhile is never overwritten.
+// It is not waited for here (Provision).
+func (s *conn) Create(ctx context.Context, claim func(context.Context) error) (bool, error) {
+	c := s.c
+	_, err := s.get(ctx)
+	switch {
+	case err == nil && c.Status.CreateRequested:
+		return true, nil // created by an earlier pass whose status write was lost
+	case err == nil:
+		return false, engine.Fail(fmt.Errorf("an AKS cluster named %s already exists in resource group %s; set imported: true to manage it",
+			c.Spec.ClusterName, c.Spec.ResourceGroup))
+	case !notFound(err):
+		return false, fmt.Errorf("get cluster %s: %w", c.Spec.ClusterName, err)
+	}
+	if err := ValidateCreate(c.Spec); err != nil {
+		return false, engine.Fail(err)
+	}
+	if err := claim(ctx); err != nil {
+		return false, err
+	}
+	exists, err := s.cs.ResourceGroups.CheckExistence(ctx, c.Spec.ResourceGroup, nil)
+	if err != nil {
+		return false, engine.Fail(fmt.Errorf("resource group %s: %w", c.Spec.ResourceGroup, err))
+	}
+	if !exists.Success {
+		if _, err := s.cs.ResourceGroups.CreateOrUpdate(ctx, c.Spec.ResourceGroup, armresources.ResourceGroup{Location: to.Ptr(c.Spec.ResourceLocation)}, nil); err != nil {
+			return false, engine.Fail(fmt.Errorf("create resource group %s: %w", c.Spec.ResourceGroup, err))
+		}
+		c.Status.CreatedResourceGroup = true
+	}
+	// Written before the PUT: a cluster found under this name later is then
+	// known to be this object's.
+	c.Status.CreateRequested = true
+	if err := s.r.Client.Status().Update(ctx, c); err != nil {
+		return false, err
+	}
+	secret, err := s.servicePrincipal(ctx)
+	if err != nil {
+		return false, engine.Fail(err)
+	}
+	body := createCluster(s.cs.SubscriptionID, c.Spec, secret)
+	if _, err := s.cs.ManagedClusters.BeginCreateOrUpdate(ctx, c.Spec.ResourceGroup, c.Spec.ClusterName, body,
+		&armcontainerservice.ManagedClustersClientBeginCreateOrUpdateOptions{IfNoneMatch: to.Ptr("*")}); err != nil {
+		return false, engine.Fail(fmt.Errorf("create cluster: %w", err))
+	}
+	return true, nil
+}
+
+// servicePrincipal is the credential Secret's service principal, sent
+// only when the cluster is created without a managed identity.
+func (s *conn) servicePrincipal(ctx context.Context) (*armcontainerservice.ManagedClusterServicePrincipalProfile, error) {
+	if s.c.Spec.ManagedIdentity == nil || *s.c.Spec.ManagedIdentity {
+		return nil, nil
+	}
+	ref, err := ParseCredentialRef(s.c.Spec.AzureCredentialSecret)
+	if err != nil {
+		return nil, err
+	}
+	var sec corev1.Secret
+	if err := s.r.Client.Get(ctx, ref, &sec); err != nil {
+		return nil, fmt.Errorf("credential secret %s: %w", ref, err)
+	}
+	return &armcontainerservice.ManagedClusterServicePrincipalProfile{ClientID: to.Ptr(string(sec.Data[ClientIDField])), Secret: to.Ptr(string(sec.Data[ClientSecretField]))}, nil
+}
+
+// Provision waits for AKS to report the cluster Succeeded, then writes the
+// CA Secret.
+func (s *conn) Provision(ctx context.Context) (bool, error) {
+	mc, err := s.get(ctx)
+	if err != nil {
+		return false, fmt.Errorf("get cluster %s: %w", s.c.Spec.ClusterName, err)
+	}
+	switch state := str(mc.Properties.ProvisioningState); {
+	case strings.EqualFold(state, "Failed"), strings.EqualFold(state, "Canceled"):
+		return false, engine.Fail(fmt.Errorf("AKS reports the cluster %s", state))
+	case !strings.EqualFold(state, "Succeeded"):
+		return false, nil
+	}
+	return true, s.becomeActive(ctx, mc)
+}
+
+// Import connects an existing cluster without changing it: it waits until
+// no operation runs on it, then records how to reach it.
+func (s *conn) Import(ctx context.Context) (bool, error) {
+	c := s.c
+	mc, err := s.get(ctx)
+	switch {
+	case notFound(err):
+		return false, engine.Fail(fmt.Errorf("spec.clusterName: no AKS cluster named %s in resource group %s to import", c.Spec.ClusterName, c.Spec.ResourceGroup))
+	case err != nil:
+		return false, fmt.Errorf("get cluster %s: %w", c.Spec.ClusterName, err)
+	}
+	if busy, _ := Busy(mc); busy {
+		return false, nil
+	}
+	return true, s.becomeActive(ctx, mc)
+}
+
+// becomeActive writes the CA Secret of a ready cluster and records RBAC.
+func (s *conn) becomeActive(ctx context.Context, mc *armcontainerservice.ManagedCluster) error {
+	endpoint, ca, err := adminAccess(ctx, s.cs, s.c.Spec)
+	if err != nil {
+		return err
+	}
+	s.c.Status.RBACEnabled = mc.Properties.EnableRBAC
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: s.c.Name, Namespace: s.c.Namespace}}
+	_, err = controllerutil.CreateOrUpdate(ctx, s.r.Client, sec, func() error {
+		sec.StringData = nil
+		sec.Data = map[string][]byte{"endpoint": []byte(endpoint), "ca": []byte(base64.StdEncoding.EncodeToString(ca))}
+		return controllerutil.SetControllerReference(s.c, sec, s.r.Client.Scheme())
+	})
+	if err != nil {
+		return fmt.Errorf("CA secret %s/%s: %w", s.c.Namespace, s.c.Name, err)
+	}
+	return nil
+}
+
+// adminAccess returns the API server URL and CA (PEM) of the cluster, from
+// its administrator kubeconfig (listClusterAdminCredential).
+func adminAccess(ctx context.Context, cs *Clients, spec aksv1.AKSClusterConfigSpec) (endpoint string, ca []byte, err error) {
+	cfg, err := adminKubeconfig(ctx, cs, spec)
+	if err != nil {
+		return "", nil, err
+	}
+	return cfg.Host, cfg.CAData, nil
+}
+
+// Observe reads the cluster, its pools with it (one GET), and builds the
+// upstream spec.
+func (s *conn) Observe(ctx context.Context) (engine.Observation[aksv1.AKSClusterConfigSpec], error) {
+	var obs engine.Observation[aksv1.AKSClusterConfigSpec]
+	mc, err := s.get(ctx)
+	if err != nil {
+		return obs, fmt.Errorf("get cluster %s: %w", s.c.Spec.ClusterName, err)
+	}
+	if obs.Busy, _ = Busy(mc); !obs.Busy {
+		obs.Upstream = UpstreamSpec(s.c.Spec, mc)
+	}
+	return obs, nil
+}
+
+// Prepare takes a Kubernetes upgrade one minor version at a time.
+func (s *conn) Prepare(call []managed.Change, target *aksv1.AKSClusterConfigSpec) error {
+	for _, ch := range call {
+		if ch.Path != "kubernetesVersion" {
+			continue
+		}
+		current := str(s.mc.Properties.CurrentKubernetesVersion)
+		if current == "" {
+			current = str(s.mc.Properties.KubernetesVersion)
+		}
+		next, err := engine.NextVersion("AKS", current, deref(s.c.Spec.KubernetesVersion))
+		if err != nil {
+			return fmt.Errorf("kubernetesVersion: %w", err)
+		}
+		if next != "" {
+			target.KubernetesVersion = &next
+		}
+	}
+	return nil
+}
+
+// Kinds of operations whose resume token is kept as a pending update's
+// ID ("KIND:TOKEN"), so that Outcome resumes the SDK's poller of the right
+// call.
+const (
+	opCluster    = "cluster"
+	opTags       = "tags"
+	opPool       = "pool"
+	opPoolDelete = "pooldelete"
+)
+
+// Apply sends one call: tags (PATCH updateTags), the cluster's fields (a
+// full PUT from this pass's GET), or one pool's creation, change or
+// removal; every write carries the eTag this pass read (If-Match), or
+// If-None-Match "*" for a new pool. It returns the operation's resume
+// token as the pending update's ID.
+func (s *conn) Apply(ctx context.Context, call []managed.Change, up, target aksv1.AKSClusterConfigSpec) (string, error) {
+	spec, mc := s.c.Spec, s.mc
+	var paths []string
+	for _, ch := range call {
+		paths = append(paths, ch.Path)
+	}
+	switch group := callGroup(call[0].Path); {
+	case group == "tags":
+		p, err := s.cs.ManagedClusters.BeginUpdateTags(ctx, spec.ResourceGroup, spec.ClusterName, armcontainerservice.TagsObject{Tags: azureTags(target.Tags)},
+			&armcontainerservice.ManagedClustersClientBeginUpdateTagsOptions{IfMatch: mc.ETag})
+		return token(opTags, p, err)
+	case group == "cluster":
+		body := updateCluster(s.cs.SubscriptionID, mc, target, fieldsOf(paths))
+		p, err := s.cs.ManagedClusters.BeginCreateOrUpdate(ctx, spec.ResourceGroup, spec.ClusterName, body,
+			&armcontainerservice.ManagedClustersClientBeginCreateOrUpdateOptions{IfMatch: mc.ETag})
+		return token(opCluster, p, err)
+	}
+	name, field, _ := splitPoolPath(call[0].Path)
+	want := poolNamed(target, name)
+	var cur *armcontainerservice.ManagedClusterAgentPoolProfile
+	for _, ap := range mc.Properties.AgentPoolProfiles {
+		if ap != nil && str(ap.Name) == name {
+			cur = ap
+		}
+	}
+	switch {
+	case want == nil && cur == nil:
+		return "", nil // already gone
+	case want == nil: // removed from the spec
+		p, err := s.cs.AgentPools.BeginDelete(ctx, spec.ResourceGroup, spec.ClusterName, name, &armcontainerservice.AgentPoolsClientBeginDeleteOptions{IfMatch: cur.ETag})
+		return token(opPoolDelete, p, err)
+	case field == "" || cur == nil: // added to the spec
+		body := armcontainerservice.AgentPool{Properties: poolProperties(s.cs.SubscriptionID, spec, *want)}
+		p, err := s.cs.AgentPools.BeginCreateOrUpdate(ctx, spec.ResourceGroup, spec.ClusterName, name, body,
+			&armcontainerservice.AgentPoolsClientBeginCreateOrUpdateOptions{IfNoneMatch: to.Ptr("*")})
+		return token(opPool, p, err)
+	}
+	p, err := s.cs.AgentPools.BeginCreateOrUpdate(ctx, spec.ResourceGroup, spec.ClusterName, name, updatePool(cur, *want, fieldsOf(paths)),
+		&armcontainerservice.AgentPoolsClientBeginCreateOrUpdateOptions{IfMatch: cur.ETag})
+	return token(opPool, p, err)
+}
+
+// resumable is the part of the SDK's poller Apply keeps.
+type resumable interface{ ResumeToken() (string, error) }
+
+// token returns "KIND:resume token" of an operation that was started.
+func token[P resumable](kind string, p P, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	t, err := p.ResumeToken()
+	if err != nil {
+		return "", nil // finished at once: its outcome shows upstream
+	}
+	return kind + ":" + t, nil
+}
+
+// Outcome resumes the SDK's poller of a pending update's operation and
+// asks Azure how it ended: "" when it succeeded, else the error.
+func (s *conn) Outcome(ctx context.Context, p hostedv1.PendingUpdate) (string, error) {
+	kind, tok, _ := strings.Cut(p.UpdateID, ":")
+	spec := s.c.Spec
+	var err error
+	switch kind {
+	case opTags:
+		err = settle(ctx, func() (poller[armcontainerservice.ManagedClustersClientUpdateTagsResponse], error) {
+			return s.cs.ManagedClusters.BeginUpdateTags(ctx, spec.ResourceGroup, spec.ClusterName, armcontainerservice.TagsObject{},
+				&armcontainerservice.ManagedClustersClientBeginUpdateTagsOptions{ResumeToken: tok})
+		})
+	case opCluster:
+		err = settle(ctx, func() (poller[armcontainerservice.ManagedClustersClientCreateOrUpdateResponse], error) {
+			return s.cs.ManagedClusters.BeginCreateOrUpdate(ctx, spec.ResourceGroup, spec.ClusterName, armcontainerservice.ManagedCluster{},
+				&armcontainerservice.ManagedClustersClientBeginCreateOrUpdateOptions{ResumeToken: tok})
+		})
+	case opPool, opPoolDelete:
+		name, _, _ := splitPoolPath(p.Path)
+		if kind == opPool {
+			err = settle(ctx, func() (poller[armcontainerservice.AgentPoolsClientCreateOrUpdateResponse], error) {
+				return s.cs.AgentPools.BeginCreateOrUpdate(ctx, spec.ResourceGroup, spec.ClusterName, name, armcontainerservice.AgentPool{},
+					&armcontainerservice.AgentPoolsClientBeginCreateOrUpdateOptions{ResumeToken: tok})
+			})
+		} else {
+			err = settle(ctx, func() (poller[armcontainerservice.AgentPoolsClientDeleteResponse], error) {
+				return s.cs.AgentPools.BeginDelete(ctx, spec.ResourceGroup, spec.ClusterName, name,
+					&armcontainerservice.AgentPoolsClientBeginDeleteOptions{ResumeToken: tok})
+			})
+		}
+	default:
+		return fmt.Sprintf("unknown operation %q", p.UpdateID), nil
+	}
+	if err != nil {
+		var re *azcore.ResponseError
+		if errors.As(err, &re) {
+			return fmt.Sprintf("AKS operation ended %s (%s)", re.ErrorCode, firstLine(err.Error())), nil
+		}
+		return fmt.Sprintf("AKS operation: %v", err), nil
+	}
+	return "", nil
+}
+
+// poller is the part of the SDK's runtime.Poller Outcome uses.
+type poller[T any] interface {
+	Poll(ctx context.Context) (*http.Response, error)
+	Done() bool
+	Result(ctx context.Context) (T, error)
+}
+
+// settle resumes an operation's poller, polls it once and returns its
+// error, nil when it succeeded (or still runs: Azure showed the resource
+// idle, so its outcome is upstream's).
+func settle[T any, P poller[T]](ctx context.Context, resume func() (P, error)) error {
+	p, err := resume()
+	if err != nil {
+		return err
+	}
+	if !p.Done() {
+		if _, err := p.Poll(ctx); err != nil {
+			return err
+		}
+	}
+	if !p.Done() {
+		return nil
+	}
+	_, err = p.Result(ctx)
+	return err
+}
+
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "Message:") || strings.HasPrefix(l, "\"message\"") {
+			return l
+		}
+	}
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// Delete deletes the managed cluster (waiting while another operation
+// runs on it), then the resource group if clustersync created it.
+func (s *conn) Delete(ctx context.Context) (bool, error) {
+	c := s.c
+	mc, err := s.get(ctx)
+	switch {
+	case notFound(err):
+	case err != nil:
+		return false, fmt.Errorf("get cluster %s: %w", c.Spec.ClusterName, err)
+	default:
+		if busy, _ := Busy(mc); busy {
+			return false, nil // deleting already, or another operation runs
+		}
+		if _, err := s.cs.ManagedClusters.BeginDelete(ctx, c.Spec.ResourceGroup, c.Spec.ClusterName, nil); err != nil {
+			return false, engine.Fail(fmt.Errorf("delete cluster %s: %w", c.Spec.ClusterName, err))
+		}
+		return false, nil
+	}
+	if !c.Status.CreatedResourceGroup {
+		return true, nil
+	}
+	exists, err := s.cs.ResourceGroups.CheckExistence(ctx, c.Spec.ResourceGroup, nil)
+	if err != nil {
+		return false, fmt.Errorf("resource group %s: %w", c.Spec.ResourceGroup, err)
+	}
+	if !exists.Success {
+		return true, nil
+	}
+	if _, err := s.cs.ResourceGroups.BeginDelete(ctx, c.Spec.ResourceGroup, nil); err != nil && !notFound(err) {
+		return false, engine.Fail(fmt.Errorf("delete resource group %s: %w", c.Spec.ResourceGroup, err))
+	}
+	return false, nil
+}
+
+// adminKubeconfig returns the cluster's administrator kubeconfig
+// (listClusterAdminCredential) as a client configuration.
+func adminKubeconfig(ctx context.Context, cs *Clients, spec aksv1.AKSClusterConfigSpec) (*rest.Config, error) {
+	out, err := cs.ManagedClusters.ListClusterAdminCredentials(ctx, spec.ResourceGroup, spec.ClusterName, nil)
+	if err != nil {
+		return nil, fmt.Errorf("list admin credentials of %s: %w", spec.ClusterName, err)
+	}
+	if len(out.Kubeconfigs) == 0 || out.Kubeconfigs[0] == nil {
+		return nil, fmt.Errorf("list admin credentials of %s: AKS returned no kubeconfig", spec.ClusterName)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(out.Kubeconfigs[0].Value)
+	if err != nil {
+		return nil, fmt.Errorf("admin kubeconfig of %s: %w", spec.ClusterName, err)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,123 @@
+package aks
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
+	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/hosted/access"
+	"github.com/clustersync/clustersync/internal/hosted/managed"
+	"github.com/clustersync/clustersync/internal/hosted/management"
+)
+
+// Management is AKS for the management controller (management.Cloud): a
+// Cluster's spec.aksConfig and status.aksStatus, Azure read with the
+// management side's own clients — one GET of the managed cluster per
+// refresh, its pools included — and the cluster's API server reached with
+// clustersync's service-account token once it has one, else with the
+// administrator kubeconfig (listClusterAdminCredential).
+type Management struct {
+	// Client reads the credential and CA Secrets.
+	Client client.Reader
+	// NewClients makes the Azure clients from a credential Secret
+	// (NewClientsFactory); required.
+	NewClients ClientsFactory
+}
+
+var _ management.Cloud[aksv1.AKSClusterConfigSpec, *aksv1.AKSClusterConfig] = (*Management)(nil)
+
+func (*Management) Name() string                                    { return mgmtv1.DriverAKS }
+func (*Management) ConfigField() string                             { return "aksConfig" }
+func (*Management) Options() managed.Options                        { return ManagedOptions() }
+func (*Management) Imported(config aksv1.AKSClusterConfigSpec) bool { return config.Imported }
+func (*Management) NewObject() *aksv1.AKSClusterConfig              { return &aksv1.AKSClusterConfig{} }
+func (*Management) Config(c *mgmtv1.Cluster) *aksv1.AKSClusterConfigSpec {
+	return c.Spec.AKSConfig
+}
+
+func (*Management) SetConfig(c *mgmtv1.Cluster, config aksv1.AKSClusterConfigSpec) {
+	c.Spec.AKSConfig = &config
+}
+
+// Status returns status.aksStatus's upstreamSpec and appliedSpec.
+func (*Management) Status(c *mgmtv1.Cluster) (upstream, applied **aksv1.AKSClusterConfigSpec) {
+	if c.Status.AKSStatus == nil {
+		c.Status.AKSStatus = &mgmtv1.AKSStatus{}
+	}
+	return &c.Status.AKSStatus.UpstreamSpec, &c.Status.AKSStatus.AppliedSpec
+}
+
+// CopyStatus copies what the operator recorded into status.aksStatus.
+func (m *Management) CopyStatus(c *mgmtv1.Cluster, op *aksv1.AKSClusterConfig) {
+	m.Status(c)
+	c.Status.AKSStatus.RBACEnabled = op.Status.RBACEnabled
+}
+
+// NodePools counts the agent pools.
+func (*Management) NodePools(up aksv1.AKSClusterConfigSpec) int { return len(pools(up)) }
+
+// Describe reads the managed cluster (one GET, pools included) and the
+// endpoint and CA the operator keeps in its CA Secret.
+func (m *Management) Describe(ctx context.Context, config aksv1.AKSClusterConfigSpec, op *aksv1.AKSClusterConfig) (management.Upstream[aksv1.AKSClusterConfigSpec], bool, error) {
+	var up management.Upstream[aksv1.AKSClusterConfigSpec]
+	cs, err := LoadClients(ctx, m.Client, m.NewClients, config)
+	if err != nil {
+		return up, false, err
+	}
+	out, err := cs.ManagedClusters.Get(ctx, config.ResourceGroup, config.ClusterName, nil)
+	if notFound(err) {
+		return up, false, nil
+	}
+	if err != nil {
+		return up, false, fmt.Errorf("get cluster %s: %w", config.ClusterName, err)
+	}
+	mc := &out.ManagedCluster
+	up.Spec = UpstreamSpec(config, mc)
+	if p := mc.Properties; p != nil {
+		up.Version = str(p.CurrentKubernetesVersion)
+	}
+	if op != nil {
+		var sec corev1.Secret
+		err := m.Client.Get(ctx, types.NamespacedName{Namespace: op.Namespace, Name: op.Name}, &sec)
+		switch {
+		case err == nil:
+			up.Endpoint, up.CACert = string(sec.Data["endpoint"]), string(sec.Data["ca"])
+		case !apierrors.IsNotFound(err):
+			return up, false, err
+		}
+	}
+	return up, true, nil
+}
+
+// Connect returns a client configuration for the cluster's API server:
+// clustersync's service-account token when the Cluster has one for this
+// endpoint (no Azure call), else the administrator kubeconfig.
+func (m *Management) Connect(ctx context.Context, c *mgmtv1.Cluster, config aksv1.AKSClusterConfigSpec, up management.Upstream[aksv1.AKSClusterConfigSpec]) (*rest.Config, error) {
+	key := types.NamespacedName{Namespace: hostedv1.Namespace, Name: management.SATokenSecretName(c.Name)}
+	if creds, err := access.LoadToken(ctx, m.Client, key); err == nil && creds.Endpoint == up.Endpoint {
+		return access.RESTConfig(creds.Endpoint, creds.CAData, access.StaticToken(creds.Token))
+	}
+	cs, err := LoadClients(ctx, m.Client, m.NewClients, config)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := adminKubeconfig(ctx, cs, config)
+	if err != nil {
+		return nil, &management.AccessError{Reason: management.ReasonUnauthorized, Err: err}
+	}
+	if len(cfg.CAData) == 0 && up.CACert != "" {
+		if cfg.CAData, err = base64.StdEncoding.DecodeString(up.CACert); err != nil {
+			return nil, fmt.Errorf("CA of %s: %w", config.ClusterName, err)
+		}
+	}
+	return cfg, nil
+}
