@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	"github.com/clustersync/clustersync/internal/hostcluster"
 	"github.com/clustersync/clustersync/internal/hosted/eks"
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
@@ -71,7 +72,8 @@ their Connected condition stays False; everything else behaves as with EKS.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			if err := writeDevEKSSecret(ctx, cfg); err != nil {
+			if err := writeDevSecret(ctx, cfg, devEKSSecret, "clustersync-dev-eks",
+				map[string]string{eks.AccessKeyField: "dev-access-key", eks.SecretKeyField: "dev-secret-key"}); err != nil {
 				return err
 			}
 			ln, err := net.Listen("tcp", addr)
@@ -79,20 +81,10 @@ their Connected condition stays False; everything else behaves as with EKS.`,
 				return fmt.Errorf("--addr %s: %w", addr, err)
 			}
 			emu := ekstest.NewUnstarted(ekstest.Options{CreateDelay: createDelay, UpdateDelay: updateDelay, DeleteDelay: createDelay / 2, Region: region})
-			srv := &http.Server{Handler: emu.Handler(), ReadHeaderTimeout: 10 * time.Second}
 			url := "http://" + ln.Addr().String()
 			fmt.Fprintf(out, "EKS emulator on %s (region %s); credentials Secret %s/%s written.\n\nRun the manager:\n\n  clustersync manager --kubeconfig %s --eks-endpoint %s --eks-refresh 30 --eks-poll 5\n\nCtrl-C stops the emulator (its clusters are forgotten).\n",
 				url, region, eksv1.Namespace, devEKSSecret, shellQuote(kubeconfig), url)
-			go func() {
-				<-ctx.Done()
-				sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				_ = srv.Shutdown(sctx)
-			}()
-			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			return nil
+			return serveEmulator(ctx, ln, emu.Handler())
 		},
 	}
 	addDirFlag(cmd, &dir)
@@ -105,34 +97,50 @@ their Connected condition stays False; everything else behaves as with EKS.`,
 	return cmd
 }
 
-// writeDevEKSSecret creates or updates the emulator's credentials Secret,
-// refusing to overwrite a Secret of that name that it did not write.
-func writeDevEKSSecret(ctx context.Context, cfg *rest.Config) error {
+// writeDevSecret creates the credentials Secret name of an emulator's
+// `clustersync dev` command (owner, e.g. "clustersync-dev-eks") with data,
+// refusing to overwrite a Secret of that name it did not write.
+func writeDevSecret(ctx context.Context, cfg *rest.Config, name, owner string, data map[string]string) error {
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
-	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: eksv1.Namespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("namespace %s: %w", eksv1.Namespace, err)
+	ns := hostedv1.Namespace
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("namespace %s: %w", ns, err)
 	}
-	const owner = "clustersync-dev-eks"
 	s := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: devEKSSecret, Namespace: eksv1.Namespace, Labels: map[string]string{"app.kubernetes.io/managed-by": owner}},
-		StringData: map[string]string{eks.AccessKeyField: "dev-access-key", eks.SecretKeyField: "dev-secret-key"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app.kubernetes.io/managed-by": owner}},
+		StringData: data,
 	}
-	_, err = kube.CoreV1().Secrets(eksv1.Namespace).Create(ctx, s, metav1.CreateOptions{})
+	_, err = kube.CoreV1().Secrets(ns).Create(ctx, s, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
-		old, gerr := kube.CoreV1().Secrets(eksv1.Namespace).Get(ctx, devEKSSecret, metav1.GetOptions{})
+		old, gerr := kube.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
 		if gerr != nil {
 			return gerr
 		}
 		if old.Labels["app.kubernetes.io/managed-by"] != owner {
-			return fmt.Errorf("secret %s/%s exists and was not written by 'clustersync dev eks'; not overwriting it", eksv1.Namespace, devEKSSecret)
+			return fmt.Errorf("secret %s/%s exists and was not written by %s; not overwriting it", ns, name, owner)
 		}
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("secret %s/%s: %w", eksv1.Namespace, devEKSSecret, err)
+		return fmt.Errorf("secret %s/%s: %w", ns, name, err)
+	}
+	return nil
+}
+
+// serveEmulator serves handler on ln until ctx ends.
+func serveEmulator(ctx context.Context, ln net.Listener, handler http.Handler) error {
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
 	}
 	return nil
 }

@@ -9,31 +9,43 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/clustersync/clustersync/internal/hosted/eks"
+	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/management"
 	"github.com/clustersync/clustersync/internal/manager"
 )
 
 // newManagerCommand is `clustersync manager`: the management controllers
-// and the EKS operator against a management cluster.
+// and the clouds' operators against a management cluster.
 func newManagerCommand() *cobra.Command {
 	var (
 		o             manager.Options
 		kubeconfig    string
 		refresh, poll int
+		aksRefresh    int
+		aksPoll       int
 		verbosity     int
 	)
 	cmd := &cobra.Command{
 		Use:   "manager",
-		Short: "Run the management controllers (hosted clusters: the management controller and the EKS operator)",
+		Short: "Run the management controllers (hosted clusters on EKS and AKS, registered clusters)",
 		Long: `Run clustersync's management controllers against the management cluster of
---kubeconfig: for each Cluster with spec.eksConfig, the management controller
-keeps an EKSClusterConfig in namespace clustersync-global-data, refreshes the
-upstream spec from EKS every --eks-refresh seconds and syncs managed fields;
-the EKS operator creates, imports, updates and deletes the clusters in EKS.
+--kubeconfig: for each Cluster with spec.eksConfig (Amazon EKS) or
+spec.aksConfig (Azure AKS), the management controller keeps the cloud's
+operator object (EKSClusterConfig, AKSClusterConfig) in namespace
+clustersync-global-data, refreshes the upstream spec every --eks-refresh
+(--aks-refresh) seconds and syncs managed fields; the cloud's operator
+creates, imports, updates and deletes the clusters.
 
 With --eks-endpoint every AWS call goes to that URL instead of AWS, e.g. the
 emulator of 'clustersync dev eks'. Without it, the AWS credentials come from
 the Secret each cluster's spec.eksConfig.amazonCredentialSecret names.
+
+With --aks-endpoint every Azure Resource Manager call goes to that URL, e.g.
+the emulator of 'clustersync dev aks', and Azure AD is not asked for tokens.
+Without it, the service principal comes from the Secret each cluster's
+spec.aksConfig.azureCredentialSecret names (Rancher's keys
+azurecredentialConfig-clientId, -clientSecret, -subscriptionId, -tenantId,
+-environment).
 
 Several replicas may run: with --leader-elect (the default) one of them holds
 the Lease clustersync-system/clustersync-manager and reconciles.`,
@@ -45,6 +57,12 @@ the Lease clustersync-system/clustersync-manager and reconciles.`,
 			if poll < 1 {
 				return fmt.Errorf("--eks-poll %d: want at least 1 second", poll)
 			}
+			if aksRefresh < 1 {
+				return fmt.Errorf("--aks-refresh %d: want at least 1 second", aksRefresh)
+			}
+			if aksPoll < 1 {
+				return fmt.Errorf("--aks-poll %d: want at least 1 second", aksPoll)
+			}
 			cfg, err := loadKubeconfig(kubeconfig)
 			if err != nil {
 				return err
@@ -52,12 +70,14 @@ the Lease clustersync-system/clustersync-manager and reconciles.`,
 			o.Config = cfg
 			o.EKSRefresh = time.Duration(refresh) * time.Second
 			o.EKSPoll = time.Duration(poll) * time.Second
+			o.AKSRefresh = time.Duration(aksRefresh) * time.Second
+			o.AKSPoll = time.Duration(aksPoll) * time.Second
 			o.Log = textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(verbosity)))
 			ctrl.SetLogger(o.Log)
 			quietTunnelLogs(verbosity)
 			ctx := ctrl.SetupSignalHandler()
 			o.Started = func() {
-				fmt.Fprintf(cmd.OutOrStdout(), "clustersync manager running (EKS refresh %ds, poll %ds)\n", refresh, poll)
+				fmt.Fprintf(cmd.OutOrStdout(), "clustersync manager running (EKS refresh %ds, poll %ds; AKS refresh %ds, poll %ds)\n", refresh, poll, aksRefresh, aksPoll)
 			}
 			return manager.Run(ctx, o)
 		},
@@ -67,6 +87,9 @@ the Lease clustersync-system/clustersync-manager and reconciles.`,
 	f.IntVar(&refresh, "eks-refresh", int(management.DefaultRefresh/time.Second), "seconds between refreshes of each EKS cluster's upstream spec (Rancher's eks-refresh)")
 	f.IntVar(&poll, "eks-poll", int(eks.DefaultPoll/time.Second), "seconds between describes of an EKS cluster that is being created or updated")
 	f.StringVar(&o.EKSEndpoint, "eks-endpoint", "", "send AWS calls to this URL instead of AWS (an emulator, e.g. from 'clustersync dev eks')")
+	f.IntVar(&aksRefresh, "aks-refresh", int(management.DefaultRefresh/time.Second), "seconds between refreshes of each AKS cluster's upstream spec (Rancher's aks-refresh)")
+	f.IntVar(&aksPoll, "aks-poll", int(engine.DefaultPoll/time.Second), "seconds between reads of an AKS cluster Azure is changing")
+	f.StringVar(&o.AKSEndpoint, "aks-endpoint", "", "send Azure Resource Manager calls to this URL instead of Azure (an emulator, e.g. from 'clustersync dev aks'); Azure AD is not asked")
 	f.BoolVar(&o.InstallCRDs, "install-crds", true, "create or update the CRDs before starting")
 	f.BoolVar(&o.LeaderElection, "leader-elect", true, "hold a Lease so only one replica reconciles")
 	f.StringVar(&o.LeaderElectionNamespace, "leader-elect-namespace", manager.DefaultLeaderElectionNamespace, "namespace of the leader-election Lease")

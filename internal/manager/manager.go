@@ -1,8 +1,9 @@
 // Package manager runs clustersync's management controllers in one
 // controller-runtime manager against a management cluster: the management
-// controller of hosted clusters (Cluster → EKSClusterConfig, upstream
-// refresh, managed-field sync) and the EKS operator (EKSClusterConfig →
-// Amazon EKS). Two replicas can run: leader election (a coordination.k8s.io
+// controller of hosted clusters for each cloud (Cluster → EKSClusterConfig
+// or AKSClusterConfig, upstream refresh, managed-field sync) and the
+// clouds' operators (EKSClusterConfig → Amazon EKS, AKSClusterConfig →
+// Azure AKS). Two replicas can run: leader election (a coordination.k8s.io
 // Lease, client-go's leaderelection through controller-runtime) lets one of
 // them reconcile at a time.
 package manager
@@ -39,6 +40,7 @@ import (
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/config/crd"
+	"github.com/clustersync/clustersync/internal/hosted/aks"
 	"github.com/clustersync/clustersync/internal/hosted/eks"
 	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/management"
@@ -69,6 +71,22 @@ type Options struct {
 	// refreshed; 0 means management.DefaultRefresh (300 seconds, Rancher's
 	// eks-refresh).
 	EKSRefresh time.Duration
+	// AKSEndpoint, when not empty, replaces the Azure Resource Manager
+	// endpoint of every AKS call (an emulator such as `clustersync dev
+	// aks`); Azure AD is then not asked for tokens (AKSCredential).
+	AKSEndpoint string
+	// AKSCredential makes the Azure AD credential of an AKS credential
+	// Secret; nil means the Secret's service principal
+	// (aks.ClientSecretCredential), or, with AKSEndpoint, a bearer token
+	// that is the Secret's client secret (an emulator accepts any token).
+	AKSCredential aks.CredentialFunc
+	// AKSRefresh is how often the upstream spec of each AKS cluster is
+	// refreshed; 0 means management.DefaultRefresh (300 seconds, Rancher's
+	// aks-refresh).
+	AKSRefresh time.Duration
+	// AKSPoll is how often the AKS operator reads a cluster Azure is
+	// changing; 0 means engine.DefaultPoll (30 seconds).
+	AKSPoll time.Duration
 	// EKSPoll is how often the operator describes a cluster that is being
 	// created or updated; 0 means eks.DefaultPoll (30 seconds).
 	EKSPoll time.Duration
@@ -208,7 +226,7 @@ const (
 )
 
 // Setup registers the hosted-cluster controllers with mgr, for each cloud
-// (today EKS): the management controller (watching Clusters, and the
+// (EKS, AKS): the management controller (watching Clusters, and the
 // operator objects they own) and the cloud's operator (watching its
 // operator objects). Only spec changes and
 // deletions wake them; the rest is periodic (refresh, poll).
@@ -222,7 +240,17 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	eksCloud := &eks.Management{Client: mgr.GetClient(), NewServices: mgmtAWS, Tokens: o.Tokens}
 	eksOperator := &eks.Reconciler{Client: mgr.GetClient(), NewServices: opAWS, Poll: o.EKSPoll}
-	return setupProvider(mgr, opts, eksCloud, eksOperator, o.EKSRefresh)
+	if err := setupProvider(mgr, opts, eksCloud, eksOperator, o.EKSRefresh); err != nil {
+		return err
+	}
+	credential := o.AKSCredential
+	if credential == nil && o.AKSEndpoint != "" {
+		credential = aks.SecretAsToken
+	}
+	azure := aks.NewClientsFactory(o.AKSEndpoint, credential)
+	aksCloud := &aks.Management{Client: mgr.GetClient(), NewClients: azure}
+	aksOperator := &aks.Reconciler{Client: mgr.GetClient(), NewClients: azure, Poll: o.AKSPoll}
+	return setupProvider(mgr, opts, aksCloud, aksOperator, o.AKSRefresh)
 }
 
 // setupProvider registers one cloud's two controllers: the management

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
@@ -64,6 +65,21 @@ func ClientSecretCredential(secret map[string][]byte, cfg cloud.Configuration) (
 	}
 	return azidentity.NewClientSecretCredential(string(secret[TenantIDField]), string(secret[ClientIDField]), string(secret[ClientSecretField]),
 		&azidentity.ClientSecretCredentialOptions{ClientOptions: azcore.ClientOptions{Cloud: cfg}})
+}
+
+// SecretAsToken is the credential for an emulator (`clustersync dev aks`,
+// which accepts any bearer token): the Secret's client secret is sent as
+// the token, and Azure AD is never asked. Never use it with Azure.
+func SecretAsToken(secret map[string][]byte, _ cloud.Configuration) (azcore.TokenCredential, error) {
+	return staticToken(secret[ClientSecretField]), nil
+}
+
+// staticToken is a bearer token that does not expire.
+type staticToken string
+
+// GetToken implements azcore.TokenCredential.
+func (t staticToken) GetToken(context.Context, policy.TokenRequestOptions) (azcore.AccessToken, error) {
+	return azcore.AccessToken{Token: string(t), ExpiresOn: time.Now().Add(24 * time.Hour)}, nil
 }
 
 // Environment returns the cloud configuration of the Secret's
