@@ -340,9 +340,13 @@ func (s *conn) Apply(ctx context.Context, call []managed.Change, up, target aksv
 	}
 	switch group := callGroup(call[0].Path); {
 	case group == "tags":
+		// No operation ID: the push took effect when Azure shows the tags,
+		// so a tag Azure Policy changes back is held as a conflict instead
+		// of being pushed for ever (rancher/rancher#37608).
 		p, err := s.cs.ManagedClusters.BeginUpdateTags(ctx, spec.ResourceGroup, spec.ClusterName, armcontainerservice.TagsObject{Tags: azureTags(target.Tags)},
 			&armcontainerservice.ManagedClustersClientBeginUpdateTagsOptions{IfMatch: mc.ETag})
-		return token(opTags, p, err)
+		_, err = token(opTags, p, err)
+		return "", err
 	case group == "cluster":
 		body := updateCluster(s.cs.SubscriptionID, mc, target, fieldsOf(paths))
 		p, err := s.cs.ManagedClusters.BeginCreateOrUpdate(ctx, spec.ResourceGroup, spec.ClusterName, body,
@@ -377,8 +381,14 @@ func (s *conn) Apply(ctx context.Context, call []managed.Change, up, target aksv
 // resumable is the part of the SDK's poller Apply keeps.
 type resumable interface{ ResumeToken() (string, error) }
 
-// token returns "KIND:resume token" of an operation that was started.
+// token returns "KIND:resume token" of an operation that was started. A
+// refusal because Azure is busy (409) or the resource changed since this
+// pass read it (412) is engine.ErrWaiting: the next pass reads it again.
 func token[P resumable](kind string, p P, err error) (string, error) {
+	var re *azcore.ResponseError
+	if errors.As(err, &re) && (re.StatusCode == http.StatusConflict || re.StatusCode == http.StatusPreconditionFailed) {
+		return "", fmt.Errorf("%w: %s", engine.ErrWaiting, re.ErrorCode)
+	}
 	if err != nil {
 		return "", err
 	}

@@ -27,9 +27,12 @@ const DefaultPoll = 30 * time.Second
 // enough for the informer cache to hold the status just written.
 const firstPassDelay = time.Second
 
-// ErrWaiting is what Session.Apply returns when a change waits for
-// something the provider generates first (a CloudFormation stack): the
-// pass ends without a failure and polls.
+// ErrWaiting is what Session.Apply returns (or wraps) when a change waits
+// for something: a resource the provider generates first (a CloudFormation
+// stack), or the cloud busy with an operation someone else started (AKS's
+// 409 OperationNotAllowed) or changed since this pass read it (a 412 on
+// If-Match). The write-ahead is undone, the pass ends without a failure,
+// the phase is updating, and the next pass reads the cloud again.
 var ErrWaiting = errors.New("waiting for a generated resource")
 
 // failure is an error Fail marked for status.failureMessage.

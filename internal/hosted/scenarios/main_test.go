@@ -160,3 +160,5 @@ func (w *world) outsideChanges(t *testing.T) []string {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+func reqFor(key types.NamespacedName) ctrl.Request { return ctrl.Request{NamespacedName: key} }
