@@ -13,9 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
-	"github.com/clustersync/clustersync/internal/hosted/eks"
 	"github.com/clustersync/clustersync/internal/hosted/managed"
-	"github.com/clustersync/clustersync/internal/hosted/management"
 	"github.com/clustersync/clustersync/internal/manager"
 )
 
@@ -41,8 +39,9 @@ func newClusterShowCommand(kubeconfig *string) *cobra.Command {
 		Use:   "show NAME",
 		Short: "Print a cluster's effective desired state: each field, whether it is managed, and its config, upstream, applied and effective values",
 		Long: `Print the effective desired state of Cluster NAME: upstream spec (what the
-cloud reports) with every managed field (non-nil in spec.eksConfig) laid over
-it. One row per field, node groups per node group and field, with the value
+cloud reports) with every managed field (non-nil in spec.eksConfig or
+spec.aksConfig) laid over it. One row per field, node groups (pools) per node
+group and field, with the value
 last applied (agreed between clustersync and the cloud). DRIFT marks a
 managed field whose config value differs from upstream: a change not applied
 yet, or a change made outside clustersync and not yet adopted.
@@ -57,9 +56,9 @@ yet, or a change made outside clustersync and not yet adopted.
 			if err != nil {
 				return err
 			}
-			rows, ok := management.Rows(&eks.Management{}, c)
+			rows, ok := manager.EffectiveRows(c)
 			if !ok {
-				return fmt.Errorf("cluster %s has no spec.eksConfig; only hosted clusters have an effective state to show", c.Name)
+				return fmt.Errorf("cluster %s has no spec.eksConfig or spec.aksConfig; only hosted clusters have an effective state to show", c.Name)
 			}
 			if output == "json" {
 				enc := json.NewEncoder(cmd.OutOrStdout())

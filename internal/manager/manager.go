@@ -43,6 +43,7 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/aks"
 	"github.com/clustersync/clustersync/internal/hosted/eks"
 	"github.com/clustersync/clustersync/internal/hosted/engine"
+	"github.com/clustersync/clustersync/internal/hosted/managed"
 	"github.com/clustersync/clustersync/internal/hosted/management"
 )
 
@@ -251,6 +252,16 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	aksCloud := &aks.Management{Client: mgr.GetClient(), NewClients: azure}
 	aksOperator := &aks.Reconciler{Client: mgr.GetClient(), NewClients: azure, Poll: o.AKSPoll}
 	return setupProvider(mgr, opts, aksCloud, aksOperator, o.AKSRefresh)
+}
+
+// EffectiveRows returns the effective-state table of a hosted Cluster
+// (`clustersync cluster show`) from the config and status of whichever
+// cloud it has; ok is false for a Cluster of no cloud (a registered one).
+func EffectiveRows(c *mgmtv1.Cluster) (rows []managed.Row, ok bool) {
+	if rows, ok = management.Rows(&eks.Management{}, c); ok {
+		return rows, true
+	}
+	return management.Rows(&aks.Management{}, c)
 }
 
 // setupProvider registers one cloud's two controllers: the management
