@@ -130,8 +130,8 @@ unit:
 run: run-binaries build
 	$(BIN) demo $(ARGS)
 
-# The virtual-cluster syncer, then the hosted-cluster controllers (200 EKS
-# clusters against the emulator; HOSTED_BENCH_ARGS go to it), then the local
+# The virtual-cluster syncer, then the hosted-cluster controllers (200 EKS,
+# then 200 AKS clusters against the emulators; HOSTED_BENCH_ARGS go to it), then the local
 # real node (dev up to the first pod Running, make run) and the image sizes,
 # then one patch expression and one Pod Security check (ns, bytes, allocs).
 HOSTED_BENCH_ARGS ?=

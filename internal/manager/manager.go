@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -216,14 +217,19 @@ func Run(ctx context.Context, o Options) error {
 	return mgr.Start(ctx)
 }
 
-// The AWS application IDs of the two hosted-cluster controllers: the SDK
-// sends them in every request's User-Agent ("app/<id>"), so that AWS
-// CloudTrail — and the hosted benchmark — tell their calls apart.
+// The application IDs of the hosted-cluster controllers: the AWS SDK sends
+// them in every request's User-Agent ("app/<id>"), the Azure SDK as the
+// User-Agent's first word, so that AWS CloudTrail, the Azure activity log
+// and the hosted benchmark tell their calls apart.
 const (
 	// ManagementAppID is the management controller's (refreshes, adoption).
 	ManagementAppID = "clustersync-management"
 	// OperatorAppID is the EKS operator's (create, update, delete).
 	OperatorAppID = "clustersync-eks-operator"
+	// AKSOperatorAppID is the AKS operator's, sent by the Azure SDK as the
+	// User-Agent's application ID (the management controller sends
+	// ManagementAppID there).
+	AKSOperatorAppID = "clustersync-aks-operator"
 )
 
 // Setup registers the hosted-cluster controllers with mgr, for each cloud
@@ -248,9 +254,11 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if credential == nil && o.AKSEndpoint != "" {
 		credential = aks.SecretAsToken
 	}
-	azure := aks.NewClientsFactory(o.AKSEndpoint, credential)
-	aksCloud := &aks.Management{Client: mgr.GetClient(), NewClients: azure}
-	aksOperator := &aks.Reconciler{Client: mgr.GetClient(), NewClients: azure, Poll: o.AKSPoll}
+	azureID := func(id string) func(*arm.ClientOptions) {
+		return func(c *arm.ClientOptions) { c.Telemetry.ApplicationID = id }
+	}
+	aksCloud := &aks.Management{Client: mgr.GetClient(), NewClients: aks.NewClientsFactory(o.AKSEndpoint, credential, azureID(ManagementAppID))}
+	aksOperator := &aks.Reconciler{Client: mgr.GetClient(), NewClients: aks.NewClientsFactory(o.AKSEndpoint, credential, azureID(AKSOperatorAppID)), Poll: o.AKSPoll}
 	return setupProvider(mgr, opts, aksCloud, aksOperator, o.AKSRefresh)
 }
 

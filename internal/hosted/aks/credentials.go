@@ -102,9 +102,11 @@ func Environment(secret map[string][]byte) (cloud.Configuration, error) {
 // for the Secret's subscription. endpoint "" means the Resource Manager of
 // the Secret's environment; otherwise every call goes to that base URL
 // (an emulator such as `clustersync dev aks`; plain HTTP is allowed).
-// credential nil means ClientSecretCredential. The clients use the SDK's
-// own retry policy and pollers.
-func NewClientsFactory(endpoint string, credential CredentialFunc) ClientsFactory {
+// credential nil means ClientSecretCredential. configure, if given,
+// adjusts the SDK's client options (e.g. Telemetry.ApplicationID, sent in
+// every request's User-Agent). The clients use the SDK's own retry policy
+// and pollers.
+func NewClientsFactory(endpoint string, credential CredentialFunc, configure ...func(*arm.ClientOptions)) ClientsFactory {
 	if credential == nil {
 		credential = ClientSecretCredential
 	}
@@ -125,6 +127,9 @@ func NewClientsFactory(endpoint string, credential CredentialFunc) ClientsFactor
 			opts.DisableRPRegistration = true
 		}
 		opts.ClientOptions = policy.ClientOptions{Cloud: cfg, InsecureAllowCredentialWithHTTP: opts.InsecureAllowCredentialWithHTTP}
+		for _, c := range configure {
+			c(opts)
+		}
 		cred, err := credential(secret, cfg)
 		if err != nil {
 			return nil, err

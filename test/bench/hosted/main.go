@@ -1,15 +1,18 @@
 // Command hosted measures the hosted-cluster controllers (`make bench`
-// runs it after the virtual-cluster benchmark): N EKS clusters (default
-// 200, two node groups each) exist in the EKS emulator and are imported as
-// Clusters into a real kube-apiserver; `clustersync manager`'s controllers
-// (internal/manager, in process) manage them. It prints:
+// runs it after the virtual-cluster benchmark), for each cloud (EKS, AKS)
+// in turn: N clusters (default 200, two node groups or pools each) exist in
+// the cloud's emulator and are imported as Clusters into a real
+// kube-apiserver; `clustersync manager`'s controllers (internal/manager, in
+// process) manage them. It prints, per cloud:
 //
 //   - the time until all N are Active after their Clusters are created;
 //   - one full refresh cycle: a fresh manager with every cluster due at once,
-//     from start to the last cluster's DescribeCluster, and the EKS API
+//     from start to the last cluster's refresh read, and the cloud API
 //     calls it made, per cluster, by operation;
-//   - the steady state: EKS API calls per cluster per refresh period, by
-//     operation, over several periods.
+//   - the steady state: cloud API calls per cluster per refresh period, by
+//     operation, over several periods;
+//   - one push per cluster (a tag edit): the calls of the operator's push
+//     pass and of the passes after it.
 //
 // Figures are printed, not asserted: this is a benchmark, not a test.
 package main
@@ -20,7 +23,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"runtime"
 	"sort"
@@ -41,12 +43,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/config/crd"
 	"github.com/clustersync/clustersync/internal/binaries"
-	"github.com/clustersync/clustersync/internal/hosted/eks"
-	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
 	"github.com/clustersync/clustersync/internal/manager"
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 )
@@ -55,20 +55,61 @@ func main() {
 	var (
 		n, workers, periods int
 		refresh             time.Duration
+		clouds              string
 	)
-	flag.IntVar(&n, "clusters", 200, "EKS clusters to manage")
+	flag.IntVar(&n, "clusters", 200, "clusters to manage, per cloud")
+	flag.StringVar(&clouds, "clouds", "eks,aks", "the clouds to measure, in order")
 	flag.IntVar(&workers, "workers", manager.DefaultWorkers, "concurrent reconciles per controller")
 	flag.DurationVar(&refresh, "refresh", 20*time.Second, "upstream refresh period (--eks-refresh) for the steady-state measure")
 	flag.IntVar(&periods, "periods", 3, "refresh periods the steady state is measured over")
 	flag.Parse()
 	ctrl.SetLogger(logr.Discard()) // controller-runtime's queues log through the global logger
-	if err := run(n, workers, periods, refresh); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+	for _, name := range strings.Split(clouds, ",") {
+		f, ok := fleets[name]
+		if !ok {
+			fmt.Fprintf(os.Stderr, "bench: -clouds: unknown cloud %q (eks, aks)\n", name)
+			os.Exit(2)
+		}
+		if err := run(f(), n, workers, periods, refresh); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %s: %v\n", name, err)
+			os.Exit(1)
+		}
 	}
 }
 
-// calls records every EKS API call the emulator serves, with its time.
+// fleet is one cloud in the benchmark: its emulator, its Clusters and how
+// its API calls are named.
+type fleet interface {
+	// name is the cloud in output: "EKS".
+	name() string
+	// start makes the emulator, its API servers' endpoint and CA and token
+	// being endpoint, ca and token, imports n clusters into it and writes
+	// the credentials Secret with k; it returns the emulator's handler.
+	start(ctx context.Context, k client.Client, n int, endpoint string, ca []byte, token string) (http.Handler, error)
+	// cluster is the i-th Cluster, importing the i-th emulated cluster.
+	cluster(i int) *mgmtv1.Cluster
+	// operation names a request to the emulator and the cluster it is for;
+	// operator is true for the operator's calls.
+	operation(r *http.Request) (op, cluster string, operator bool)
+	// refreshOp is the operation a refresh reads a cluster with; pushOp the
+	// one a tag push writes with.
+	refreshOp() string
+	pushOp() string
+	// options points the manager at the emulator's url.
+	options(o *manager.Options, url string, refresh time.Duration)
+	// pushTag sets tag pushed=1 in c's config; pushed reports whether it
+	// is applied.
+	pushTag(c *mgmtv1.Cluster)
+	pushed(c *mgmtv1.Cluster) bool
+}
+
+// fleets are the clouds -clouds names.
+var fleets = map[string]func() fleet{
+	"eks": func() fleet { return &eksFleet{} },
+	"aks": func() fleet { return &aksFleet{} },
+}
+
+// calls records every call the emulator serves, with its time.
 type calls struct {
 	mu  sync.Mutex
 	log []call
@@ -78,57 +119,20 @@ type call struct {
 	at      time.Time
 	op      string
 	cluster string
-	// operator is true for the EKS operator's calls, false for the
+	// operator is true for the operator's calls, false for the
 	// management controller's (told apart by the SDK's User-Agent).
 	operator bool
 }
 
-// wrap records each request to h: operation and cluster from the REST path.
-func (c *calls) wrap(h http.Handler) http.Handler {
+// wrap records each request to h, named by f.
+func (c *calls) wrap(f fleet, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		op, cluster := operation(r)
-		operator := strings.Contains(r.UserAgent(), "app/"+manager.OperatorAppID)
+		op, cluster, operator := f.operation(r)
 		c.mu.Lock()
 		c.log = append(c.log, call{at: time.Now(), op: op, cluster: cluster, operator: operator})
 		c.mu.Unlock()
 		h.ServeHTTP(w, r)
 	})
-}
-
-// operation names an EKS REST-JSON request by method and path shape.
-func operation(r *http.Request) (op, cluster string) {
-	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
-	if len(parts) >= 2 && parts[0] == "clusters" {
-		cluster = parts[1]
-	}
-	switch {
-	case len(parts) == 2 && parts[0] == "clusters" && r.Method == http.MethodGet:
-		return "DescribeCluster", cluster
-	case len(parts) == 3 && parts[2] == "node-groups" && r.Method == http.MethodGet:
-		return "ListNodegroups", cluster
-	case len(parts) == 4 && parts[2] == "node-groups" && r.Method == http.MethodGet:
-		return "DescribeNodegroup", cluster
-	case len(parts) == 3 && parts[2] == "updates" && r.Method == http.MethodGet:
-		return "ListUpdates", cluster
-	case len(parts) == 4 && parts[2] == "updates":
-		return "DescribeUpdate", cluster
-	case len(parts) == 4 && parts[2] == "addons" && r.Method == http.MethodGet:
-		return "DescribeAddon", cluster
-	case parts[0] == "tags" && r.Method == http.MethodPost:
-		return "TagResource", clusterOfARN(r.URL.EscapedPath())
-	}
-	return r.Method + " /" + strings.Join(parts[:min(len(parts), 3)], "/"), cluster
-}
-
-// clusterOfARN returns the cluster name of the cluster ARN in a
-// (path-escaped) /tags/<arn> path: arn:aws:eks:<region>:<account>:cluster/<name>.
-func clusterOfARN(escapedPath string) string {
-	arn, err := url.PathUnescape(strings.TrimPrefix(escapedPath, "/tags/"))
-	if err != nil {
-		return ""
-	}
-	_, name, _ := strings.Cut(arn, ":cluster/")
-	return name
 }
 
 // since returns the calls at or after t.
@@ -144,7 +148,7 @@ func (c *calls) since(t time.Time) []call {
 	return out
 }
 
-func run(n, workers, periods int, refresh time.Duration) error {
+func run(f fleet, n, workers, periods int, refresh time.Duration) error {
 	bins := binaries.Default()
 	if err := bins.Check(); err != nil {
 		return err
@@ -173,14 +177,15 @@ func run(n, workers, periods int, refresh time.Duration) error {
 	if err != nil {
 		return err
 	}
-	if err := k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: eksv1.Namespace}}); err != nil {
+	if err := k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hostedv1.Namespace}}); err != nil {
 		return err
 	}
 
 	// Every emulated cluster's API server is the bench's own, reached with
-	// a cluster-admin token in place of an IAM token, so that the
-	// management controller's access check (GET /version, the stored
-	// service-account token) runs as against real clusters.
+	// a cluster-admin token (in place of an IAM token or the credentials
+	// AKS issues), so that the management controller's access check (GET
+	// /version, the stored service-account token) runs as against real
+	// clusters.
 	token, err := adminToken(ctx, k, cfg)
 	if err != nil {
 		return err
@@ -189,41 +194,24 @@ func run(n, workers, periods int, refresh time.Duration) error {
 	if err := rest.LoadTLSFiles(caCfg); err != nil {
 		return err
 	}
-	emu := ekstest.NewUnstarted(ekstest.Options{Region: "us-west-2",
-		EndpointFor:             func(string) string { return caCfg.Host },
-		CertificateAuthorityFor: func(string) []byte { return caCfg.CAData }})
-	tokens := func(context.Context, string, map[string][]byte, string) (string, error) { return token, nil }
-	rec := &calls{}
-	ts := httptest.NewServer(rec.wrap(emu.Handler()))
-	defer ts.Close()
-	name := func(i int) string { return fmt.Sprintf("bench-%03d", i) }
-	for i := range n {
-		if err := emu.ImportCluster(ekstest.ClusterSpec{Name: name(i), Version: "1.32", EndpointPublicAccess: true,
-			Tags:       map[string]string{"team": "bench"},
-			Nodegroups: []ekstest.NodegroupSpec{{Name: "a"}, {Name: "b"}}}); err != nil {
-			return err
-		}
-	}
-	if err := k.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "aws", Namespace: eksv1.Namespace},
-		StringData: map[string]string{eks.AccessKeyField: "bench", eks.SecretKeyField: "bench"}}); err != nil {
+	h, err := f.start(ctx, k, n, caCfg.Host, caCfg.CAData, token)
+	if err != nil {
 		return err
 	}
-	fmt.Printf("hosted clusters: %d EKS clusters (2 node groups each) in the emulator, %d workers per controller, GOMAXPROCS %d\n",
-		n, workers, runtime.GOMAXPROCS(0))
+	rec := &calls{}
+	ts := httptest.NewServer(rec.wrap(f, h))
+	defer ts.Close()
+	fmt.Printf("hosted clusters: %d %s clusters (2 node groups or pools each) in the emulator, %d workers per controller, GOMAXPROCS %d\n",
+		n, f.name(), workers, runtime.GOMAXPROCS(0))
 
 	// 1. Import all N.
 	start := time.Now()
 	for i := range n {
-		pub := true
-		c := &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name(i)}, Spec: mgmtv1.ClusterSpec{DisplayName: name(i), EKSConfig: &eksv1.EKSClusterConfigSpec{
-			DisplayName: name(i), Region: "us-west-2", AmazonCredentialSecret: eksv1.Namespace + ":aws", Imported: true,
-			PublicAccess: &pub, Tags: &map[string]string{"team": "bench"},
-		}}}
-		if err := k.Create(ctx, c); err != nil {
+		if err := k.Create(ctx, f.cluster(i)); err != nil {
 			return err
 		}
 	}
-	stop, err := startManager(cp.Config, ts.URL, tokens, workers, time.Hour)
+	stop, err := startManager(f, cp.Config, ts.URL, workers, time.Hour)
 	if err != nil {
 		return err
 	}
@@ -241,7 +229,7 @@ func run(n, workers, periods int, refresh time.Duration) error {
 
 	// 2. One full refresh cycle: a fresh manager finds every cluster due.
 	t0 := time.Now()
-	stop, err = startManager(cp.Config, ts.URL, tokens, workers, refresh)
+	stop, err = startManager(f, cp.Config, ts.URL, workers, refresh)
 	if err != nil {
 		return err
 	}
@@ -252,7 +240,7 @@ func run(n, workers, periods int, refresh time.Duration) error {
 		cycle = rec.since(t0)
 		seen := map[string]time.Time{}
 		for _, c := range cycle {
-			if c.op == "DescribeCluster" {
+			if c.op == f.refreshOp() {
 				seen[c.cluster] = c.at
 			}
 		}
@@ -277,7 +265,7 @@ func run(n, workers, periods int, refresh time.Duration) error {
 	cycle = callsBetween(cycle, t0, last)
 	fmt.Printf("  full refresh cycle (all %d due at once, fresh manager): %.2f s from the first to the last cluster described, %.2f s from manager start\n",
 		n, last.Sub(first).Seconds(), last.Sub(t0).Seconds())
-	fmt.Printf("    EKS calls in that cycle (management refresh + the operator's start-up check), per cluster: %s\n", perCluster(cycle, n, 1))
+	fmt.Printf("    %s calls in that cycle (management refresh + the operator's start-up check), per cluster: %s\n", f.name(), perCluster(cycle, n, 1))
 
 	// 3. Steady state: calls per cluster per refresh period.
 	settle := last.Add(refresh / 2)
@@ -285,29 +273,23 @@ func run(n, workers, periods int, refresh time.Duration) error {
 	from := time.Now()
 	time.Sleep(time.Duration(periods) * refresh)
 	window := callsBetween(rec.since(from), from, time.Now())
-	fmt.Printf("  steady state over %d refresh periods of %s: EKS calls per cluster per refresh: %s (of which the operator's: %d)\n",
-		periods, refresh, perCluster(window, n, periods), len(only(window, true)))
+	fmt.Printf("  steady state over %d refresh periods of %s: %s calls per cluster per refresh: %s (of which the operator's: %d)\n",
+		periods, refresh, f.name(), perCluster(window, n, periods), len(only(window, true)))
 
 	// 4. One push per cluster: a tag edited in every Cluster at once.
 	from = time.Now()
 	for i := range n {
 		c := &mgmtv1.Cluster{}
-		if err := k.Get(ctx, client.ObjectKey{Name: name(i)}, c); err != nil {
+		if err := k.Get(ctx, client.ObjectKey{Name: benchName(i)}, c); err != nil {
 			return err
 		}
 		orig := c.DeepCopy()
-		(*c.Spec.EKSConfig.Tags)["pushed"] = "1"
+		f.pushTag(c)
 		if err := k.Patch(ctx, c, client.MergeFrom(orig)); err != nil {
 			return err
 		}
 	}
-	if err := waitAll(ctx, k, n, 5*time.Minute, func(c *mgmtv1.Cluster) bool {
-		var a *eksv1.EKSClusterConfigSpec
-		if c.Status.EKSStatus != nil {
-			a = c.Status.EKSStatus.AppliedSpec
-		}
-		return active(c) && a != nil && a.Tags != nil && (*a.Tags)["pushed"] == "1"
-	}); err != nil {
+	if err := waitAll(ctx, k, n, 5*time.Minute, func(c *mgmtv1.Cluster) bool { return active(c) && f.pushed(c) }); err != nil {
 		return fmt.Errorf("push: %w", err)
 	}
 	pushed := rec.since(from)
@@ -321,16 +303,16 @@ func run(n, workers, periods int, refresh time.Duration) error {
 		default:
 			pass = append(pass, c)
 		}
-		if c.op == "TagResource" {
+		if c.op == f.pushOp() {
 			tagged[c.cluster] = true
 		}
 	}
 	if len(tagged) != n {
-		return fmt.Errorf("push: %d of %d clusters saw a TagResource", len(tagged), n)
+		return fmt.Errorf("push: %d of %d clusters saw a %s", len(tagged), n, f.pushOp())
 	}
-	fmt.Printf("    EKS calls per cluster of the operator's push pass (its describe and the write): %s\n", perCluster(pass, n, 1))
-	fmt.Printf("    EKS calls per cluster of the operator's passes after it (the outcome settled, Active): %s\n", perCluster(after, n, 1))
-	fmt.Printf("    EKS calls per cluster of the management controller meanwhile: %s\n", perCluster(only(pushed, false), n, 1))
+	fmt.Printf("    %s calls per cluster of the operator's push pass (its read and the write): %s\n", f.name(), perCluster(pass, n, 1))
+	fmt.Printf("    %s calls per cluster of the operator's passes after it (the outcome settled, Active): %s\n", f.name(), perCluster(after, n, 1))
+	fmt.Printf("    %s calls per cluster of the management controller meanwhile: %s\n", f.name(), perCluster(only(pushed, false), n, 1))
 	return nil
 }
 
@@ -378,14 +360,13 @@ func perCluster(cs []call, n, periods int) string {
 
 // startManager runs the controllers in process, as `clustersync manager`
 // does (without leader election), until the returned function is called.
-func startManager(cfg *rest.Config, endpoint string, tokens eks.TokenFunc, workers int, refresh time.Duration) (func(), error) {
+func startManager(f fleet, cfg *rest.Config, endpoint string, workers int, refresh time.Duration) (func(), error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan struct{})
 	done := make(chan error, 1)
-	go func() {
-		done <- manager.Run(ctx, manager.Options{Config: cfg, EKSEndpoint: endpoint, EKSRefresh: refresh, EKSPoll: time.Second, Tokens: tokens,
-			Workers: workers, Log: logr.Discard(), Started: func() { close(started) }})
-	}()
+	o := manager.Options{Config: cfg, Workers: workers, Log: logr.Discard(), Started: func() { close(started) }}
+	f.options(&o, endpoint, refresh)
+	go func() { done <- manager.Run(ctx, o) }()
 	select {
 	case <-started:
 		return func() { cancel(); <-done }, nil
@@ -401,7 +382,7 @@ func startManager(cfg *rest.Config, endpoint string, tokens eks.TokenFunc, worke
 // adminToken makes ServiceAccount clustersync-global-data/bench-admin with
 // cluster-admin and returns a one-hour token for it.
 func adminToken(ctx context.Context, k client.Client, cfg *rest.Config) (string, error) {
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "bench-admin", Namespace: eksv1.Namespace}}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "bench-admin", Namespace: hostedv1.Namespace}}
 	if err := k.Create(ctx, sa); err != nil {
 		return "", err
 	}
