@@ -83,6 +83,7 @@ func (provider) Imported(spec aksv1.AKSClusterConfigSpec) bool { return spec.Imp
 func (provider) CallGroup(path string) string                  { return callGroup(path) }
 func (provider) Order(push []managed.Change) []managed.Change  { return OrderUpdates(push) }
 func (provider) Retryable(err error) bool                      { return Retryable(err) }
+func (provider) VerifyLanded() bool                            { return true }
 
 // Vet refuses what AKS cannot change and skips what there is nothing to
 // send for (vet).

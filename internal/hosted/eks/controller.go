@@ -76,6 +76,7 @@ func (provider) Imported(spec eksv1.EKSClusterConfigSpec) bool { return spec.Imp
 func (provider) CallGroup(path string) string                  { return callGroup(path) }
 func (provider) Order(push []managed.Change) []managed.Change  { return OrderUpdates(push) }
 func (provider) Retryable(err error) bool                      { return retryable(err) }
+func (provider) VerifyLanded() bool                            { return false }
 
 func (provider) CreatedApplied(spec eksv1.EKSClusterConfigSpec) eksv1.EKSClusterConfigSpec {
 	return *createdApplied(spec)

@@ -427,8 +427,9 @@ func isIn(call []managed.Change, path string) bool {
 // settlePending decides the outcome of every push in
 // status.pendingUpdates, now that the cloud is idle, and empties the list.
 // A push with an operation ID took effect when the cloud reports that
-// operation succeeded (finished, else Session.Outcome); one without took
-// effect when upstream shows its value. A push that did not take effect
+// operation succeeded (finished, else Session.Outcome) — and, for a
+// provider that asks for it (VerifyLanded), upstream shows its value; one
+// without took effect when upstream shows its value. A push that did not take effect
 // gets its previous applied value back, so that it is neither taken for an
 // outside change nor lost. One whose operation failed is pushed again at
 // the next pass; one the cloud accepted and then shows otherwise (a value
@@ -449,7 +450,8 @@ func (p *pass[S, O]) settlePending(ctx context.Context, up S, finished map[strin
 			if reason != "" {
 				failed = pu.Path + ": " + reason
 			}
-		} else {
+		}
+		if pu.UpdateID == "" || failed == "" && p.e.Provider.VerifyLanded() {
 			landed, err := managed.Landed(up, pu.Path, []byte(pu.Value), p.opts)
 			if err != nil {
 				return nil, nil, err

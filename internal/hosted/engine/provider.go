@@ -62,6 +62,13 @@ type Provider[S any, O Object[S]] interface {
 	// difference, not a failure); an error refuses the change with no call
 	// made, its message naming the field.
 	Vet(spec S, ch managed.Change) (push bool, err error)
+	// VerifyLanded reports whether a push whose operation succeeded counts
+	// as applied only once upstream shows its value (Azure: a PUT that
+	// succeeds may still leave a field as it was); false trusts the
+	// operation's status (EKS, whose upstream reports some fields in a
+	// richer form than they are pushed, e.g. a launch template by ID and
+	// name).
+	VerifyLanded() bool
 	// Retryable reports whether an error of the cloud is transient
 	// (throttling, a server error, a busy resource): the pass is retried
 	// with controller-runtime's per-object backoff and the change is not

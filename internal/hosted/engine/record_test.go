@@ -194,9 +194,13 @@ func (f *fakeSession) Outcome(_ context.Context, pu hostedv1.PendingUpdate) (str
 	return f.outcomes[pu.UpdateID], nil
 }
 
-type fakeProvider struct{ Provider[spec, *object] }
+type fakeProvider struct {
+	Provider[spec, *object]
+	verify bool
+}
 
-func (fakeProvider) Name() string { return "Cloud" }
+func (fakeProvider) Name() string         { return "Cloud" }
+func (f fakeProvider) VerifyLanded() bool { return f.verify }
 
 // settlePending keeps a push that took effect and gives a failed one its
 // previous applied value back, naming the field.
@@ -210,11 +214,17 @@ func TestSettlePending(t *testing.T) {
 		failure  string // "" when the push took effect
 		asked    bool   // Session.Outcome was asked
 		held     bool   // a conflict held until the user edits the field
+		verify   bool   // the provider's VerifyLanded
 	}{
 		{name: "operation seen succeeding", pending: hostedv1.PendingUpdate{Path: "version", UpdateID: "u1", Value: `"1.31"`, Previous: `"1.30"`},
 			finished: map[string]string{"u1": ""}},
 		{name: "operation seen failing", pending: hostedv1.PendingUpdate{Path: "version", UpdateID: "u1", Value: `"1.31"`, Previous: `"1.30"`},
 			finished: map[string]string{"u1": "update u1 ended Failed"}, failure: "version: update u1 ended Failed"},
+		{name: "operation succeeded, value shown, verified", pending: hostedv1.PendingUpdate{Path: "version", UpdateID: "u1", Value: `"1.31"`, Previous: `"1.30"`},
+			finished: map[string]string{"u1": ""}, upstream: spec{Version: p("1.31")}, verify: true},
+		{name: "operation succeeded, value not shown, verified", pending: hostedv1.PendingUpdate{Path: "version", UpdateID: "u1", Value: `"1.31"`, Previous: `"1.30"`},
+			finished: map[string]string{"u1": ""}, upstream: spec{Version: p("1.30")}, verify: true,
+			failure: `version: pushed "1.31" but Cloud reports "1.30"; not pushed again until spec changes`, held: true},
 		{name: "operation finished earlier, asked", pending: hostedv1.PendingUpdate{Path: "version", UpdateID: "u2", Value: `"1.31"`, Previous: `"1.30"`},
 			outcomes: map[string]string{"u2": "update u2 ended Cancelled"}, failure: "version: update u2 ended Cancelled", asked: true},
 		{name: "no operation, value landed", pending: hostedv1.PendingUpdate{Path: "version", Value: `"1.31"`, Previous: `"1.30"`},
@@ -226,7 +236,7 @@ func TestSettlePending(t *testing.T) {
 			o := &object{}
 			o.Status.PendingUpdates = []hostedv1.PendingUpdate{tt.pending}
 			s := &fakeSession{outcomes: tt.outcomes}
-			ps := &pass[spec, *object]{e: &Operator[spec, *object]{Provider: fakeProvider{}}, o: o, rec: o.OperatorRecord(), opts: opts, s: s}
+			ps := &pass[spec, *object]{e: &Operator[spec, *object]{Provider: fakeProvider{verify: tt.verify}}, o: o, rec: o.OperatorRecord(), opts: opts, s: s}
 			applied := spec{Version: p("1.31")}
 			failures, reverted, err := ps.settlePending(context.Background(), tt.upstream, tt.finished, &applied)
 			if err != nil {

@@ -192,3 +192,19 @@ func ptrMap(m map[string]string) map[string]*string {
 	}
 	return out
 }
+
+// updatable: version one minor up, authorized ranges, the HTTP routing
+// add-on, tags, and pool1's count, labels, taints, surge and version.
+func (*aksCloud) updatable(c *mgmtv1.Cluster) {
+	s := c.Spec.AKSConfig
+	s.KubernetesVersion = to.Ptr("1.32")
+	s.AuthorizedIPRanges = &[]string{"10.0.0.0/8"}
+	s.HTTPApplicationRouting = to.Ptr(true)
+	s.Tags = &map[string]string{"team": "a", "env": "prod"}
+	p := &(*s.NodePools)[0]
+	p.Count = to.Ptr(int32(3))
+	p.NodeLabels = &map[string]string{"pool": "one"}
+	p.NodeTaints = &[]string{"dedicated=infra:NoSchedule"}
+	p.MaxSurge = to.Ptr("33%")
+	p.OrchestratorVersion = to.Ptr("1.32")
+}

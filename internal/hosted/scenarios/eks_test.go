@@ -157,3 +157,20 @@ func (e *eksCloud) writes() int {
 	}
 	return total
 }
+
+// updatable: version one minor up, endpoint access, public access sources,
+// logging, tags, and pool1's scaling and labels.
+func (*eksCloud) updatable(c *mgmtv1.Cluster) {
+	s := c.Spec.EKSConfig
+	p := func(v string) *string { return &v }
+	b := func(v bool) *bool { return &v }
+	n := func(i int64) *int64 { return &i }
+	s.KubernetesVersion = p("1.32")
+	s.PublicAccess, s.PrivateAccess = b(true), b(true)
+	s.PublicAccessSources = &[]string{"10.0.0.0/8"}
+	s.LoggingTypes = &[]string{"api", "audit"}
+	s.Tags = &map[string]string{"team": "a", "env": "prod"}
+	ng := &(*s.NodeGroups)[0]
+	ng.DesiredSize, ng.MinSize, ng.MaxSize = n(3), n(1), n(5)
+	ng.Labels = &map[string]string{"pool": "one"}
+}

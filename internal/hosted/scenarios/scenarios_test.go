@@ -3,6 +3,7 @@ package scenarios_test
 import (
 	"context"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/manager"
 )
 
 // cloud is what a scenario needs of one provider, for one cluster: the
@@ -35,6 +37,10 @@ type cloud interface {
 	throttleTagPushes(n int)
 	// writes counts the cloud's write calls so far.
 	writes() int
+	// updatable sets, in c's config, a new value for every field the
+	// provider can change on an existing cluster (the version one minor
+	// up, access, add-ons, a pool's size, labels, ...).
+	updatable(c *mgmtv1.Cluster)
 }
 
 // providers are the clouds the table runs against; a new provider adds a
@@ -55,7 +61,8 @@ var providers = []struct {
 // last value wins), a pool made outside kept and one added and removed, a
 // refused push reported with nothing lost, transient errors retried, and
 // deletion of a created cluster (gone from the cloud) and of an imported
-// one (no cloud write).
+// one (no cloud write); and every field a provider can change, changed at
+// once and applied one call per pass.
 var scenarios = []struct {
 	name string
 	run  func(t *testing.T, start func(imported bool) *world)
@@ -150,6 +157,28 @@ var scenarios = []struct {
 		}
 		if cond := condition(w.cluster(t), mgmtv1.ConditionConflict); cond == nil || cond.Status != metav1.ConditionFalse {
 			t.Errorf("Conflict = %+v after the answer, want False", cond)
+		}
+	}},
+	{"every-updatable-field", func(t *testing.T, start func(bool) *world) {
+		w := settled(t, start)
+		w.edit(t, func(c *mgmtv1.Cluster) { w.cloud.updatable(c) })
+		want := w.cluster(t).Spec
+		w.settle(t, 24)
+		c := w.cluster(t)
+		if !reflect.DeepEqual(c.Spec, want) {
+			t.Errorf("the config changed while it was applied (something adopted over the user's values):\n got %+v\nwant %+v", c.Spec, want)
+		}
+		rows, ok := manager.EffectiveRows(c)
+		if !ok {
+			t.Fatal("no effective state")
+		}
+		for _, r := range rows {
+			if r.Managed && r.Drift {
+				t.Errorf("%s: config %s, upstream %s (applied %s): not applied", r.Path, r.Config, r.Upstream, r.Applied)
+			}
+		}
+		if c.Status.Phase != mgmtv1.PhaseActive {
+			t.Errorf("phase %s, want Active (conditions %+v)", c.Status.Phase, c.Status.Conditions)
 		}
 	}},
 	{"rapid-edits-last-wins", func(t *testing.T, start func(bool) *world) {
