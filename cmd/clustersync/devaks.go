@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
-	"github.com/clustersync/clustersync/internal/hostcluster"
 	"github.com/clustersync/clustersync/internal/hosted/aks"
 	"github.com/clustersync/clustersync/internal/hosted/aks/akstest"
 )
@@ -61,14 +60,7 @@ everything else behaves as with AKS.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
-			if kubeconfig == "" {
-				c, err := hostcluster.Open(hostDir(dir))
-				if err != nil {
-					return fmt.Errorf("no --kubeconfig and no local host cluster (run 'clustersync dev up' first): %w", err)
-				}
-				kubeconfig = c.Kubeconfig
-			}
-			cfg, err := loadKubeconfig(kubeconfig)
+			kubeconfig, cfg, err := devManagementCluster(dir, kubeconfig)
 			if err != nil {
 				return err
 			}

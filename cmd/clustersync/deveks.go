@@ -59,14 +59,7 @@ their Connected condition stays False; everything else behaves as with EKS.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
-			if kubeconfig == "" {
-				c, err := hostcluster.Open(hostDir(dir))
-				if err != nil {
-					return fmt.Errorf("no --kubeconfig and no local host cluster (run 'clustersync dev up' first): %w", err)
-				}
-				kubeconfig = c.Kubeconfig
-			}
-			cfg, err := loadKubeconfig(kubeconfig)
+			kubeconfig, cfg, err := devManagementCluster(dir, kubeconfig)
 			if err != nil {
 				return err
 			}
@@ -95,6 +88,22 @@ their Connected condition stays False; everything else behaves as with EKS.`,
 	f.DurationVar(&createDelay, "create-delay", 20*time.Second, "how long clusters and node groups stay CREATING")
 	f.DurationVar(&updateDelay, "update-delay", 10*time.Second, "how long an update stays InProgress")
 	return cmd
+}
+
+// devManagementCluster resolves the management cluster of an emulator's
+// `clustersync dev` command: --kubeconfig, else the local host cluster of
+// `clustersync dev up` in dir. It returns the kubeconfig path and its
+// client configuration.
+func devManagementCluster(dir, kubeconfig string) (string, *rest.Config, error) {
+	if kubeconfig == "" {
+		c, err := hostcluster.Open(hostDir(dir))
+		if err != nil {
+			return "", nil, fmt.Errorf("no --kubeconfig and no local host cluster (run 'clustersync dev up' first): %w", err)
+		}
+		kubeconfig = c.Kubeconfig
+	}
+	cfg, err := loadKubeconfig(kubeconfig)
+	return kubeconfig, cfg, err
 }
 
 // writeDevSecret creates the credentials Secret name of an emulator's

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -229,4 +230,41 @@ func (c *Clock) Set(t time.Time) {
 	c.mu.Lock()
 	c.now = t
 	c.mu.Unlock()
+}
+
+// EventNotes returns the notes of the events of reason (e.g.
+// "OutsideChange") about obj, once every event rec recorded before the
+// call has reached the API server: a marker event recorded last is waited
+// for, 10 seconds at most.
+func EventNotes(t testing.TB, kube kubernetes.Interface, rec events.EventRecorder, obj client.Object, reason string) []string {
+	t.Helper()
+	marker := "marker " + time.Now().Format(time.RFC3339Nano)
+	rec.Eventf(obj, nil, corev1.EventTypeNormal, "TestMarker", "Test", "%s", marker)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		list, err := kube.EventsV1().Events("").List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var notes []string
+		seen := false
+		for _, e := range list.Items {
+			if e.Regarding.Name != obj.GetName() {
+				continue
+			}
+			switch e.Reason {
+			case reason:
+				notes = append(notes, e.Note)
+			case "TestMarker":
+				seen = seen || e.Note == marker
+			}
+		}
+		if seen {
+			return notes
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the marker event never arrived")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

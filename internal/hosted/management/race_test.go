@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,6 +18,7 @@ import (
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/eks"
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
+	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
 	"github.com/clustersync/clustersync/internal/hosted/managed"
 )
 
@@ -89,40 +89,11 @@ func valueAt(t *testing.T, s *eksv1.EKSClusterConfigSpec, path string) string {
 }
 
 // outsideChanges returns the notes of the OutsideChange events of the
-// world's Cluster, once every event recorded before the call has reached
-// the API server (a marker event recorded last is waited for).
+// world's Cluster (hostedtest.EventNotes).
 func (w *world) outsideChanges(t *testing.T) []string {
 	t.Helper()
 	c := w.cluster(t)
-	marker := "marker " + time.Now().Format(time.RFC3339Nano)
-	recorder.Eventf(&c, nil, corev1.EventTypeNormal, "TestMarker", "Test", "%s", marker)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		list, err := kube.EventsV1().Events("").List(context.Background(), metav1.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var notes []string
-		seen := false
-		for _, e := range list.Items {
-			if e.Regarding.Name != c.Name {
-				continue
-			}
-			switch e.Reason {
-			case "OutsideChange":
-				notes = append(notes, e.Note)
-			case "TestMarker":
-				seen = seen || e.Note == marker
-			}
-		}
-		if seen {
-			return notes
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the marker event never arrived")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return hostedtest.EventNotes(t, kube, recorder, &c, "OutsideChange")
 }
 
 func clusterCondition(c mgmtv1.Cluster, typ string) *metav1.Condition {

@@ -124,41 +124,12 @@ func condition(c *mgmtv1.Cluster, typ string) *metav1.Condition {
 }
 
 // outsideChanges returns the notes of the OutsideChange events of the
-// world's Cluster, once every event recorded before the call has reached
-// the API server (a marker recorded last is waited for, 10 s at most).
+// world's Cluster, sorted (hostedtest.EventNotes).
 func (w *world) outsideChanges(t *testing.T) []string {
 	t.Helper()
-	c := w.cluster(t)
-	marker := "marker " + time.Now().Format(time.RFC3339Nano)
-	recorder.Eventf(c, nil, corev1.EventTypeNormal, "TestMarker", "Test", "%s", marker)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		list, err := kube.EventsV1().Events("").List(context.Background(), metav1.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var notes []string
-		seen := false
-		for _, e := range list.Items {
-			if e.Regarding.Name != c.Name {
-				continue
-			}
-			switch e.Reason {
-			case "OutsideChange":
-				notes = append(notes, e.Note)
-			case "TestMarker":
-				seen = seen || e.Note == marker
-			}
-		}
-		if seen {
-			slices.Sort(notes)
-			return notes
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the marker event never arrived")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	notes := hostedtest.EventNotes(t, kube, recorder, w.cluster(t), "OutsideChange")
+	slices.Sort(notes)
+	return notes
 }
 
 func reqFor(key types.NamespacedName) ctrl.Request { return ctrl.Request{NamespacedName: key} }
