@@ -252,7 +252,7 @@ func TestOnAPIServer(t *testing.T) {
 			mutate func(*mgmtv1.ClusterSpec)
 			want   string
 		}{
-			{"both drivers", func(s *mgmtv1.ClusterSpec) { s.EKSConfig = validSpec() }, "spec.eksConfig, spec.aksConfig and spec.importedConfig are exclusive"},
+			{"both drivers", func(s *mgmtv1.ClusterSpec) { s.EKSConfig = validSpec() }, "exactly one of spec.eksConfig, spec.aksConfig and spec.importedConfig"},
 			{"bad role", func(s *mgmtv1.ClusterSpec) { s.ImportedConfig.Members[0].Role = "admin" }, "spec.importedConfig.members[0].role"},
 			{"bad k3s version", func(s *mgmtv1.ClusterSpec) { s.K3sConfig.KubernetesVersion = "1.31" }, "spec.k3sConfig.kubernetesVersion"},
 			{"short token ttl", func(s *mgmtv1.ClusterSpec) { s.ImportedConfig.TokenTTLSeconds = ptr(int64(5)) }, "spec.importedConfig.tokenTTLSeconds"},
@@ -307,12 +307,13 @@ func TestOnAPIServer(t *testing.T) {
 			mutate func(*mgmtv1.ClusterSpec)
 			want   string
 		}{
-			{"two drivers", func(s *mgmtv1.ClusterSpec) { s.EKSConfig = validSpec() }, "spec.eksConfig, spec.aksConfig and spec.importedConfig are exclusive"},
+			{"two drivers", func(s *mgmtv1.ClusterSpec) { s.EKSConfig = validSpec() }, "exactly one of spec.eksConfig, spec.aksConfig and spec.importedConfig"},
 			{"created without a version", func(s *mgmtv1.ClusterSpec) { s.AKSConfig.KubernetesVersion = nil }, "needs kubernetesVersion, dnsPrefix and at least one of nodePools"},
 			{"created without pools", func(s *mgmtv1.ClusterSpec) { s.AKSConfig.NodePools = ptr([]aksv1.AKSNodePool{}) }, "at least one of nodePools"},
 			{"bad pool name", func(s *mgmtv1.ClusterSpec) { (*s.AKSConfig.NodePools)[0].Name = "System_1" }, "spec.aksConfig.nodePools[0].name"},
 			{"bad pool mode", func(s *mgmtv1.ClusterSpec) { (*s.AKSConfig.NodePools)[0].Mode = ptr("system") }, "spec.aksConfig.nodePools[0].mode"},
 			{"bad credential reference", func(s *mgmtv1.ClusterSpec) { s.AKSConfig.AzureCredentialSecret = "azure" }, "spec.aksConfig.azureCredentialSecret"},
+			{"no driver", func(s *mgmtv1.ClusterSpec) { s.AKSConfig = nil }, "exactly one of spec.eksConfig, spec.aksConfig and spec.importedConfig"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				bad := aks("invalid-aks", nil)

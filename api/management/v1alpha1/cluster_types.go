@@ -267,7 +267,7 @@ type ClusterStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Cluster
 // +kubebuilder:subresource:status
-// +kubebuilder:validation:XValidation:rule="[has(self.spec.eksConfig), has(self.spec.aksConfig), has(self.spec.importedConfig)].filter(x, x).size() <= 1",message="spec.eksConfig, spec.aksConfig and spec.importedConfig are exclusive: a cluster has one driver"
+// +kubebuilder:validation:XValidation:rule="[has(self.spec.eksConfig), has(self.spec.aksConfig), has(self.spec.importedConfig)].filter(x, x).size() == 1",message="exactly one of spec.eksConfig, spec.aksConfig and spec.importedConfig: a cluster has one driver"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.aksConfig) || self.spec.aksConfig.imported || (has(self.spec.aksConfig.kubernetesVersion) && has(self.spec.aksConfig.dnsPrefix) && has(self.spec.aksConfig.nodePools) && size(self.spec.aksConfig.nodePools) > 0)",message="spec.aksConfig: a cluster clustersync creates (imported: false) needs kubernetesVersion, dnsPrefix and at least one of nodePools"
 // +kubebuilder:printcolumn:name="Driver",type=string,JSONPath=`.status.driver`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
