@@ -35,15 +35,27 @@ type Management struct {
 
 var _ management.Cloud[aksv1.AKSClusterConfigSpec, *aksv1.AKSClusterConfig] = (*Management)(nil)
 
-func (*Management) Name() string                                    { return mgmtv1.DriverAKS }
-func (*Management) ConfigField() string                             { return "aksConfig" }
-func (*Management) Options() managed.Options                        { return ManagedOptions() }
+// Name is status.driver, "AKS".
+func (*Management) Name() string { return mgmtv1.DriverAKS }
+
+// ConfigField is the Cluster's spec field, "aksConfig".
+func (*Management) ConfigField() string { return "aksConfig" }
+
+// Options are ManagedOptions.
+func (*Management) Options() managed.Options { return ManagedOptions() }
+
+// Imported is config.imported.
 func (*Management) Imported(config aksv1.AKSClusterConfigSpec) bool { return config.Imported }
-func (*Management) NewObject() *aksv1.AKSClusterConfig              { return &aksv1.AKSClusterConfig{} }
+
+// NewObject returns an empty AKSClusterConfig.
+func (*Management) NewObject() *aksv1.AKSClusterConfig { return &aksv1.AKSClusterConfig{} }
+
+// Config returns spec.aksConfig.
 func (*Management) Config(c *mgmtv1.Cluster) *aksv1.AKSClusterConfigSpec {
 	return c.Spec.AKSConfig
 }
 
+// SetConfig sets spec.aksConfig.
 func (*Management) SetConfig(c *mgmtv1.Cluster, config aksv1.AKSClusterConfigSpec) {
 	c.Spec.AKSConfig = &config
 }

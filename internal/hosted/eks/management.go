@@ -46,15 +46,27 @@ type Management struct {
 
 var _ management.Cloud[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig] = (*Management)(nil)
 
-func (*Management) Name() string                                    { return mgmtv1.DriverEKS }
-func (*Management) ConfigField() string                             { return "eksConfig" }
-func (*Management) Options() managed.Options                        { return ManagedOptions() }
+// Name is status.driver, "EKS".
+func (*Management) Name() string { return mgmtv1.DriverEKS }
+
+// ConfigField is the Cluster's spec field, "eksConfig".
+func (*Management) ConfigField() string { return "eksConfig" }
+
+// Options are ManagedOptions.
+func (*Management) Options() managed.Options { return ManagedOptions() }
+
+// Imported is config.imported.
 func (*Management) Imported(config eksv1.EKSClusterConfigSpec) bool { return config.Imported }
-func (*Management) NewObject() *eksv1.EKSClusterConfig              { return &eksv1.EKSClusterConfig{} }
+
+// NewObject returns an empty EKSClusterConfig.
+func (*Management) NewObject() *eksv1.EKSClusterConfig { return &eksv1.EKSClusterConfig{} }
+
+// Config returns spec.eksConfig.
 func (*Management) Config(c *mgmtv1.Cluster) *eksv1.EKSClusterConfigSpec {
 	return c.Spec.EKSConfig
 }
 
+// SetConfig sets spec.eksConfig.
 func (*Management) SetConfig(c *mgmtv1.Cluster, config eksv1.EKSClusterConfigSpec) {
 	c.Spec.EKSConfig = &config
 }
