@@ -199,6 +199,16 @@ func (s *conn) Create(ctx context.Context, claim func(context.Context) error) (b
 	body := createCluster(s.cs.SubscriptionID, c.Spec, secret)
 	if _, err := s.cs.ManagedClusters.BeginCreateOrUpdate(ctx, c.Spec.ResourceGroup, c.Spec.ClusterName, body,
 		&armcontainerservice.ManagedClustersClientBeginCreateOrUpdateOptions{IfNoneMatch: to.Ptr("*")}); err != nil {
+		var re *azcore.ResponseError
+		if errors.As(err, &re) {
+			// Azure answered: nothing was created (a 412 means someone else's
+			// cluster took the name meanwhile), so the name is not this
+			// object's.
+			c.Status.CreateRequested = false
+			if uerr := s.r.Client.Status().Update(ctx, c); uerr != nil {
+				return false, uerr
+			}
+		}
 		return false, engine.Fail(fmt.Errorf("create cluster: %w", err))
 	}
 	return true, nil
@@ -481,11 +491,15 @@ func firstLine(s string) string {
 }
 
 // Delete deletes the managed cluster (waiting while another operation
-// runs on it), then the resource group if clustersync created it.
+// runs on it) if Azure accepted this object's create call
+// (status.createRequested), never a cluster of the same name someone else
+// made; then the resource group if clustersync created it and it holds no
+// managed cluster.
 func (s *conn) Delete(ctx context.Context) (bool, error) {
 	c := s.c
 	mc, err := s.get(ctx)
 	switch {
+	case !c.Status.CreateRequested:
 	case notFound(err):
 	case err != nil:
 		return false, fmt.Errorf("get cluster %s: %w", c.Spec.ClusterName, err)
@@ -507,6 +521,16 @@ func (s *conn) Delete(ctx context.Context) (bool, error) {
 	}
 	if !exists.Success {
 		return true, nil
+	}
+	pager := s.cs.ManagedClusters.NewListByResourceGroupPager(c.Spec.ResourceGroup, nil)
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return false, fmt.Errorf("clusters of resource group %s: %w", c.Spec.ResourceGroup, err)
+		}
+		if len(page.Value) > 0 {
+			return true, nil // someone else's cluster is in it: the group stays
+		}
 	}
 	if _, err := s.cs.ResourceGroups.BeginDelete(ctx, c.Spec.ResourceGroup, nil); err != nil && !notFound(err) {
 		return false, engine.Fail(fmt.Errorf("delete resource group %s: %w", c.Spec.ResourceGroup, err))

@@ -14,6 +14,7 @@ import (
 	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/hosted/aks/akstest"
 )
 
 // What AKS needs beyond the scenario table: Azure's own rules, and the
@@ -210,5 +211,35 @@ func TestAKSStalePutRefused(t *testing.T) {
 	got := a.snapshot(t)
 	if got.Tags["x"] != "1" {
 		t.Errorf("cloud tags %v: the portal's change was reverted", got.Tags)
+	}
+}
+
+// A cluster someone else creates under the name between clustersync's
+// check and its create call is never clustersync's: the create is refused
+// (If-None-Match), reported, and deleting the Cluster leaves that cluster
+// and its resource group alone.
+func TestAKSNameTakenMeanwhileIsNotDeleted(t *testing.T) {
+	w := startAKS(t, "aks-taken", false)
+	a := w.cloud.(*aksCloud)
+	// The create PUT is answered as if the name had just been taken; then
+	// someone does take it.
+	a.srv.FailNext("managedClusters.createOrUpdate", 412, "PreconditionFailed", "The resource already exists.", 1)
+	w.settle(t, 1)
+	if err := a.srv.ImportCluster(subscription, a.rg, akstest.ClusterSpec{Name: a.name, KubernetesVersion: "1.31"}); err != nil {
+		t.Fatal(err)
+	}
+	w.settle(t, 3)
+	if op := operatorOf(t, w); op.Status.CreateRequested || !strings.Contains(op.Status.FailureMessage, "already exists") {
+		t.Errorf("createRequested %v, failure %q; want false and the name reported taken", op.Status.CreateRequested, op.Status.FailureMessage)
+	}
+	if err := k.Delete(context.Background(), w.cluster(t)); err != nil {
+		t.Fatal(err)
+	}
+	w.settle(t, 6)
+	if !a.exists() {
+		t.Error("someone else's cluster was deleted with the Cluster")
+	}
+	if _, ok := a.srv.ResourceGroup(subscription, a.rg); !ok {
+		t.Error("the resource group holding someone else's cluster was deleted")
 	}
 }
