@@ -33,6 +33,9 @@ func (s *conn) Delete(ctx context.Context) (bool, error) {
 	case errors.As(err, &nf): // the cluster is gone (or was never created)
 	case err != nil:
 		return false, fmt.Errorf("describe cluster %s: %w", c.Spec.DisplayName, err)
+	case aws.ToString(out.Cluster.ClientRequestToken) != string(c.UID):
+		// Someone else's cluster of that name (taken while this object's
+		// create was refused): never deleted.
 	case out.Cluster.Status == ekstypes.ClusterStatusDeleting:
 		return false, nil
 	default:

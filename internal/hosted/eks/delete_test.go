@@ -203,3 +203,37 @@ func TestDeleteGenerated(t *testing.T) {
 		t.Errorf("DeleteStack calls %d", calls["DeleteStack"])
 	}
 }
+
+// A cluster someone else creates under the name after this config claimed
+// it (its CreateCluster refused) is not this config's: deleting the config
+// leaves it alone (its client request token is not the config's UID).
+func TestDeleteLeavesSomeoneElsesCluster(t *testing.T) {
+	ns, srv, _, r := setup(t)
+	key := types.NamespacedName{Namespace: ns, Name: "taken"}
+	s := spec(ns)
+	s.DisplayName = "taken"
+	if err := k.Create(context.Background(), &eksv1.EKSClusterConfig{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: ns}, Spec: s}); err != nil {
+		t.Fatal(err)
+	}
+	srv.FailNext("CreateCluster", "InvalidParameterException", 400, 1)
+	if _, c := reconcile(t, r, key); len(c.Finalizers) == 0 || c.Status.FailureMessage == "" {
+		t.Fatalf("finalizers %v, failure %q: want the name claimed and the refusal reported", c.Finalizers, c.Status.FailureMessage)
+	}
+	if err := srv.ImportCluster(ekstest.ClusterSpec{Name: "taken", Version: "1.31"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Delete(context.Background(), &eksv1.EKSClusterConfig{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := r.Reconcile(context.Background(), reconcileRequest(key)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := k.Get(context.Background(), key, &eksv1.EKSClusterConfig{}); !apierrors.IsNotFound(err) {
+		t.Errorf("config not deleted (%v)", err)
+	}
+	if snap, ok := srv.Cluster("taken"); !ok || snap.Status != "ACTIVE" {
+		t.Errorf("someone else's cluster after the delete: %+v %v", snap, ok)
+	}
+}
