@@ -1,23 +1,20 @@
 package akstest
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/clustersync/clustersync/internal/pki"
 )
 
 // Defaults used when Options leaves a field empty, and the versions the
@@ -127,10 +124,9 @@ type Server struct {
 	// empty until the Server is started.
 	URL string
 
-	opts   Options
-	caPEM  []byte
-	caCert *x509.Certificate
-	caKey  *ecdsa.PrivateKey
+	opts  Options
+	caPEM []byte
+	ca    *pki.CA
 
 	hs *http.Server
 	ln net.Listener
@@ -196,7 +192,11 @@ func NewUnstarted(opts Options) *Server {
 		calls:    map[string]int{},
 		faults:   map[string]*fault{},
 	}
-	s.caCert, s.caKey, s.caPEM = generateCA()
+	ca, err := pki.NewCA("akstest")
+	if err != nil {
+		panic(err) // crypto/rand failing; New panics like httptest
+	}
+	s.ca, s.caPEM = ca, ca.CertPEM()
 	return s
 }
 
@@ -249,35 +249,24 @@ func (s *Server) CACertPEM() []byte { return append([]byte(nil), s.caPEM...) }
 // hosts (names or IP addresses), for callers that serve Handler
 // themselves.
 func (s *Server) TLSConfig(hosts ...string) (*tls.Config, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(now.UnixNano()),
-		Subject:      pkix.Name{CommonName: "akstest"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(5 * 365 * 24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		DNSNames:     []string{"localhost"},
-	}
+	r := pki.Request{CommonName: "akstest", Server: true, IPs: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, DNSNames: []string{"localhost"}}
 	for _, h := range hosts {
 		if ip := net.ParseIP(h); ip != nil {
 			if !ip.IsUnspecified() {
-				tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+				r.IPs = append(r.IPs, ip)
 			}
 		} else if h != "" {
-			tmpl.DNSNames = append(tmpl.DNSNames, h)
+			r.DNSNames = append(r.DNSNames, h)
 		}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, s.caCert, &key.PublicKey, s.caKey)
+	certPEM, keyPEM, err := s.ca.Issue(r)
 	if err != nil {
 		return nil, err
 	}
-	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, err
+	}
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
@@ -370,32 +359,6 @@ func (s *Server) ResetCalls() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls = map[string]int{}
-}
-
-func generateCA() (*x509.Certificate, *ecdsa.PrivateKey, []byte) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		panic(err)
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "ca"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(10 * 365 * 24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageCRLSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		panic(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		panic(err)
-	}
-	return cert, key, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
 
 func newUUID() string {
