@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -238,7 +239,7 @@ func (s *conn) Provision(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("get cluster %s: %w", s.c.Spec.ClusterName, err)
 	}
-	switch state := str(mc.Properties.ProvisioningState); {
+	switch state := ptr.Deref(mc.Properties.ProvisioningState, ""); {
 	case strings.EqualFold(state, "Failed"), strings.EqualFold(state, "Canceled"):
 		return false, engine.Fail(fmt.Errorf("AKS reports the cluster %s", state))
 	case !strings.EqualFold(state, "Succeeded"):
@@ -313,11 +314,11 @@ func (s *conn) Prepare(call []managed.Change, target *aksv1.AKSClusterConfigSpec
 		if ch.Path != "kubernetesVersion" {
 			continue
 		}
-		current := str(s.mc.Properties.CurrentKubernetesVersion)
+		current := ptr.Deref(s.mc.Properties.CurrentKubernetesVersion, "")
 		if current == "" {
-			current = str(s.mc.Properties.KubernetesVersion)
+			current = ptr.Deref(s.mc.Properties.KubernetesVersion, "")
 		}
-		next, err := engine.NextVersion("AKS", current, deref(s.c.Spec.KubernetesVersion))
+		next, err := engine.NextVersion("AKS", current, ptr.Deref(s.c.Spec.KubernetesVersion, ""))
 		if err != nil {
 			return fmt.Errorf("kubernetesVersion: %w", err)
 		}
@@ -368,7 +369,7 @@ func (s *conn) Apply(ctx context.Context, call []managed.Change, up, target aksv
 	want := poolNamed(target, name)
 	var cur *armcontainerservice.ManagedClusterAgentPoolProfile
 	for _, ap := range mc.Properties.AgentPoolProfiles {
-		if ap != nil && str(ap.Name) == name {
+		if ap != nil && ptr.Deref(ap.Name, "") == name {
 			cur = ap
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
@@ -95,7 +96,7 @@ func (m *Management) Describe(ctx context.Context, config aksv1.AKSClusterConfig
 	mc := &out.ManagedCluster
 	up.Spec = UpstreamSpec(config, mc)
 	if p := mc.Properties; p != nil {
-		up.Version = str(p.CurrentKubernetesVersion)
+		up.Version = ptr.Deref(p.CurrentKubernetesVersion, "")
 	}
 	if op != nil {
 		var sec corev1.Secret

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
 	"github.com/clustersync/clustersync/internal/hosted/engine"
@@ -43,12 +42,7 @@ var poolCreateOnly = []string{"vmSize", "osType", "osDiskSizeGB", "osDiskType", 
 // the name and the field ("" for the whole pool); ok is false for a path
 // of a cluster field.
 func splitPoolPath(p string) (name, field string, ok bool) {
-	rest, ok := strings.CutPrefix(p, "nodePools[")
-	if !ok {
-		return "", "", false
-	}
-	name, after, _ := strings.Cut(rest, "]")
-	return name, strings.TrimPrefix(after, "."), true
+	return managed.SplitElementPath(p, "nodePools")
 }
 
 func rank(ch managed.Change) int {
@@ -73,9 +67,7 @@ func rank(ch managed.Change) int {
 // OrderUpdates sorts pushed changes into the order the operator applies
 // them; changes of equal rank keep their order (field order of the spec).
 func OrderUpdates(changes []managed.Change) []managed.Change {
-	out := slices.Clone(changes)
-	slices.SortStableFunc(out, func(a, b managed.Change) int { return rank(a) - rank(b) })
-	return out
+	return engine.OrderBy(changes, rank)
 }
 
 // callGroup names the Azure call a pushed field is sent with: every

@@ -6,6 +6,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
+	"k8s.io/utils/ptr"
 
 	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
 )
@@ -161,7 +162,7 @@ func updateCluster(sub string, mc *armcontainerservice.ManagedCluster, target ak
 			if props.APIServerAccessProfile != nil {
 				access = *props.APIServerAccessProfile
 			}
-			access.AuthorizedIPRanges = to.SliceOfPtrs(deref(target.AuthorizedIPRanges)...)
+			access.AuthorizedIPRanges = to.SliceOfPtrs(ptr.Deref(target.AuthorizedIPRanges, nil)...)
 			props.APIServerAccessProfile = &access
 		case "httpApplicationRouting", "monitoring", "logAnalyticsWorkspaceGroup", "logAnalyticsWorkspaceName":
 			addons := map[string]*armcontainerservice.ManagedClusterAddonProfile{}
@@ -207,7 +208,7 @@ func updatePool(cur *armcontainerservice.ManagedClusterAgentPoolProfile, target 
 		case "nodeLabels":
 			p.NodeLabels = azureTags(target.NodeLabels)
 		case "nodeTaints":
-			p.NodeTaints = to.SliceOfPtrs(deref(target.NodeTaints)...)
+			p.NodeTaints = to.SliceOfPtrs(ptr.Deref(target.NodeTaints, nil)...)
 		case "enableAutoScaling", "minCount", "maxCount":
 			p.EnableAutoScaling, p.MinCount, p.MaxCount = target.EnableAutoScaling, target.MinCount, target.MaxCount
 			if target.EnableAutoScaling == nil || !*target.EnableAutoScaling {
@@ -233,12 +234,4 @@ func fieldsOf(paths []string) []string {
 		out = append(out, strings.TrimSpace(p))
 	}
 	return out
-}
-
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
 }

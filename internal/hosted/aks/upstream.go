@@ -7,6 +7,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
+	"k8s.io/utils/ptr"
 
 	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
 	"github.com/clustersync/clustersync/internal/hosted/managed"
@@ -39,7 +40,7 @@ func Busy(mc *armcontainerservice.ManagedCluster) (bool, string) {
 		}
 		for _, ap := range p.AgentPoolProfiles {
 			if ap != nil && !settled(ap.ProvisioningState) {
-				return true, "pool " + str(ap.Name) + " is " + *ap.ProvisioningState
+				return true, "pool " + ptr.Deref(ap.Name, "") + " is " + *ap.ProvisioningState
 			}
 		}
 	}
@@ -56,7 +57,7 @@ func UpstreamSpec(config aksv1.AKSClusterConfigSpec, mc *armcontainerservice.Man
 	managed.WithIdentity(&up, config)
 	tags := map[string]string{}
 	for k, v := range mc.Tags {
-		tags[k] = str(v)
+		tags[k] = ptr.Deref(v, "")
 	}
 	up.Tags = &tags
 	p := mc.Properties
@@ -85,7 +86,7 @@ func UpstreamSpec(config aksv1.AKSClusterConfigSpec, mc *armcontainerservice.Man
 		up.PrivateDNSZone = a.PrivateDNSZone
 		ranges := []string{}
 		for _, r := range a.AuthorizedIPRanges {
-			ranges = append(ranges, str(r))
+			ranges = append(ranges, ptr.Deref(r, ""))
 		}
 		up.AuthorizedIPRanges = &ranges
 	}
@@ -95,7 +96,7 @@ func UpstreamSpec(config aksv1.AKSClusterConfigSpec, mc *armcontainerservice.Man
 	}
 	if a := p.AddonProfiles[addonMonitoring]; a != nil && a.Enabled != nil {
 		up.Monitoring = a.Enabled
-		if id := str(a.Config[workspaceKey]); id != "" {
+		if id := ptr.Deref(a.Config[workspaceKey], ""); id != "" {
 			group, name := workspaceOf(id)
 			up.LogAnalyticsWorkspaceGroup, up.LogAnalyticsWorkspaceName = &group, &name
 		}
@@ -140,7 +141,7 @@ func UpstreamSpec(config aksv1.AKSClusterConfigSpec, mc *armcontainerservice.Man
 
 // profileOf returns the pool properties of a cluster's pool profile.
 func profileOf(ap *armcontainerservice.ManagedClusterAgentPoolProfile) (string, *armcontainerservice.ManagedClusterAgentPoolProfileProperties) {
-	return str(ap.Name), &armcontainerservice.ManagedClusterAgentPoolProfileProperties{
+	return ptr.Deref(ap.Name, ""), &armcontainerservice.ManagedClusterAgentPoolProfileProperties{
 		AvailabilityZones: ap.AvailabilityZones, Count: ap.Count, EnableAutoScaling: ap.EnableAutoScaling, MaxCount: ap.MaxCount, MaxPods: ap.MaxPods,
 		MinCount: ap.MinCount, Mode: ap.Mode, NodeLabels: ap.NodeLabels, NodeTaints: ap.NodeTaints, OSDiskSizeGB: ap.OSDiskSizeGB, OSDiskType: ap.OSDiskType,
 		OSType: ap.OSType, OrchestratorVersion: ap.OrchestratorVersion, UpgradeSettings: ap.UpgradeSettings, VMSize: ap.VMSize, VnetSubnetID: ap.VnetSubnetID,
@@ -158,7 +159,7 @@ func upstreamPool(name string, p *armcontainerservice.ManagedClusterAgentPoolPro
 	}
 	zones := []string{}
 	for _, z := range p.AvailabilityZones {
-		zones = append(zones, str(z))
+		zones = append(zones, ptr.Deref(z, ""))
 	}
 	out.AvailabilityZones = &zones
 	if *out.EnableAutoScaling {
@@ -169,12 +170,12 @@ func upstreamPool(name string, p *armcontainerservice.ManagedClusterAgentPoolPro
 	}
 	labels := map[string]string{}
 	for k, v := range p.NodeLabels {
-		labels[k] = str(v)
+		labels[k] = ptr.Deref(v, "")
 	}
 	out.NodeLabels = &labels
 	taints := []string{}
 	for _, t := range p.NodeTaints {
-		taints = append(taints, str(t))
+		taints = append(taints, ptr.Deref(t, ""))
 	}
 	out.NodeTaints = &taints
 	return out
@@ -203,12 +204,4 @@ func segment(id, key string) string {
 		}
 	}
 	return ""
-}
-
-// str returns *p, or "" for nil.
-func str(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }

@@ -1,9 +1,9 @@
 package eks
 
 import (
-	"slices"
 	"strings"
 
+	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/managed"
 )
 
@@ -63,9 +63,7 @@ func rank(c managed.Change) int {
 // OrderUpdates sorts pushed changes into the order the operator applies
 // them; changes of equal rank keep their order (field order of the spec).
 func OrderUpdates(changes []managed.Change) []managed.Change {
-	out := slices.Clone(changes)
-	slices.SortStableFunc(out, func(a, b managed.Change) int { return rank(a) - rank(b) })
-	return out
+	return engine.OrderBy(changes, rank)
 }
 
 // Immutable reports whether a change is to a field EKS cannot update after

@@ -181,12 +181,7 @@ func nodegroupOf(spec *eksv1.EKSClusterConfigSpec, path string) (*eksv1.NodeGrou
 // "nodeGroups[NAME].field") into the name and the field ("" for the whole
 // node group); ok is false for a path of a cluster field.
 func splitNodegroupPath(path string) (name, field string, ok bool) {
-	rest, ok := strings.CutPrefix(path, "nodeGroups[")
-	if !ok {
-		return "", "", false
-	}
-	name, after, _ := strings.Cut(rest, "]")
-	return name, strings.TrimPrefix(after, "."), true
+	return managed.SplitElementPath(path, "nodeGroups")
 }
 
 // apply sends the EKS call for one change, ch, with the values of target

@@ -152,3 +152,12 @@ func undo[S any, O Object[S]](o O, call []managed.Change, opts managed.Options) 
 	*o.AppliedSpecRef() = &applied
 	return nil
 }
+
+// OrderBy sorts pushed changes by a provider's rank of each (its update
+// order), changes of equal rank keeping their order (field order of the
+// spec).
+func OrderBy(changes []managed.Change, rank func(managed.Change) int) []managed.Change {
+	out := slices.Clone(changes)
+	slices.SortStableFunc(out, func(a, b managed.Change) int { return rank(a) - rank(b) })
+	return out
+}

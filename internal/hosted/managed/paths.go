@@ -272,3 +272,16 @@ func Landed[T any](upstream T, path string, raw []byte, o Options) (bool, error)
 	}
 	return eq(p.Elem(), v), nil
 }
+
+// SplitElementPath splits a path of keyed list list ("nodePools[NAME]" or
+// "nodePools[NAME].field" for list "nodePools") into the element's key and
+// the field ("" for the whole element); ok is false for a path of another
+// field.
+func SplitElementPath(path, list string) (key, field string, ok bool) {
+	rest, ok := strings.CutPrefix(path, list+"[")
+	if !ok {
+		return "", "", false
+	}
+	key, after, _ := strings.Cut(rest, "]")
+	return key, strings.TrimPrefix(after, "."), true
+}

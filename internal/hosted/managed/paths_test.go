@@ -169,3 +169,20 @@ func TestAdoptLeavesApplied(t *testing.T) {
 		t.Errorf("after adoption: %+v", final)
 	}
 }
+
+func TestSplitElementPath(t *testing.T) {
+	for _, tt := range []struct {
+		path, key, field string
+		ok               bool
+	}{
+		{"nodePools[a]", "a", "", true},
+		{"nodePools[a].count", "a", "count", true},
+		{"nodeGroups[a].count", "", "", false},
+		{"tags", "", "", false},
+	} {
+		key, field, ok := SplitElementPath(tt.path, "nodePools")
+		if key != tt.key || field != tt.field || ok != tt.ok {
+			t.Errorf("SplitElementPath(%q) = %q, %q, %v; want %q, %q, %v", tt.path, key, field, ok, tt.key, tt.field, tt.ok)
+		}
+	}
+}
