@@ -39,8 +39,9 @@ func newClusterShowCommand(kubeconfig *string) *cobra.Command {
 		Use:   "show NAME",
 		Short: "Print a cluster's effective desired state: each field, whether it is managed, and its config, upstream, applied and effective values",
 		Long: `Print the effective desired state of Cluster NAME: upstream spec (what the
-cloud reports) with every managed field (non-nil in spec.eksConfig or
-spec.aksConfig) laid over it. One row per field, node groups (pools) per node
+cloud reports) with every managed field (non-nil in spec.eksConfig,
+spec.aksConfig or spec.gkeConfig) laid over it. The columns are the same for
+every cloud. One row per field, node groups (pools) per node
 group and field, with the value
 last applied (agreed between clustersync and the cloud). DRIFT marks a
 managed field whose config value differs from upstream: a change not applied
@@ -58,7 +59,7 @@ yet, or a change made outside clustersync and not yet adopted.
 			}
 			rows, ok := manager.EffectiveRows(c)
 			if !ok {
-				return fmt.Errorf("cluster %s has no spec.eksConfig or spec.aksConfig; only hosted clusters have an effective state to show", c.Name)
+				return fmt.Errorf("cluster %s has no spec.eksConfig, spec.aksConfig or spec.gkeConfig; only hosted clusters have an effective state to show", c.Name)
 			}
 			if output == "json" {
 				enc := json.NewEncoder(cmd.OutOrStdout())

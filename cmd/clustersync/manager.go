@@ -23,17 +23,20 @@ func newManagerCommand() *cobra.Command {
 		refresh, poll int
 		aksRefresh    int
 		aksPoll       int
+		gkeRefresh    int
+		gkePoll       int
 		verbosity     int
 	)
 	cmd := &cobra.Command{
 		Use:   "manager",
-		Short: "Run the management controllers (hosted clusters on EKS and AKS, registered clusters)",
+		Short: "Run the management controllers (hosted clusters on EKS, AKS and GKE, registered clusters)",
 		Long: `Run clustersync's management controllers against the management cluster of
---kubeconfig: for each Cluster with spec.eksConfig (Amazon EKS) or
-spec.aksConfig (Azure AKS), the management controller keeps the cloud's
-operator object (EKSClusterConfig, AKSClusterConfig) in namespace
-clustersync-global-data, refreshes the upstream spec every --eks-refresh
-(--aks-refresh) seconds and syncs managed fields; the cloud's operator
+--kubeconfig: for each Cluster with spec.eksConfig (Amazon EKS),
+spec.aksConfig (Azure AKS) or spec.gkeConfig (Google GKE), the management
+controller keeps the cloud's operator object (EKSClusterConfig,
+AKSClusterConfig, GKEClusterConfig) in namespace clustersync-global-data,
+refreshes the upstream spec every --eks-refresh (--aks-refresh,
+--gke-refresh) seconds and syncs managed fields; the cloud's operator
 creates, imports, updates and deletes the clusters.
 
 With --eks-endpoint every AWS call goes to that URL instead of AWS, e.g. the
@@ -46,6 +49,12 @@ Without it, the service principal comes from the Secret each cluster's
 spec.aksConfig.azureCredentialSecret names (Rancher's keys
 azurecredentialConfig-clientId, -clientSecret, -subscriptionId, -tenantId,
 -environment).
+
+With --gke-endpoint every GKE call goes to that URL, e.g. the emulator of
+'clustersync dev gke', and Google's token service is not asked. Without it,
+the service account's JSON key comes from the Secret each cluster's
+spec.gkeConfig.googleCredentialSecret names (Rancher's key
+googlecredentialConfig-authEncodedJson).
 
 Several replicas may run: with --leader-elect (the default) one of them holds
 the Lease clustersync-system/clustersync-manager and reconciles.`,
@@ -63,6 +72,12 @@ the Lease clustersync-system/clustersync-manager and reconciles.`,
 			if aksPoll < 1 {
 				return fmt.Errorf("--aks-poll %d: want at least 1 second", aksPoll)
 			}
+			if gkeRefresh < 1 {
+				return fmt.Errorf("--gke-refresh %d: want at least 1 second", gkeRefresh)
+			}
+			if gkePoll < 1 {
+				return fmt.Errorf("--gke-poll %d: want at least 1 second", gkePoll)
+			}
 			cfg, err := loadKubeconfig(kubeconfig)
 			if err != nil {
 				return err
@@ -72,12 +87,15 @@ the Lease clustersync-system/clustersync-manager and reconciles.`,
 			o.EKSPoll = time.Duration(poll) * time.Second
 			o.AKSRefresh = time.Duration(aksRefresh) * time.Second
 			o.AKSPoll = time.Duration(aksPoll) * time.Second
+			o.GKERefresh = time.Duration(gkeRefresh) * time.Second
+			o.GKEPoll = time.Duration(gkePoll) * time.Second
 			o.Log = textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(verbosity)))
 			ctrl.SetLogger(o.Log)
 			quietTunnelLogs(verbosity)
 			ctx := ctrl.SetupSignalHandler()
 			o.Started = func() {
-				fmt.Fprintf(cmd.OutOrStdout(), "clustersync manager running (EKS refresh %ds, poll %ds; AKS refresh %ds, poll %ds)\n", refresh, poll, aksRefresh, aksPoll)
+				fmt.Fprintf(cmd.OutOrStdout(), "clustersync manager running (EKS refresh %ds, poll %ds; AKS refresh %ds, poll %ds; GKE refresh %ds, poll %ds)\n",
+					refresh, poll, aksRefresh, aksPoll, gkeRefresh, gkePoll)
 			}
 			return manager.Run(ctx, o)
 		},
@@ -90,6 +108,9 @@ the Lease clustersync-system/clustersync-manager and reconciles.`,
 	f.IntVar(&aksRefresh, "aks-refresh", int(management.DefaultRefresh/time.Second), "seconds between refreshes of each AKS cluster's upstream spec (Rancher's aks-refresh)")
 	f.IntVar(&aksPoll, "aks-poll", int(engine.DefaultPoll/time.Second), "seconds between reads of an AKS cluster Azure is changing")
 	f.StringVar(&o.AKSEndpoint, "aks-endpoint", "", "send Azure Resource Manager calls to this URL instead of Azure (an emulator, e.g. from 'clustersync dev aks'); Azure AD is not asked")
+	f.IntVar(&gkeRefresh, "gke-refresh", int(management.DefaultRefresh/time.Second), "seconds between refreshes of each GKE cluster's upstream spec (Rancher's gke-refresh)")
+	f.IntVar(&gkePoll, "gke-poll", int(engine.DefaultPoll/time.Second), "seconds between reads of a GKE cluster GKE is changing")
+	f.StringVar(&o.GKEEndpoint, "gke-endpoint", "", "send GKE calls to this URL instead of container.googleapis.com (an emulator, e.g. from 'clustersync dev gke'); Google's token service is not asked")
 	f.BoolVar(&o.InstallCRDs, "install-crds", true, "create or update the CRDs before starting")
 	f.BoolVar(&o.LeaderElection, "leader-elect", true, "hold a Lease so only one replica reconciles")
 	f.StringVar(&o.LeaderElectionNamespace, "leader-elect-namespace", manager.DefaultLeaderElectionNamespace, "namespace of the leader-election Lease")

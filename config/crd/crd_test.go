@@ -19,6 +19,7 @@ import (
 
 	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	gkev1 "github.com/clustersync/clustersync/api/gke/v1"
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/binaries"
@@ -27,7 +28,7 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
-// The embedded files decode into the five CRDs, with the scope and printer
+// The embedded files decode into the six CRDs, with the scope and printer
 // columns the API asks for. No server needed.
 func TestCRDs(t *testing.T) {
 	crds, err := CRDs()
@@ -40,6 +41,7 @@ func TestCRDs(t *testing.T) {
 	}{
 		"eksclusterconfigs.eks.clustersync.io":                {"Namespaced", []string{"Region", "Phase", "Version", "Age"}},
 		"aksclusterconfigs.aks.clustersync.io":                {"Namespaced", []string{"Location", "Phase", "Version", "Age"}},
+		"gkeclusterconfigs.gke.clustersync.io":                {"Namespaced", []string{"Project", "Region", "Zone", "Phase", "Version", "Age"}},
 		"clusters.management.clustersync.io":                  {"Cluster", []string{"Driver", "Phase", "Version", "Age"}},
 		"projects.management.clustersync.io":                  {"Cluster", []string{"Cluster", "Display Name", "Namespaces", "Age"}},
 		"clusterregistrationtokens.management.clustersync.io": {"Namespaced", []string{"Cluster", "Expires", "Age"}},
@@ -126,7 +128,7 @@ func TestOnAPIServer(t *testing.T) {
 	}
 
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, eksv1.AddToScheme, aksv1.AddToScheme, mgmtv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, eksv1.AddToScheme, aksv1.AddToScheme, gkev1.AddToScheme, mgmtv1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			t.Fatal(err)
 		}
@@ -252,7 +254,7 @@ func TestOnAPIServer(t *testing.T) {
 			mutate func(*mgmtv1.ClusterSpec)
 			want   string
 		}{
-			{"both drivers", func(s *mgmtv1.ClusterSpec) { s.EKSConfig = validSpec() }, "exactly one of spec.eksConfig, spec.aksConfig and spec.importedConfig"},
+			{"both drivers", func(s *mgmtv1.ClusterSpec) { s.EKSConfig = validSpec() }, "exactly one of spec.eksConfig, spec.aksConfig, spec.gkeConfig and spec.importedConfig"},
 			{"bad role", func(s *mgmtv1.ClusterSpec) { s.ImportedConfig.Members[0].Role = "admin" }, "spec.importedConfig.members[0].role"},
 			{"bad k3s version", func(s *mgmtv1.ClusterSpec) { s.K3sConfig.KubernetesVersion = "1.31" }, "spec.k3sConfig.kubernetesVersion"},
 			{"short token ttl", func(s *mgmtv1.ClusterSpec) { s.ImportedConfig.TokenTTLSeconds = ptr(int64(5)) }, "spec.importedConfig.tokenTTLSeconds"},
@@ -307,13 +309,13 @@ func TestOnAPIServer(t *testing.T) {
 			mutate func(*mgmtv1.ClusterSpec)
 			want   string
 		}{
-			{"two drivers", func(s *mgmtv1.ClusterSpec) { s.EKSConfig = validSpec() }, "exactly one of spec.eksConfig, spec.aksConfig and spec.importedConfig"},
+			{"two drivers", func(s *mgmtv1.ClusterSpec) { s.EKSConfig = validSpec() }, "exactly one of spec.eksConfig, spec.aksConfig, spec.gkeConfig and spec.importedConfig"},
 			{"created without a version", func(s *mgmtv1.ClusterSpec) { s.AKSConfig.KubernetesVersion = nil }, "needs kubernetesVersion, dnsPrefix and at least one of nodePools"},
 			{"created without pools", func(s *mgmtv1.ClusterSpec) { s.AKSConfig.NodePools = ptr([]aksv1.AKSNodePool{}) }, "at least one of nodePools"},
 			{"bad pool name", func(s *mgmtv1.ClusterSpec) { (*s.AKSConfig.NodePools)[0].Name = "System_1" }, "spec.aksConfig.nodePools[0].name"},
 			{"bad pool mode", func(s *mgmtv1.ClusterSpec) { (*s.AKSConfig.NodePools)[0].Mode = ptr("system") }, "spec.aksConfig.nodePools[0].mode"},
 			{"bad credential reference", func(s *mgmtv1.ClusterSpec) { s.AKSConfig.AzureCredentialSecret = "azure" }, "spec.aksConfig.azureCredentialSecret"},
-			{"no driver", func(s *mgmtv1.ClusterSpec) { s.AKSConfig = nil }, "exactly one of spec.eksConfig, spec.aksConfig and spec.importedConfig"},
+			{"no driver", func(s *mgmtv1.ClusterSpec) { s.AKSConfig = nil }, "exactly one of spec.eksConfig, spec.aksConfig, spec.gkeConfig and spec.importedConfig"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				bad := aks("invalid-aks", nil)
@@ -330,6 +332,76 @@ func TestOnAPIServer(t *testing.T) {
 		}
 		if err := c.Delete(ctx, imported); err != nil {
 			t.Fatal(err)
+		}
+	})
+
+	t.Run("GKE clusters", func(t *testing.T) {
+		gke := func(name string, mutate func(*gkev1.GKEClusterConfigSpec)) *mgmtv1.Cluster {
+			spec := &gkev1.GKEClusterConfigSpec{ProjectID: "my-project", Region: "us-central1", ClusterName: name,
+				GoogleCredentialSecret: "clustersync-global-data:google", KubernetesVersion: ptr("1.31"), Labels: ptr(map[string]string{}),
+				NodePools: ptr([]gkev1.GKENodePoolConfig{{Name: "pool-1", InitialNodeCount: ptr(int64(1))}})}
+			if mutate != nil {
+				mutate(spec)
+			}
+			return &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: mgmtv1.ClusterSpec{DisplayName: name, GKEConfig: spec}}
+		}
+		ok := gke("central", nil)
+		if err := c.Create(ctx, ok); err != nil {
+			t.Fatal(err)
+		}
+		if labels := ok.Spec.GKEConfig.Labels; labels == nil || len(*labels) != 0 || ok.Spec.GKEConfig.Network != nil {
+			t.Errorf("managed empty labels / unmanaged network came back as %v / %v", labels, ok.Spec.GKEConfig.Network)
+		}
+		ok.Status.Driver, ok.Status.Phase = mgmtv1.DriverGKE, mgmtv1.PhaseActive
+		ok.Status.GKEStatus = &mgmtv1.GKEStatus{UpstreamSpec: ok.Spec.GKEConfig, AppliedSpec: &gkev1.GKEClusterConfigSpec{
+			ProjectID: "my-project", Region: "us-central1", ClusterName: "central", GoogleCredentialSecret: "clustersync-global-data:google"}}
+		if err := c.Status().Update(ctx, ok); err != nil {
+			t.Fatalf("status with an applied spec of identity fields only: %v", err)
+		}
+		imported := gke("imported-gke", func(s *gkev1.GKEClusterConfigSpec) {
+			s.Imported, s.KubernetesVersion, s.Labels, s.NodePools, s.Region, s.Zone = true, nil, nil, nil, "", "us-central1-a"
+		})
+		if err := c.Create(ctx, imported); err != nil {
+			t.Fatalf("imported zonal GKE cluster with every field unmanaged: %v", err)
+		}
+		autopilot := gke("autopilot", func(s *gkev1.GKEClusterConfigSpec) {
+			s.NodePools, s.AutopilotConfig = nil, &gkev1.GKEAutopilotConfig{Enabled: true}
+		})
+		if err := c.Create(ctx, autopilot); err != nil {
+			t.Fatalf("Autopilot cluster without pools: %v", err)
+		}
+		for _, tc := range []struct {
+			name   string
+			mutate func(*mgmtv1.ClusterSpec)
+			want   string
+		}{
+			{"two drivers", func(s *mgmtv1.ClusterSpec) { s.EKSConfig = validSpec() }, "exactly one of spec.eksConfig, spec.aksConfig, spec.gkeConfig and spec.importedConfig"},
+			{"created without a version", func(s *mgmtv1.ClusterSpec) { s.GKEConfig.KubernetesVersion = nil }, "needs kubernetesVersion and at least one of nodePools"},
+			{"created without pools", func(s *mgmtv1.ClusterSpec) { s.GKEConfig.NodePools = ptr([]gkev1.GKENodePoolConfig{}) }, "at least one of nodePools"},
+			{"region and zone", func(s *mgmtv1.ClusterSpec) { s.GKEConfig.Zone = "us-central1-a" }, "set exactly one of region (a regional cluster) and zone"},
+			{"neither region nor zone", func(s *mgmtv1.ClusterSpec) { s.GKEConfig.Region = "" }, "set exactly one of region (a regional cluster) and zone"},
+			{"bad pool name", func(s *mgmtv1.ClusterSpec) { (*s.GKEConfig.NodePools)[0].Name = "Pool_1" }, "spec.gkeConfig.nodePools[0].name"},
+			{"bad version", func(s *mgmtv1.ClusterSpec) { s.GKEConfig.KubernetesVersion = ptr("latest") }, "spec.gkeConfig.kubernetesVersion"},
+			{"bad maintenance window", func(s *mgmtv1.ClusterSpec) { s.GKEConfig.MaintenanceWindow = ptr("25:00") }, "spec.gkeConfig.maintenanceWindow"},
+			{"bad credential reference", func(s *mgmtv1.ClusterSpec) { s.GKEConfig.GoogleCredentialSecret = "google" }, "spec.gkeConfig.googleCredentialSecret"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				bad := gke("invalid-gke", nil)
+				tc.mutate(&bad.Spec)
+				err := c.Create(ctx, bad)
+				if err == nil {
+					_ = c.Delete(ctx, bad)
+					t.Fatal("created, want refused")
+				}
+				if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("error %v, want Invalid naming %q", err, tc.want)
+				}
+			})
+		}
+		for _, cl := range []*mgmtv1.Cluster{ok, imported, autopilot} {
+			if err := c.Delete(ctx, cl); err != nil {
+				t.Fatal(err)
+			}
 		}
 	})
 

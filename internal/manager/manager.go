@@ -1,9 +1,9 @@
 // Package manager runs clustersync's management controllers in one
 // controller-runtime manager against a management cluster: the management
-// controller of hosted clusters for each cloud (Cluster → EKSClusterConfig
-// or AKSClusterConfig, upstream refresh, managed-field sync) and the
-// clouds' operators (EKSClusterConfig → Amazon EKS, AKSClusterConfig →
-// Azure AKS). Two replicas can run: leader election (a coordination.k8s.io
+// controller of hosted clusters for each cloud (Cluster → EKSClusterConfig,
+// AKSClusterConfig or GKEClusterConfig, upstream refresh, managed-field
+// sync) and the clouds' operators (EKSClusterConfig → Amazon EKS,
+// AKSClusterConfig → Azure AKS, GKEClusterConfig → Google GKE). Two replicas can run: leader election (a coordination.k8s.io
 // Lease, client-go's leaderelection through controller-runtime) lets one of
 // them reconcile at a time.
 package manager
@@ -18,6 +18,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/go-logr/logr"
+	"google.golang.org/api/option"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,12 +39,14 @@ import (
 
 	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	gkev1 "github.com/clustersync/clustersync/api/gke/v1"
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/config/crd"
 	"github.com/clustersync/clustersync/internal/hosted/aks"
 	"github.com/clustersync/clustersync/internal/hosted/eks"
 	"github.com/clustersync/clustersync/internal/hosted/engine"
+	"github.com/clustersync/clustersync/internal/hosted/gke"
 	"github.com/clustersync/clustersync/internal/hosted/managed"
 	"github.com/clustersync/clustersync/internal/hosted/management"
 )
@@ -89,6 +92,23 @@ type Options struct {
 	// AKSPoll is how often the AKS operator reads a cluster Azure is
 	// changing; 0 means engine.DefaultPoll (30 seconds).
 	AKSPoll time.Duration
+	// GKEEndpoint, when not empty, replaces GKE's endpoint
+	// (container.googleapis.com) in every GKE call (an emulator such as
+	// `clustersync dev gke`); Google's token service is then not asked
+	// (GKECredentials).
+	GKEEndpoint string
+	// GKECredentials makes the credentials of a GKE credential Secret; nil
+	// means the Secret's service-account JSON key
+	// (gke.ServiceAccountCredentials), or, with GKEEndpoint, a fixed token
+	// (an emulator accepts any).
+	GKECredentials gke.CredentialsFunc
+	// GKERefresh is how often the upstream spec of each GKE cluster is
+	// refreshed; 0 means management.DefaultRefresh (300 seconds, Rancher's
+	// gke-refresh).
+	GKERefresh time.Duration
+	// GKEPoll is how often the GKE operator reads a cluster GKE is
+	// changing; 0 means engine.DefaultPoll (30 seconds).
+	GKEPoll time.Duration
 	// EKSPoll is how often the operator describes a cluster that is being
 	// created or updated; 0 means eks.DefaultPoll (30 seconds).
 	EKSPoll time.Duration
@@ -123,7 +143,7 @@ type Options struct {
 // groups, as the manager uses.
 func Scheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, eksv1.AddToScheme, aksv1.AddToScheme, mgmtv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, eksv1.AddToScheme, aksv1.AddToScheme, gkev1.AddToScheme, mgmtv1.AddToScheme} {
 		if err := add(s); err != nil {
 			return nil, err
 		}
@@ -230,10 +250,17 @@ const (
 	// User-Agent's application ID (the management controller sends
 	// ManagementAppID there).
 	AKSOperatorAppID = "clustersync-aks-operator"
+	// GKEOperatorAppID is the GKE operator's, sent by the Google client in
+	// the User-Agent (the management controller sends ManagementAppID).
+	GKEOperatorAppID = "clustersync-gke-operator"
 )
 
+// GKEEmulatorToken is the bearer token the GKE clients send to an
+// emulator (Options.GKEEndpoint without Options.GKECredentials).
+const GKEEmulatorToken = "clustersync-dev"
+
 // Setup registers the hosted-cluster controllers with mgr, for each cloud
-// (EKS, AKS): the management controller (watching Clusters, and the
+// (EKS, AKS, GKE): the management controller (watching Clusters, and the
 // operator objects they own) and the cloud's operator (watching its
 // operator objects). Only spec changes and
 // deletions wake them; the rest is periodic (refresh, poll).
@@ -259,7 +286,16 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	aksCloud := &aks.Management{Client: mgr.GetClient(), NewClients: aks.NewClientsFactory(o.AKSEndpoint, credential, azureID(ManagementAppID))}
 	aksOperator := &aks.Reconciler{Client: mgr.GetClient(), NewClients: aks.NewClientsFactory(o.AKSEndpoint, credential, azureID(AKSOperatorAppID)), Poll: o.AKSPoll}
-	return setupProvider(mgr, opts, aksCloud, aksOperator, o.AKSRefresh)
+	if err := setupProvider(mgr, opts, aksCloud, aksOperator, o.AKSRefresh); err != nil {
+		return err
+	}
+	creds := o.GKECredentials
+	if creds == nil && o.GKEEndpoint != "" {
+		creds = gke.StaticCredentials(GKEEmulatorToken)
+	}
+	gkeCloud := &gke.Management{Client: mgr.GetClient(), NewClient: gke.NewClientFactory(o.GKEEndpoint, creds, option.WithUserAgent(ManagementAppID))}
+	gkeOperator := &gke.Reconciler{Client: mgr.GetClient(), NewClient: gke.NewClientFactory(o.GKEEndpoint, creds, option.WithUserAgent(GKEOperatorAppID)), Poll: o.GKEPoll}
+	return setupProvider(mgr, opts, gkeCloud, gkeOperator, o.GKERefresh)
 }
 
 // EffectiveRows returns the effective-state table of a hosted Cluster
@@ -269,7 +305,10 @@ func EffectiveRows(c *mgmtv1.Cluster) (rows []managed.Row, ok bool) {
 	if rows, ok = management.Rows(&eks.Management{}, c); ok {
 		return rows, true
 	}
-	return management.Rows(&aks.Management{}, c)
+	if rows, ok = management.Rows(&aks.Management{}, c); ok {
+		return rows, true
+	}
+	return management.Rows(&gke.Management{}, c)
 }
 
 // setupProvider registers one cloud's two controllers: the management

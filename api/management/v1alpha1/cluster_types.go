@@ -5,11 +5,12 @@ import (
 
 	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	gkev1 "github.com/clustersync/clustersync/api/gke/v1"
 )
 
 // ClusterSpec is the desired state of a managed cluster: its name for
 // people and the configuration of its driver. Exactly one driver config is
-// set: eksConfig, aksConfig (hosted clusters) or importedConfig (a
+// set: eksConfig, aksConfig, gkeConfig (hosted clusters) or importedConfig (a
 // registered cluster).
 type ClusterSpec struct {
 	// DisplayName is the cluster's name as shown to people.
@@ -27,6 +28,12 @@ type ClusterSpec struct {
 	// fields are managed, nil fields are left as Azure has them.
 	// +optional
 	AKSConfig *aksv1.AKSClusterConfigSpec `json:"aksConfig,omitempty"`
+
+	// GKEConfig is the desired state of a Google Kubernetes Engine
+	// cluster, with the same managed-field rule as eksConfig: non-nil
+	// fields are managed, nil fields are left as GKE has them.
+	// +optional
+	GKEConfig *gkev1.GKEClusterConfigSpec `json:"gkeConfig,omitempty"`
 
 	// ImportedConfig makes this a registered (imported) cluster: an
 	// existing cluster connected by the clustersync agent, which dials back
@@ -48,6 +55,8 @@ const (
 	DriverEKS = "EKS"
 	// DriverAKS is Azure Kubernetes Service (spec.aksConfig).
 	DriverAKS = "AKS"
+	// DriverGKE is Google Kubernetes Engine (spec.gkeConfig).
+	DriverGKE = "GKE"
 	// DriverImported is a registered cluster connected by the agent
 	// (spec.importedConfig).
 	DriverImported = "imported"
@@ -192,9 +201,34 @@ type AKSStatus struct {
 	RBACEnabled *bool `json:"rbacEnabled,omitempty"`
 }
 
+// GKEStatus is what clustersync knows of the cloud side of a GKE cluster,
+// copied from the GKEClusterConfig's status and refreshed from GKE.
+type GKEStatus struct {
+	// UpstreamSpec is the cluster as GKE reports it, refreshed every
+	// --gke-refresh seconds and right after an update completes. Every
+	// field the cloud has is set, managed or not; an autoscaled pool's
+	// initialNodeCount is the config's (the autoscaler owns it). The
+	// identity fields are copied from the config.
+	// +optional
+	UpstreamSpec *gkev1.GKEClusterConfigSpec `json:"upstreamSpec,omitempty"`
+
+	// AppliedSpec holds, for each managed field, the last value
+	// clustersync and GKE agreed on: a copy of the GKE operator's
+	// status.appliedSpec (see eksStatus.appliedSpec).
+	// +optional
+	AppliedSpec *gkev1.GKEClusterConfigSpec `json:"appliedSpec,omitempty"`
+
+	// PrivateRequiresTunnel is, for a cluster whose API server has a
+	// private endpoint only (privateClusterConfig.enablePrivateEndpoint),
+	// whether clustersync must reach it through a tunnel, as
+	// eksStatus.privateRequiresTunnel.
+	// +optional
+	PrivateRequiresTunnel *bool `json:"privateRequiresTunnel,omitempty"`
+}
+
 // ClusterStatus is the observed state of a managed cluster.
 type ClusterStatus struct {
-	// Driver is the driver managing the cluster: "EKS", "AKS" or
+	// Driver is the driver managing the cluster: "EKS", "AKS", "GKE" or
 	// "imported".
 	// +optional
 	Driver string `json:"driver,omitempty"`
@@ -219,6 +253,10 @@ type ClusterStatus struct {
 	// AKSStatus is the cloud side of an AKS cluster.
 	// +optional
 	AKSStatus *AKSStatus `json:"aksStatus,omitempty"`
+
+	// GKEStatus is the cloud side of a GKE cluster.
+	// +optional
+	GKEStatus *GKEStatus `json:"gkeStatus,omitempty"`
 
 	// APIEndpoint is the URL of the cluster's Kubernetes API server.
 	// +optional
@@ -258,16 +296,18 @@ type ClusterStatus struct {
 }
 
 // Cluster is a Kubernetes cluster clustersync manages in a cloud service
-// (Amazon EKS, Azure AKS) or that registered through the agent. It is
+// (Amazon EKS, Azure AKS, Google GKE) or that registered through the agent. It is
 // cluster-scoped; for a hosted cluster the management controller creates
 // the cloud's operator object from the cloud's config (an
 // eks.clustersync.io EKSClusterConfig from spec.eksConfig, an
-// aks.clustersync.io AKSClusterConfig from spec.aksConfig).
+// aks.clustersync.io AKSClusterConfig from spec.aksConfig, a
+// gke.clustersync.io GKEClusterConfig from spec.gkeConfig).
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Cluster
 // +kubebuilder:subresource:status
-// +kubebuilder:validation:XValidation:rule="[has(self.spec.eksConfig), has(self.spec.aksConfig), has(self.spec.importedConfig)].filter(x, x).size() == 1",message="exactly one of spec.eksConfig, spec.aksConfig and spec.importedConfig: a cluster has one driver"
+// +kubebuilder:validation:XValidation:rule="[has(self.spec.eksConfig), has(self.spec.aksConfig), has(self.spec.gkeConfig), has(self.spec.importedConfig)].filter(x, x).size() == 1",message="exactly one of spec.eksConfig, spec.aksConfig, spec.gkeConfig and spec.importedConfig: a cluster has one driver"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.gkeConfig) || self.spec.gkeConfig.imported || (has(self.spec.gkeConfig.kubernetesVersion) && ((has(self.spec.gkeConfig.autopilotConfig) && self.spec.gkeConfig.autopilotConfig.enabled) || (has(self.spec.gkeConfig.nodePools) && size(self.spec.gkeConfig.nodePools) > 0)))",message="spec.gkeConfig: a cluster clustersync creates (imported: false) needs kubernetesVersion and at least one of nodePools (or autopilotConfig.enabled)"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.aksConfig) || self.spec.aksConfig.imported || (has(self.spec.aksConfig.kubernetesVersion) && has(self.spec.aksConfig.dnsPrefix) && has(self.spec.aksConfig.nodePools) && size(self.spec.aksConfig.nodePools) > 0)",message="spec.aksConfig: a cluster clustersync creates (imported: false) needs kubernetesVersion, dnsPrefix and at least one of nodePools"
 // +kubebuilder:printcolumn:name="Driver",type=string,JSONPath=`.status.driver`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`

@@ -3,8 +3,6 @@ package eks
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -37,10 +35,10 @@ type Management struct {
 	// an aws-iam-authenticator token (IAMToken) from the credential Secret.
 	Tokens TokenFunc
 	// Dial opens connections for the private-endpoint check
-	// (RequiresTunnel); nil means a net.Dialer.
-	Dial DialFunc
-	// DialTimeout bounds that check; 0 means EndpointDialTimeout (30
-	// seconds).
+	// (access.RequiresTunnel); nil means a net.Dialer.
+	Dial access.DialFunc
+	// DialTimeout bounds that check; 0 means access.EndpointDialTimeout
+	// (30 seconds).
 	DialTimeout time.Duration
 }
 
@@ -131,31 +129,20 @@ func (m *Management) Describe(ctx context.Context, config eksv1.EKSClusterConfig
 // credential Secret's keys (Rancher's EKS driver,
 // https://github.com/rancher/eks-operator). For an endpoint without public
 // access it first tells whether the management server reaches it at all
-// (RequiresTunnel, kept in status.eksStatus.privateRequiresTunnel).
+// (access.RequiresTunnel, kept in status.eksStatus.privateRequiresTunnel).
 func (m *Management) Connect(ctx context.Context, c *mgmtv1.Cluster, config eksv1.EKSClusterConfigSpec, up management.Upstream[eksv1.EKSClusterConfigSpec]) (*rest.Config, error) {
 	m.Status(c)
 	st := c.Status.EKSStatus
-	if up.Spec.PublicAccess != nil && !*up.Spec.PublicAccess {
-		timeout := m.DialTimeout
-		if timeout <= 0 {
-			timeout = EndpointDialTimeout
-		}
-		dial := m.Dial
-		if dial == nil {
-			dial = (&net.Dialer{}).DialContext
-		}
-		tunnel, err := RequiresTunnel(ctx, dial, up.Endpoint, timeout)
-		if err != nil {
-			return nil, &management.AccessError{Reason: management.ReasonUnreachable,
-				Err: fmt.Errorf("private endpoint %s: cannot tell whether it needs a tunnel (retrying): %w", up.Endpoint, err)}
-		}
-		st.PrivateRequiresTunnel = tunnel
-		if *tunnel {
-			return nil, &management.AccessError{Reason: management.ReasonTunnelRequired,
-				Err: fmt.Errorf("the API endpoint %s has no public access and the management server cannot reach it (DNS failure or timeout); status.eksStatus.privateRequiresTunnel is true", up.Endpoint)}
-		}
-	} else {
+	if up.Spec.PublicAccess == nil || *up.Spec.PublicAccess {
 		st.PrivateRequiresTunnel = nil
+	} else {
+		tunnel, err := management.PrivateEndpoint(ctx, m.Dial, m.DialTimeout, up.Endpoint, "status.eksStatus.privateRequiresTunnel")
+		if tunnel != nil {
+			st.PrivateRequiresTunnel = tunnel // undetermined keeps the last answer
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	ref, err := ParseCredentialRef(config.AmazonCredentialSecret)
 	if err != nil {

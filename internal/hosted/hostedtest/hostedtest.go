@@ -28,6 +28,7 @@ import (
 
 	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	gkev1 "github.com/clustersync/clustersync/api/gke/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/config/crd"
 	"github.com/clustersync/clustersync/internal/binaries"
@@ -182,7 +183,7 @@ func Start(bins binaries.Set, dir, name string, crds bool) (*Env, func(), error)
 	cfg := rest.CopyConfig(cp.Config)
 	cfg.QPS, cfg.Burst = -1, 0
 	e := &Env{Scheme: runtime.NewScheme(), Kube: kubernetes.NewForConfigOrDie(cfg), Config: cfg, Kubeconfig: cp.Layout.AdminKubeconfig()}
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, eksv1.AddToScheme, aksv1.AddToScheme, mgmtv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, eksv1.AddToScheme, aksv1.AddToScheme, gkev1.AddToScheme, mgmtv1.AddToScheme} {
 		if err := add(e.Scheme); err != nil {
 			return fail(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,7 +26,8 @@ const AccessTimeout = 15 * time.Second
 // Reasons of condition Connected when the API server was not reached.
 const (
 	// ReasonTunnelRequired: the endpoint is private and the management
-	// server cannot reach it (status.eksStatus.privateRequiresTunnel).
+	// server cannot reach it (status.eksStatus.privateRequiresTunnel,
+	// status.gkeStatus.privateRequiresTunnel).
 	ReasonTunnelRequired = "TunnelRequired"
 	// ReasonUnauthorized: the API server refused the credentials.
 	ReasonUnauthorized = "Unauthorized"
@@ -107,4 +109,31 @@ func (r *Reconciler[S, O]) ensureSAToken(ctx context.Context, c *mgmtv1.Cluster,
 	}
 	c.Status.ServiceAccountTokenSecret = key.Name
 	return nil
+}
+
+// PrivateEndpoint tells whether the management server reaches a private
+// API endpoint (one without public access) directly, with
+// access.RequiresTunnel (dial nil means a net.Dialer, timeout 0 means
+// access.EndpointDialTimeout, 30 seconds). It returns the value to keep in
+// the cloud's status field (field, e.g. "status.eksStatus.privateRequiresTunnel")
+// and, when the endpoint cannot be used, an AccessError: ReasonTunnelRequired
+// when it needs a tunnel, ReasonUnreachable while that cannot be told yet
+// (retried).
+func PrivateEndpoint(ctx context.Context, dial access.DialFunc, timeout time.Duration, endpoint, field string) (*bool, error) {
+	if timeout <= 0 {
+		timeout = access.EndpointDialTimeout
+	}
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	tunnel, err := access.RequiresTunnel(ctx, dial, endpoint, timeout)
+	if err != nil {
+		return nil, &AccessError{Reason: ReasonUnreachable,
+			Err: fmt.Errorf("private endpoint %s: cannot tell whether it needs a tunnel (retrying): %w", endpoint, err)}
+	}
+	if *tunnel {
+		return tunnel, &AccessError{Reason: ReasonTunnelRequired,
+			Err: fmt.Errorf("the API endpoint %s has no public access and the management server cannot reach it (DNS failure or timeout); %s is true", endpoint, field)}
+	}
+	return tunnel, nil
 }

@@ -19,6 +19,7 @@ import (
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/hosted/access"
 	"github.com/clustersync/clustersync/internal/hosted/eks"
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
 	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
@@ -76,7 +77,7 @@ func imported(t *testing.T, name string) *world {
 
 // importedWith registers cluster and settles both controllers until the
 // Cluster is active.
-func importedWith(t *testing.T, cluster ekstest.ClusterSpec, edit func(*eksv1.EKSClusterConfigSpec), dial eks.DialFunc) *world {
+func importedWith(t *testing.T, cluster ekstest.ClusterSpec, edit func(*eksv1.EKSClusterConfigSpec), dial access.DialFunc) *world {
 	t.Helper()
 	w := register(t, cluster, edit, dial)
 	w.settle(t)
@@ -92,7 +93,7 @@ func importedWith(t *testing.T, cluster ekstest.ClusterSpec, edit func(*eksv1.EK
 // nil, is the management controller's (tunnel detection). The emulated
 // cluster's API server is env's, reached with a cluster-admin token of a
 // namespace of the test's own (in place of an IAM token).
-func register(t *testing.T, cluster ekstest.ClusterSpec, edit func(*eksv1.EKSClusterConfigSpec), dial eks.DialFunc) *world {
+func register(t *testing.T, cluster ekstest.ClusterSpec, edit func(*eksv1.EKSClusterConfigSpec), dial access.DialFunc) *world {
 	t.Helper()
 	start(t)
 	ctx := context.Background()

@@ -97,7 +97,8 @@ func (a *aksCloud) snapshot(t *testing.T) akstest.ClusterSnapshot {
 	return s
 }
 
-func (*aksCloud) driver() string { return mgmtv1.DriverAKS }
+func (*aksCloud) driver() string    { return mgmtv1.DriverAKS }
+func (*aksCloud) tagsField() string { return "tags" }
 
 func (*aksCloud) configTags(c *mgmtv1.Cluster) map[string]string {
 	if c.Spec.AKSConfig.Tags == nil {

@@ -88,7 +88,8 @@ func (e *eksCloud) snapshot(t *testing.T) ekstest.ClusterSnapshot {
 	return s
 }
 
-func (*eksCloud) driver() string { return mgmtv1.DriverEKS }
+func (*eksCloud) driver() string    { return mgmtv1.DriverEKS }
+func (*eksCloud) tagsField() string { return "tags" }
 
 func (*eksCloud) configTags(c *mgmtv1.Cluster) map[string]string {
 	if c.Spec.EKSConfig.Tags == nil {

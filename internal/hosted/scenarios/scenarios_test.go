@@ -21,6 +21,8 @@ import (
 // console sees and changes it.
 type cloud interface {
 	driver() string
+	// tagsField is the config field of the cluster's tags (GKE: labels).
+	tagsField() string
 	configTags(c *mgmtv1.Cluster) map[string]string
 	setConfigTags(c *mgmtv1.Cluster, tags map[string]string)
 	configPools(c *mgmtv1.Cluster) []string
@@ -51,6 +53,7 @@ var providers = []struct {
 }{
 	{"eks", startEKS},
 	{"aks", startAKS},
+	{"gke", startGKE},
 }
 
 // scenarios are the engine's promises, each run against every provider:
@@ -115,8 +118,8 @@ var scenarios = []struct {
 		if got := w.cloud.configTags(w.cluster(t)); !maps.Equal(got, want) {
 			t.Errorf("config tags %v, want the console's %v", got, want)
 		}
-		if notes := w.outsideChanges(t); len(notes) != 1 || !strings.Contains(notes[0], "tags changed outside clustersync") {
-			t.Errorf("OutsideChange events %q, want one for tags", notes)
+		if notes := w.outsideChanges(t); len(notes) != 1 || !strings.Contains(notes[0], w.cloud.tagsField()+" changed outside clustersync") {
+			t.Errorf("OutsideChange events %q, want one for %s", notes, w.cloud.tagsField())
 		}
 	}},
 	{"outside-1101-user-1103", func(t *testing.T, start func(bool) *world) {
@@ -141,8 +144,8 @@ var scenarios = []struct {
 		w.edit(t, func(c *mgmtv1.Cluster) { w.cloud.setConfigTags(c, map[string]string{"team": "user"}) })
 		w.settle(t, 4)
 		c := w.cluster(t)
-		if cond := condition(c, mgmtv1.ConditionConflict); cond == nil || cond.Status != metav1.ConditionTrue || !strings.Contains(cond.Message, "tags") {
-			t.Fatalf("Conflict = %+v, want True naming tags", cond)
+		if cond := condition(c, mgmtv1.ConditionConflict); cond == nil || cond.Status != metav1.ConditionTrue || !strings.Contains(cond.Message, w.cloud.tagsField()) {
+			t.Fatalf("Conflict = %+v, want True naming %s", cond, w.cloud.tagsField())
 		}
 		if got := w.cloud.cloudTags(t); got["team"] != "console" {
 			t.Errorf("cloud tags %v: written despite the conflict", got)
@@ -219,8 +222,8 @@ var scenarios = []struct {
 		w.edit(t, func(c *mgmtv1.Cluster) { w.cloud.setConfigTags(c, map[string]string{"team": "z"}) })
 		w.settle(t, 4)
 		c := w.cluster(t)
-		if cond := condition(c, mgmtv1.ConditionUpdated); cond == nil || cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, "tags") {
-			t.Errorf("Updated = %+v, want False naming tags", cond)
+		if cond := condition(c, mgmtv1.ConditionUpdated); cond == nil || cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, w.cloud.tagsField()) {
+			t.Errorf("Updated = %+v, want False naming %s", cond, w.cloud.tagsField())
 		}
 		if got := w.cloud.configTags(c); got["team"] != "z" {
 			t.Errorf("config tags %v: the user's value was lost", got)

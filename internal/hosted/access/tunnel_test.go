@@ -1,4 +1,4 @@
-package eks
+package access
 
 import (
 	"context"
@@ -39,9 +39,9 @@ func TestRequiresTunnel(t *testing.T) {
 		want     *bool
 		err      bool
 	}{
-		{"reachable endpoint: no tunnel", d.DialContext, "https://" + ln.Addr().String(), ptr(false), false},
-		{"name does not resolve: tunnel", dnsFail, "https://private.eks.local", ptr(true), false},
-		{"timeout: tunnel", timeout, "https://slow.eks.local", ptr(true), false},
+		{"reachable endpoint: no tunnel", d.DialContext, "https://" + ln.Addr().String(), boolPtr(false), false},
+		{"name does not resolve: tunnel", dnsFail, "https://private.eks.local", boolPtr(true), false},
+		{"timeout: tunnel", timeout, "https://slow.eks.local", boolPtr(true), false},
 		{"refused: undetermined, retry", d.DialContext, "https://" + closedAddr, nil, true},
 		{"not a URL", d.DialContext, "::", nil, true},
 	}
@@ -71,3 +71,5 @@ func show(b *bool) any {
 	}
 	return *b
 }
+
+func boolPtr(b bool) *bool { return &b }

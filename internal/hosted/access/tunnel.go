@@ -1,4 +1,4 @@
-package eks
+package access
 
 import (
 	"context"
