@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,54 +19,104 @@ import (
 	"github.com/clustersync/clustersync/internal/testenv"
 )
 
-// An AKS cluster the way a user makes one against the emulator, in the
-// order examples/hosted/aks-cluster.yaml gives: `dev up`, `dev aks`,
-// `manager --aks-endpoint`, `kubectl apply` of the example. kubectl get
-// clusters shows it with DRIVER AKS and turns Active; a tag edited with
-// kubectl patch reaches Azure (cluster show prints it applied); kubectl
-// delete removes it.
-func TestHostedAKSUserPath(t *testing.T) {
+// Hosted clusters of the three clouds side by side, the way a user makes
+// them against the emulators, in the order examples/hosted/*-cluster.yaml
+// give: `dev up`, `dev eks`, `dev aks`, `dev gke`, one `manager` with the
+// three endpoints, `kubectl apply` of the three examples. kubectl get
+// clusters shows each with its DRIVER and turns it Active; `cluster show`
+// prints the same columns for each and -o json the same shape; tags
+// (GKE: labels) edited with kubectl patch reach the cloud (cluster show
+// prints them applied); kubectl delete removes them.
+func TestHostedUserPath(t *testing.T) {
 	cli(t, "dev", "up", "--runtime", "fake", "--fake-nodes", "0")
 	t.Cleanup(func() { devDown(t) })
 	kubeconfig := filepath.Join(tests.Dir, "host", "kubeconfig.yaml")
-	addr := freeAddr(t)
-	background(t, "AKS emulator on", "dev", "aks", "--kubeconfig", kubeconfig, "--addr", addr, "--create-delay", "2s", "--update-delay", "1s")
-	background(t, "clustersync manager running", "manager", "--kubeconfig", kubeconfig, "--aks-endpoint", "http://"+addr,
-		"--aks-refresh", "2", "--aks-poll", "1", "--serve-addr", "", "--leader-elect=false")
-	kubectl(t, kubeconfig, "apply", "-f", filepath.Join("..", "..", "examples", "hosted", "aks-cluster.yaml"))
-	testenv.Eventually(t, 2*time.Minute, func() error {
-		out, err := kubectlErr(kubeconfig, "get", "clusters.management.clustersync.io", "demo-aks")
+	clouds := []struct {
+		driver, name, field, patch string
+	}{
+		{"EKS", "demo-eks", "tags", `{"spec":{"eksConfig":{"tags":{"team":"platform","env":"e2e"}}}}`},
+		{"AKS", "demo-aks", "tags", `{"spec":{"aksConfig":{"tags":{"team":"platform","env":"e2e"}}}}`},
+		{"GKE", "demo-gke", "labels", `{"spec":{"gkeConfig":{"labels":{"team":"platform","env":"e2e"}}}}`},
+	}
+	managerArgs := []string{"manager", "--kubeconfig", kubeconfig, "--serve-addr", "", "--leader-elect=false"}
+	for _, c := range clouds {
+		cloud := strings.ToLower(c.driver)
+		addr := freeAddr(t)
+		background(t, c.driver+" emulator on", "dev", cloud, "--kubeconfig", kubeconfig, "--addr", addr, "--create-delay", "2s", "--update-delay", "1s")
+		managerArgs = append(managerArgs, "--"+cloud+"-endpoint", "http://"+addr, "--"+cloud+"-refresh", "2", "--"+cloud+"-poll", "1")
+	}
+	background(t, "clustersync manager running", managerArgs...)
+	for _, c := range clouds {
+		kubectl(t, kubeconfig, "apply", "-f", filepath.Join("..", "..", "examples", "hosted", strings.ToLower(c.driver)+"-cluster.yaml"))
+	}
+	testenv.Eventually(t, 3*time.Minute, func() error {
+		out, err := kubectlErr(kubeconfig, "get", "clusters.management.clustersync.io", "--no-headers")
 		if err != nil {
 			return err
 		}
-		if f := strings.Fields(lastLine(out)); len(f) < 3 || f[1] != "AKS" || f[2] != "Active" {
-			return fmt.Errorf("kubectl get clusters:\n%s", out)
+		active := map[string]string{}
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			if f := strings.Fields(line); len(f) >= 3 && f[2] == "Active" {
+				active[f[0]] = f[1]
+			}
+		}
+		for _, c := range clouds {
+			if active[c.name] != c.driver {
+				return fmt.Errorf("%s not Active with DRIVER %s; kubectl get clusters:\n%s", c.name, c.driver, out)
+			}
 		}
 		return nil
 	})
-	kubectl(t, kubeconfig, "patch", "clusters.management.clustersync.io", "demo-aks", "--type", "merge",
-		"-p", `{"spec":{"aksConfig":{"tags":{"team":"platform","env":"e2e"}}}}`)
-	testenv.Eventually(t, time.Minute, func() error {
-		out, err := cliErr("cluster", "show", "demo-aks", "--kubeconfig", kubeconfig, "-o", "json")
-		if err != nil {
-			return err
-		}
-		var rows []struct{ Path, Upstream, Applied string }
-		if err := json.Unmarshal([]byte(out), &rows); err != nil {
-			return fmt.Errorf("cluster show -o json: %v\n%s", err, out)
-		}
-		for _, r := range rows {
-			if r.Path == "tags" && strings.Contains(r.Upstream, `"env":"e2e"`) && strings.Contains(r.Applied, `"env":"e2e"`) {
-				return nil
+	var header string
+	for _, c := range clouds {
+		out := cli(t, "cluster", "show", c.name, "--kubeconfig", kubeconfig)
+		var columns string
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "FIELD") {
+				columns = strings.Join(strings.Fields(line), " ")
 			}
 		}
-		return fmt.Errorf("tags not applied in AKS yet:\n%s", out)
-	})
-	kubectl(t, kubeconfig, "delete", "clusters.management.clustersync.io", "demo-aks", "--wait=false")
+		if header == "" {
+			header = columns
+		}
+		if columns == "" || columns != header {
+			t.Errorf("cluster show %s: columns %q, want %q as for the other clouds:\n%s", c.name, columns, header, out)
+		}
+		kubectl(t, kubeconfig, "patch", "clusters.management.clustersync.io", c.name, "--type", "merge", "-p", c.patch)
+	}
+	var shape string
+	for _, c := range clouds {
+		testenv.Eventually(t, time.Minute, func() error {
+			out, err := cliErr("cluster", "show", c.name, "--kubeconfig", kubeconfig, "-o", "json")
+			if err != nil {
+				return err
+			}
+			var rows []map[string]any
+			if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) == 0 {
+				return fmt.Errorf("cluster show -o json: %v\n%s", err, out)
+			}
+			keys := strings.Join(slices.Sorted(maps.Keys(rows[0])), ",")
+			if shape == "" {
+				shape = keys
+			}
+			if keys != shape {
+				t.Errorf("cluster show %s -o json: row keys %s, want %s as for the other clouds", c.name, keys, shape)
+			}
+			for _, r := range rows {
+				if r["Path"] == c.field && strings.Contains(fmt.Sprint(r["Upstream"]), `"env":"e2e"`) && strings.Contains(fmt.Sprint(r["Applied"]), `"env":"e2e"`) {
+					return nil
+				}
+			}
+			return fmt.Errorf("%s of %s not applied in %s yet:\n%s", c.field, c.name, c.driver, out)
+		})
+	}
+	for _, c := range clouds {
+		kubectl(t, kubeconfig, "delete", "clusters.management.clustersync.io", c.name, "--wait=false")
+	}
 	testenv.Eventually(t, time.Minute, func() error {
-		out, err := kubectlErr(kubeconfig, "get", "clusters.management.clustersync.io", "demo-aks", "--ignore-not-found")
+		out, err := kubectlErr(kubeconfig, "get", "clusters.management.clustersync.io", "--ignore-not-found", "--no-headers")
 		if err != nil || strings.TrimSpace(out) != "" {
-			return fmt.Errorf("cluster demo-aks still there: %v\n%s", err, out)
+			return fmt.Errorf("clusters still there: %v\n%s", err, out)
 		}
 		return nil
 	})
