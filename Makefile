@@ -131,7 +131,8 @@ run: run-binaries build
 	$(BIN) demo $(ARGS)
 
 # The virtual-cluster syncer, then the hosted-cluster controllers (200 EKS,
-# then 200 AKS clusters against the emulators; HOSTED_BENCH_ARGS go to it), then the local
+# 200 AKS, then 200 GKE clusters against the emulators, and one table of the
+# three; HOSTED_BENCH_ARGS go to it), then the local
 # real node (dev up to the first pod Running, make run) and the image sizes,
 # then one patch expression and one Pod Security check (ns, bytes, allocs).
 HOSTED_BENCH_ARGS ?=

@@ -1,6 +1,6 @@
 // Command hosted measures the hosted-cluster controllers (`make bench`
-// runs it after the virtual-cluster benchmark), for each cloud (EKS, AKS)
-// in turn: N clusters (default 200, two node groups or pools each) exist in
+// runs it after the virtual-cluster benchmark), for each cloud (EKS, AKS,
+// GKE) in turn: N clusters (default 200, two node groups or pools each) exist in
 // the cloud's emulator and are imported as Clusters into a real
 // kube-apiserver; `clustersync manager`'s controllers (internal/manager, in
 // process) manage them. It prints, per cloud:
@@ -14,6 +14,8 @@
 //   - one push per cluster (a tag edit): the calls of the operator's push
 //     pass and of the passes after it.
 //
+// Then one table with a row per cloud: the same figures side by side.
+//
 // Figures are printed, not asserted: this is a benchmark, not a test.
 package main
 
@@ -21,6 +23,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -28,6 +31,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"text/tabwriter"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -58,23 +62,47 @@ func main() {
 		clouds              string
 	)
 	flag.IntVar(&n, "clusters", 200, "clusters to manage, per cloud")
-	flag.StringVar(&clouds, "clouds", "eks,aks", "the clouds to measure, in order")
+	flag.StringVar(&clouds, "clouds", "eks,aks,gke", "the clouds to measure, in order")
 	flag.IntVar(&workers, "workers", manager.DefaultWorkers, "concurrent reconciles per controller")
 	flag.DurationVar(&refresh, "refresh", 20*time.Second, "upstream refresh period (--eks-refresh) for the steady-state measure")
 	flag.IntVar(&periods, "periods", 3, "refresh periods the steady state is measured over")
 	flag.Parse()
 	ctrl.SetLogger(logr.Discard()) // controller-runtime's queues log through the global logger
+	var results []result
 	for _, name := range strings.Split(clouds, ",") {
 		f, ok := fleets[name]
 		if !ok {
-			fmt.Fprintf(os.Stderr, "bench: -clouds: unknown cloud %q (eks, aks)\n", name)
+			fmt.Fprintf(os.Stderr, "bench: -clouds: unknown cloud %q (eks, aks, gke)\n", name)
 			os.Exit(2)
 		}
-		if err := run(f(), n, workers, periods, refresh); err != nil {
+		r, err := run(f(), n, workers, periods, refresh)
+		if err != nil {
 			fmt.Fprintf(os.Stderr, "bench: %s: %v\n", name, err)
 			os.Exit(1)
 		}
+		results = append(results, r)
 	}
+	printTable(os.Stdout, results, n, refresh)
+}
+
+// result is one cloud's figures: durations in seconds, calls per cluster
+// (per refresh period for the steady state).
+type result struct {
+	cloud                                          string
+	active, ready, cycle, push                     float64
+	cycleCalls, steadyCalls, pushCalls, afterCalls float64
+}
+
+// printTable prints the clouds' figures side by side, one row per cloud.
+func printTable(w io.Writer, results []result, n int, refresh time.Duration) {
+	fmt.Fprintf(w, "\nhosted clusters, %d imported per cloud (refresh %s); durations in seconds, API calls per cluster:\n", n, refresh)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "CLOUD\tACTIVE s\tREADY s\tREFRESH CYCLE s\tCALLS/CYCLE\tCALLS/REFRESH (steady)\tPUSH s\tCALLS/PUSH PASS\tCALLS AFTER PUSH\t")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.2f\t%.2f\t%.2f\t%.1f\t%.2f\t%.2f\t\n", r.cloud, r.active, r.ready, r.cycle, r.cycleCalls, r.steadyCalls,
+			r.push, r.pushCalls, r.afterCalls)
+	}
+	_ = tw.Flush()
 }
 
 // fleet is one cloud in the benchmark: its emulator, its Clusters and how
@@ -107,6 +135,7 @@ type fleet interface {
 var fleets = map[string]func() fleet{
 	"eks": func() fleet { return &eksFleet{} },
 	"aks": func() fleet { return &aksFleet{} },
+	"gke": func() fleet { return &gkeFleet{} },
 }
 
 // calls records every call the emulator serves, with its time.
@@ -148,7 +177,14 @@ func (c *calls) since(t time.Time) []call {
 	return out
 }
 
-func run(f fleet, n, workers, periods int, refresh time.Duration) error {
+func run(f fleet, n, workers, periods int, refresh time.Duration) (result, error) {
+	r := result{cloud: f.name()}
+	err := measure(f, n, workers, periods, refresh, &r)
+	return r, err
+}
+
+// measure runs one cloud's measures, printing each and recording it in r.
+func measure(f fleet, n, workers, periods int, refresh time.Duration, r *result) error {
 	bins := binaries.Default()
 	if err := bins.Check(); err != nil {
 		return err
@@ -219,12 +255,14 @@ func run(f fleet, n, workers, periods int, refresh time.Duration) error {
 		stop()
 		return err
 	}
-	fmt.Printf("  import: all %d Active %.1f s after their Clusters were created\n", n, time.Since(start).Seconds())
+	r.active = time.Since(start).Seconds()
+	fmt.Printf("  import: all %d Active %.1f s after their Clusters were created\n", n, r.active)
 	if err := waitAll(ctx, k, n, 5*time.Minute, ready); err != nil {
 		stop()
 		return err
 	}
-	fmt.Printf("  import: all %d Ready (API server reached, service-account token stored) %.1f s after their Clusters were created\n", n, time.Since(start).Seconds())
+	r.ready = time.Since(start).Seconds()
+	fmt.Printf("  import: all %d Ready (API server reached, service-account token stored) %.1f s after their Clusters were created\n", n, r.ready)
 	stop()
 
 	// 2. One full refresh cycle: a fresh manager finds every cluster due.
@@ -263,6 +301,7 @@ func run(f fleet, n, workers, periods int, refresh time.Duration) error {
 		}
 	}
 	cycle = callsBetween(cycle, t0, last)
+	r.cycle, r.cycleCalls = last.Sub(first).Seconds(), float64(len(cycle))/float64(n)
 	fmt.Printf("  full refresh cycle (all %d due at once, fresh manager): %.2f s from the first to the last cluster described, %.2f s from manager start\n",
 		n, last.Sub(first).Seconds(), last.Sub(t0).Seconds())
 	fmt.Printf("    %s calls in that cycle (management refresh + the operator's start-up check), per cluster: %s\n", f.name(), perCluster(cycle, n, 1))
@@ -273,6 +312,7 @@ func run(f fleet, n, workers, periods int, refresh time.Duration) error {
 	from := time.Now()
 	time.Sleep(time.Duration(periods) * refresh)
 	window := callsBetween(rec.since(from), from, time.Now())
+	r.steadyCalls = float64(len(window)) / float64(n*periods)
 	fmt.Printf("  steady state over %d refresh periods of %s: %s calls per cluster per refresh: %s (of which the operator's: %d)\n",
 		periods, refresh, f.name(), perCluster(window, n, periods), len(only(window, true)))
 
@@ -293,12 +333,13 @@ func run(f fleet, n, workers, periods int, refresh time.Duration) error {
 		return fmt.Errorf("push: %w", err)
 	}
 	pushed := rec.since(from)
-	fmt.Printf("  one push per cluster (a tag edit in all %d at once): all applied and Active %.1f s after the edits\n", n, time.Since(from).Seconds())
+	r.push = time.Since(from).Seconds()
+	fmt.Printf("  one push per cluster (a tag edit in all %d at once): all applied and Active %.1f s after the edits\n", n, r.push)
 	var pass, after []call
 	tagged := map[string]bool{}
 	for _, c := range only(pushed, true) {
 		switch {
-		case tagged[c.cluster]:
+		case tagged[c.cluster], c.cluster == "": // an operation's status (GKE's GetOperation) follows a write
 			after = append(after, c)
 		default:
 			pass = append(pass, c)
@@ -310,6 +351,7 @@ func run(f fleet, n, workers, periods int, refresh time.Duration) error {
 	if len(tagged) != n {
 		return fmt.Errorf("push: %d of %d clusters saw a %s", len(tagged), n, f.pushOp())
 	}
+	r.pushCalls, r.afterCalls = float64(len(pass))/float64(n), float64(len(after))/float64(n)
 	fmt.Printf("    %s calls per cluster of the operator's push pass (its read and the write): %s\n", f.name(), perCluster(pass, n, 1))
 	fmt.Printf("    %s calls per cluster of the operator's passes after it (the outcome settled, Active): %s\n", f.name(), perCluster(after, n, 1))
 	fmt.Printf("    %s calls per cluster of the management controller meanwhile: %s\n", f.name(), perCluster(only(pushed, false), n, 1))
