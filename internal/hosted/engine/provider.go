@@ -30,7 +30,7 @@ type Object[S any] interface {
 // The engine owns everything else: phases, the applied record with its
 // write-ahead, pending pushes, conflicts, failure messages and retries.
 type Provider[S any, O Object[S]] interface {
-	// Name is the cloud service in messages: "EKS", "AKS".
+	// Name is the cloud service in messages: "EKS", "AKS", "GKE".
 	Name() string
 	// Finalizer holds back the deletion of an object whose cluster
 	// clustersync created until Session.Delete is done; imported clusters
