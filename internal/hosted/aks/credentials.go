@@ -14,11 +14,11 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
+	"github.com/clustersync/clustersync/internal/hosted/access"
 )
 
 // Keys of the credential Secret, as Rancher names them
@@ -148,11 +148,7 @@ func NewClientsFactory(endpoint string, credential CredentialFunc, configure ...
 
 // ParseCredentialRef reads spec.azureCredentialSecret, "namespace:name".
 func ParseCredentialRef(ref string) (types.NamespacedName, error) {
-	ns, name, ok := strings.Cut(ref, ":")
-	if !ok || ns == "" || name == "" {
-		return types.NamespacedName{}, fmt.Errorf("spec.azureCredentialSecret %q: want namespace:name", ref)
-	}
-	return types.NamespacedName{Namespace: ns, Name: name}, nil
+	return access.CredentialRef("spec.azureCredentialSecret", ref)
 }
 
 // LoadClients reads the credential Secret spec.azureCredentialSecret names
@@ -162,15 +158,11 @@ func LoadClients(ctx context.Context, k client.Reader, newClients ClientsFactory
 	if newClients == nil {
 		return nil, errors.New("no Azure clients: the reconciler's NewClients is not set (aks.NewClientsFactory)")
 	}
-	ref, err := ParseCredentialRef(spec.AzureCredentialSecret)
+	ref, data, err := access.LoadCredential(ctx, k, "spec.azureCredentialSecret", spec.AzureCredentialSecret)
 	if err != nil {
 		return nil, err
 	}
-	var s corev1.Secret
-	if err := k.Get(ctx, ref, &s); err != nil {
-		return nil, fmt.Errorf("credential secret %s (spec.azureCredentialSecret): %w", ref, err)
-	}
-	cs, err := newClients(ctx, s.Data)
+	cs, err := newClients(ctx, data)
 	if err != nil {
 		return nil, fmt.Errorf("credential secret %s: %w", ref, err)
 	}

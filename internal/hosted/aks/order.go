@@ -94,7 +94,7 @@ func vet(spec aksv1.AKSClusterConfigSpec, ch managed.Change) (bool, error) {
 	case ch.Path == "dockerBridgeCidr":
 		return false, nil
 	case slices.Contains(createOnly, ch.Path):
-		return false, fmt.Errorf("%s: Azure sets it only when the cluster is created; it is %s in AKS (set it back, or create a new cluster)", ch.Path, show(ch.Old))
+		return false, fmt.Errorf("%s: Azure sets it only when the cluster is created; it is %s in AKS (set it back, or create a new cluster)", ch.Path, managed.Show(ch.Old))
 	case ch.Path == "kubernetesVersion" && ch.Old != nil && ch.New != nil:
 		if _, err := engine.NextVersion("AKS", fmt.Sprint(ch.Old), fmt.Sprint(ch.New)); err != nil {
 			return false, fmt.Errorf("kubernetesVersion: %w", err)
@@ -104,7 +104,7 @@ func vet(spec aksv1.AKSClusterConfigSpec, ch managed.Change) (bool, error) {
 			return false, fmt.Errorf("%s: it is the last System-mode pool, which AKS requires; add another System pool first", ch.Path)
 		}
 	case isPool && slices.Contains(poolCreateOnly, field):
-		return false, fmt.Errorf("%s: Azure sets it only when pool %s is created; it is %s in AKS (add a pool with the new value and remove this one)", ch.Path, name, show(ch.Old))
+		return false, fmt.Errorf("%s: Azure sets it only when pool %s is created; it is %s in AKS (add a pool with the new value and remove this one)", ch.Path, name, managed.Show(ch.Old))
 	case isPool && field == "count":
 		if p := poolNamed(spec, name); p != nil && p.EnableAutoScaling != nil && *p.EnableAutoScaling {
 			return false, nil // the autoscaler owns it
@@ -139,16 +139,4 @@ func poolNamed(spec aksv1.AKSClusterConfigSpec, name string) *aksv1.AKSNodePool 
 		}
 	}
 	return nil
-}
-
-// show renders a change's value for a message.
-func show(v any) string {
-	if v == nil {
-		return "unset"
-	}
-	raw, err := managed.Render(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(raw)
 }

@@ -4,18 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	"github.com/clustersync/clustersync/internal/hosted/access"
 )
 
 // Keys of the credential Secret, as Rancher names them
@@ -27,11 +26,7 @@ const (
 
 // ParseCredentialRef reads spec.amazonCredentialSecret, "namespace:name".
 func ParseCredentialRef(ref string) (types.NamespacedName, error) {
-	ns, name, ok := strings.Cut(ref, ":")
-	if !ok || ns == "" || name == "" {
-		return types.NamespacedName{}, fmt.Errorf("spec.amazonCredentialSecret %q: want namespace:name", ref)
-	}
-	return types.NamespacedName{Namespace: ns, Name: name}, nil
+	return access.CredentialRef(credentialField, ref)
 }
 
 // LoadClients reads the credential Secret that spec.amazonCredentialSecret
@@ -43,11 +38,7 @@ func LoadClients(ctx context.Context, k client.Reader, newServices ServicesFacto
 	if newServices == nil {
 		return nil, nil, errors.New("no AWS clients: the reconciler's NewServices is not set (eks.NewServicesFactory)")
 	}
-	ref, err := ParseCredentialRef(spec.AmazonCredentialSecret)
-	if err != nil {
-		return nil, nil, err
-	}
-	data, err := loadSecret(ctx, k, ref)
+	ref, data, err := access.LoadCredential(ctx, k, credentialField, spec.AmazonCredentialSecret)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -58,15 +49,8 @@ func LoadClients(ctx context.Context, k client.Reader, newServices ServicesFacto
 	return cs, data, nil
 }
 
-// loadSecret returns the data of the credential Secret ref; the error
-// names spec.amazonCredentialSecret.
-func loadSecret(ctx context.Context, k client.Reader, ref types.NamespacedName) (map[string][]byte, error) {
-	var s corev1.Secret
-	if err := k.Get(ctx, ref, &s); err != nil {
-		return nil, fmt.Errorf("credential secret %s (spec.amazonCredentialSecret): %w", ref, err)
-	}
-	return s.Data, nil
-}
+// credentialField is the spec field naming the credential Secret.
+const credentialField = "spec.amazonCredentialSecret"
 
 // awsConfig is the SDK configuration for region with the static
 // credentials of the credential Secret's data; a missing key is an error

@@ -144,11 +144,7 @@ func (m *Management) Connect(ctx context.Context, c *mgmtv1.Cluster, config eksv
 			return nil, err
 		}
 	}
-	ref, err := ParseCredentialRef(config.AmazonCredentialSecret)
-	if err != nil {
-		return nil, err
-	}
-	secret, err := loadSecret(ctx, m.Client, ref)
+	_, secret, err := access.LoadCredential(ctx, m.Client, credentialField, config.AmazonCredentialSecret)
 	if err != nil {
 		return nil, err
 	}

@@ -15,11 +15,10 @@ import (
 	"cloud.google.com/go/auth/credentials"
 	container "cloud.google.com/go/container/apiv1"
 	"google.golang.org/api/option"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gkev1 "github.com/clustersync/clustersync/api/gke/v1"
+	"github.com/clustersync/clustersync/internal/hosted/access"
 )
 
 // AuthEncodedJSONField is the key of the credential Secret that holds the
@@ -136,15 +135,6 @@ func secretKey(secret map[string][]byte) [sha256.Size]byte {
 	return out
 }
 
-// ParseCredentialRef reads spec.googleCredentialSecret, "namespace:name".
-func ParseCredentialRef(ref string) (types.NamespacedName, error) {
-	ns, name, ok := strings.Cut(ref, ":")
-	if !ok || ns == "" || name == "" {
-		return types.NamespacedName{}, fmt.Errorf("spec.googleCredentialSecret %q: want namespace:name", ref)
-	}
-	return types.NamespacedName{Namespace: ns, Name: name}, nil
-}
-
 // LoadClient reads the credential Secret spec.googleCredentialSecret
 // names with k and makes the client with newClient.
 // Errors name the field or the Secret.
@@ -152,15 +142,11 @@ func LoadClient(ctx context.Context, k client.Reader, newClient ClientFactory, s
 	if newClient == nil {
 		return nil, errors.New("no GKE client: the reconciler's NewClient is not set (gke.NewClientFactory)")
 	}
-	ref, err := ParseCredentialRef(spec.GoogleCredentialSecret)
+	ref, data, err := access.LoadCredential(ctx, k, "spec.googleCredentialSecret", spec.GoogleCredentialSecret)
 	if err != nil {
 		return nil, err
 	}
-	var s corev1.Secret
-	if err := k.Get(ctx, ref, &s); err != nil {
-		return nil, fmt.Errorf("credential secret %s (spec.googleCredentialSecret): %w", ref, err)
-	}
-	c, err := newClient(ctx, s.Data)
+	c, err := newClient(ctx, data)
 	if err != nil {
 		return nil, fmt.Errorf("credential secret %s: %w", ref, err)
 	}

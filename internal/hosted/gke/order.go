@@ -94,7 +94,7 @@ func vet(spec gkev1.GKEClusterConfigSpec, ch managed.Change) (bool, error) {
 	name, field, isPool := splitPoolPath(ch.Path)
 	switch {
 	case slices.Contains(createOnly, ch.Path):
-		return false, fmt.Errorf("%s: GKE sets it only when the cluster is created; it is %s in GKE (set it back, or create a new cluster)", ch.Path, show(ch.Old))
+		return false, fmt.Errorf("%s: GKE sets it only when the cluster is created; it is %s in GKE (set it back, or create a new cluster)", ch.Path, managed.Show(ch.Old))
 	case ch.Path == "kubernetesVersion" && ch.Old != nil && ch.New != nil:
 		if _, err := nextVersion(fmt.Sprint(ch.Old), fmt.Sprint(ch.New)); err != nil {
 			return false, fmt.Errorf("kubernetesVersion: %w", err)
@@ -102,7 +102,7 @@ func vet(spec gkev1.GKEClusterConfigSpec, ch managed.Change) (bool, error) {
 	case isPool && spec.AutopilotConfig != nil && spec.AutopilotConfig.Enabled:
 		return false, fmt.Errorf("%s: an Autopilot cluster's nodes are managed by GKE; remove nodePools from the spec", ch.Path)
 	case isPool && slices.Contains(poolCreateOnly, field):
-		return false, fmt.Errorf("%s: GKE sets it only when pool %s is created; it is %s in GKE (add a pool with the new value and remove this one)", ch.Path, name, show(ch.Old))
+		return false, fmt.Errorf("%s: GKE sets it only when pool %s is created; it is %s in GKE (add a pool with the new value and remove this one)", ch.Path, name, managed.Show(ch.Old))
 	case isPool && field == "version" && ch.Old != nil && ch.New != nil:
 		if _, err := nextVersion(fmt.Sprint(ch.Old), fmt.Sprint(ch.New)); err != nil {
 			return false, fmt.Errorf("%s: %w", ch.Path, err)
@@ -177,16 +177,4 @@ func nextVersion(current, desired string) (string, error) {
 		return desired, nil
 	}
 	return next, nil
-}
-
-// show renders a change's value for a message.
-func show(v any) string {
-	if v == nil {
-		return "unset"
-	}
-	raw, err := managed.Render(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(raw)
 }

@@ -242,6 +242,19 @@ func SameValue(a, b []byte) bool {
 // the field.
 func Render(v any) ([]byte, error) { return json.Marshal(v) }
 
+// Show renders a change's value (Change.Old, Change.New) for a message:
+// its JSON, "unset" for nil.
+func Show(v any) string {
+	if v == nil {
+		return "unset"
+	}
+	raw, err := Render(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(raw)
+}
+
 // Landed reports whether upstream holds the value raw (JSON, as Value
 // renders it) pushed at path. For a whole element only presence counts —
 // it exists exactly when raw is not null — because the cloud reports more
