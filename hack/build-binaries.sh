@@ -16,7 +16,9 @@
 #       the local real node's runtime, CNI plugins, kubelet, kube-proxy, storage provisioner
 #       and resource metrics API (kubectl top), and Debian's busybox-static (downloaded,
 #       not installed), the image of the rewrite-hosts init container of StatefulSet pods;
-#       the default and `node` build them and install Debian's runc and iptables when missing.
+#       the default and `node` build them and install Debian's runc and iptables when missing;
+#       the default (make test) also installs Debian's chromium when missing (the dashboard's
+#       browser tests drive it headless).
 #   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0-e2e/{e2e.test,ginkgo,kubectl,agnhost,nonewprivs,sample-apiserver,etcd,files/}
 #   $CLUSTERSYNC_CACHE/conformance-userland-debian12-v4/{busybox,agnhost,nginx,glibc-dns-testing}/
 #       the Kubernetes end-to-end test binary, the ginkgo command that runs it in
@@ -391,6 +393,8 @@ main() {
 		metrics_server
 		k3s
 		controller_gen
+		# The dashboard's browser tests drive Debian's chromium (chromedp).
+		debian_tool chromium chromium "the dashboard's browser tests drive it headless"
 	fi
 	if [ "$mode" = conformance ]; then
 		e2e

@@ -134,6 +134,15 @@ type Options struct {
 	// Lease was won, with leader election).
 	Started func()
 
+	// DashboardAddr, when not empty, serves the web dashboard
+	// (internal/dashboard) on this address, plain HTTP unless
+	// DashboardTLSCert and DashboardTLSKey are set; every replica serves
+	// it, leader or not.
+	DashboardAddr string
+	// DashboardTLSCert and DashboardTLSKey are the dashboard's serving
+	// certificate chain and key (PEM files); with them the session cookie
+	// is Secure.
+	DashboardTLSCert, DashboardTLSKey string
 	// Registered configures registered clusters; a zero value (no
 	// ServeAddr and no Listener) leaves them off.
 	Registered RegisteredOptions
@@ -228,6 +237,11 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 	}
+	if o.DashboardAddr != "" {
+		if err := setupDashboard(mgr, o); err != nil {
+			return err
+		}
+	}
 	if o.Started != nil {
 		started := o.Started
 		if err := mgr.Add(leaderRunnable(func(context.Context) error { started(); return nil })); err != nil {
@@ -309,6 +323,23 @@ func EffectiveRows(c *mgmtv1.Cluster) (rows []managed.Row, ok bool) {
 		return rows, true
 	}
 	return management.Rows(&gke.Management{}, c)
+}
+
+// SetConfigValue sets the field path of a hosted Cluster's config (of
+// whichever cloud it has) to raw, the field's JSON
+// (management.SetConfigValue). Errors name the path, or say that c is not
+// a hosted cluster.
+func SetConfigValue(c *mgmtv1.Cluster, path string, raw []byte) error {
+	for _, set := range []func() (bool, error){
+		func() (bool, error) { return management.SetConfigValue(&eks.Management{}, c, path, raw) },
+		func() (bool, error) { return management.SetConfigValue(&aks.Management{}, c, path, raw) },
+		func() (bool, error) { return management.SetConfigValue(&gke.Management{}, c, path, raw) },
+	} {
+		if ok, err := set(); ok {
+			return err
+		}
+	}
+	return fmt.Errorf("cluster %s has no spec.eksConfig, spec.aksConfig or spec.gkeConfig", c.Name)
 }
 
 // setupProvider registers one cloud's two controllers: the management

@@ -2,6 +2,7 @@ package management
 
 import (
 	"context"
+	"fmt"
 
 	"k8s.io/client-go/rest"
 
@@ -93,4 +94,19 @@ func Rows[S any, O engine.Object[S]](cloud Cloud[S, O], c *mgmtv1.Cluster) (rows
 		app = **applied
 	}
 	return managed.Rows(*cfg, up, app, cloud.Options()), true
+}
+
+// SetConfigValue sets the field path of c's config of cloud to raw (the
+// field's JSON, as status.conflicts records values), as a user editing
+// spec.<cloud>Config would; ok is false when c has no config of cloud.
+// Errors name the path.
+func SetConfigValue[S any, O engine.Object[S]](cloud Cloud[S, O], c *mgmtv1.Cluster, path string, raw []byte) (ok bool, err error) {
+	cfg := cloud.Config(c)
+	if cfg == nil {
+		return false, nil
+	}
+	if err := managed.SetValue(cfg, path, raw, cloud.Options()); err != nil {
+		return true, fmt.Errorf("spec.%s.%s: %w", cloud.ConfigField(), path, err)
+	}
+	return true, nil
 }

@@ -1,0 +1,480 @@
+package dashboard
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
+	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/hosted/managed"
+)
+
+// clusterRow is one line of the clusters table.
+type clusterRow struct {
+	Name, Driver, Phase, Version, Age string
+	// Pools counts the node groups (pools) the cloud reports; -1 when the
+	// driver has none (a registered cluster).
+	Pools int
+	// Problems are the conditions that do not hold, "Type: message",
+	// Conflict first.
+	Problems []string
+	// Conflict is true while a field is changed on both sides.
+	Conflict bool
+	// Hosted is true for an EKS, AKS or GKE cluster (it has a detail page
+	// with the effective state).
+	Hosted  bool
+	created time.Time
+}
+
+// summarize is c as a row of the clusters table at now.
+func summarize(c *mgmtv1.Cluster, now time.Time) clusterRow {
+	r := clusterRow{Name: c.Name, Driver: c.Status.Driver, Phase: c.Status.Phase, Version: c.Status.Version, Pools: -1,
+		created: c.CreationTimestamp.Time, Age: duration.HumanDuration(now.Sub(c.CreationTimestamp.Time))}
+	switch {
+	case c.Spec.EKSConfig != nil:
+		r.Hosted, r.Driver = true, mgmtv1.DriverEKS
+		if st := c.Status.EKSStatus; st != nil && st.UpstreamSpec != nil && st.UpstreamSpec.NodeGroups != nil {
+			r.Pools = len(*st.UpstreamSpec.NodeGroups)
+		}
+	case c.Spec.AKSConfig != nil:
+		r.Hosted, r.Driver = true, mgmtv1.DriverAKS
+		if st := c.Status.AKSStatus; st != nil && st.UpstreamSpec != nil && st.UpstreamSpec.NodePools != nil {
+			r.Pools = len(*st.UpstreamSpec.NodePools)
+		}
+	case c.Spec.GKEConfig != nil:
+		r.Hosted, r.Driver = true, mgmtv1.DriverGKE
+		if st := c.Status.GKEStatus; st != nil && st.UpstreamSpec != nil && st.UpstreamSpec.NodePools != nil {
+			r.Pools = len(*st.UpstreamSpec.NodePools)
+		}
+	case c.Spec.ImportedConfig != nil:
+		r.Driver = mgmtv1.DriverImported
+	}
+	for _, cond := range c.Status.Conditions {
+		bad := cond.Status != metav1.ConditionTrue
+		if cond.Type == mgmtv1.ConditionConflict {
+			bad = cond.Status == metav1.ConditionTrue
+			r.Conflict = bad
+		}
+		if !bad || cond.Message == "" && cond.Reason == "" {
+			continue
+		}
+		msg := cond.Type + ": " + firstNonEmpty(cond.Message, cond.Reason)
+		if cond.Type == mgmtv1.ConditionConflict {
+			r.Problems = append([]string{msg}, r.Problems...)
+		} else {
+			r.Problems = append(r.Problems, msg)
+		}
+	}
+	return r
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// SortKeys are the columns the clusters table sorts by (?sort=).
+var sortKeys = []string{"name", "driver", "phase", "age"}
+
+// filterSort keeps the rows whose name, driver or phase contains q (case
+// insensitive) and sorts them by key (name when key is unknown); rows in
+// Conflict come first whatever the key.
+func filterSort(rows []clusterRow, q, key string) []clusterRow {
+	q = strings.ToLower(strings.TrimSpace(q))
+	out := slices.DeleteFunc(slices.Clone(rows), func(r clusterRow) bool {
+		return q != "" && !strings.Contains(strings.ToLower(r.Name+" "+r.Driver+" "+r.Phase), q)
+	})
+	field := func(r clusterRow) string {
+		switch key {
+		case "driver":
+			return r.Driver + "\x00" + r.Name
+		case "phase":
+			return r.Phase + "\x00" + r.Name
+		case "age":
+			return r.created.UTC().Format(time.RFC3339Nano) + "\x00" + r.Name
+		}
+		return r.Name
+	}
+	slices.SortStableFunc(out, func(a, b clusterRow) int {
+		if a.Conflict != b.Conflict {
+			if a.Conflict {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(field(a), field(b))
+	})
+	return out
+}
+
+// tableData is the clusters table template's data.
+type tableData struct {
+	Rows  []clusterRow
+	Query string
+	Sort  string
+	Sorts []string
+	// Events is the URL of the live updates, with the same query.
+	Events string
+}
+
+// visibleClusters lists the Clusters the user may see: with the user's
+// own list when RBAC allows it; otherwise (a user allowed some Clusters by
+// name, which Kubernetes RBAC cannot allow to list) the manager's list,
+// keeping only those a SelfSubjectAccessReview with the user's token
+// allows to get. byName is true in the second case.
+func (s *Server) visibleClusters(ctx context.Context, sess *session) (items []mgmtv1.Cluster, byName bool, err error) {
+	var list mgmtv1.ClusterList
+	err = sess.client.List(ctx, &list)
+	if err == nil || !apierrors.IsForbidden(err) {
+		return list.Items, false, err
+	}
+	forbidden := err
+	if err := s.admin.List(ctx, &list); err != nil {
+		return nil, true, err
+	}
+	for _, c := range list.Items {
+		ok, err := sess.may(ctx, "get", c.Name)
+		if err != nil {
+			return nil, true, err
+		}
+		if ok {
+			items = append(items, c)
+		}
+	}
+	if len(items) == 0 {
+		return nil, true, forbidden
+	}
+	return items, true, nil
+}
+
+// table lists the Clusters the user may see and renders the table
+// fragment.
+func (s *Server) table(ctx context.Context, sess *session, q, key string) (tableData, error) {
+	items, _, err := s.visibleClusters(ctx, sess)
+	if err != nil {
+		return tableData{}, err
+	}
+	list := mgmtv1.ClusterList{Items: items}
+	now := s.now()
+	var rows []clusterRow
+	for i := range list.Items {
+		rows = append(rows, summarize(&list.Items[i], now))
+	}
+	v := url.Values{}
+	if q != "" {
+		v.Set("q", q)
+	}
+	if key != "" {
+		v.Set("sort", key)
+	}
+	ev := "/events"
+	if len(v) > 0 {
+		ev += "?" + v.Encode()
+	}
+	return tableData{Rows: filterSort(rows, q, key), Query: q, Sort: key, Sorts: sortKeys, Events: ev}, nil
+}
+
+// listError is what a page says when the user may not list Clusters.
+func listError(err error) string {
+	if apierrors.IsForbidden(err) {
+		return "Your account may not list clusters (RBAC): ask for list and watch on clusters.management.clustersync.io."
+	}
+	return err.Error()
+}
+
+func (s *Server) clustersPage(w http.ResponseWriter, r *http.Request, sess *session) {
+	data, err := s.table(r.Context(), sess, r.URL.Query().Get("q"), r.URL.Query().Get("sort"))
+	p := page{Title: "Clusters", User: sess.user, CSRF: sess.csrf, Data: data}
+	if err != nil {
+		p.Error = listError(err)
+		if !apierrors.IsForbidden(err) {
+			s.render(w, "clusters.html", http.StatusBadGateway, p)
+			return
+		}
+		p.Data = tableData{Sorts: sortKeys, Events: "/events"}
+		s.render(w, "clusters.html", http.StatusForbidden, p)
+		return
+	}
+	s.render(w, "clusters.html", http.StatusOK, p)
+}
+
+// keepAlive is how often an idle event stream sends a comment, so that
+// proxies keep it open.
+const keepAlive = 25 * time.Second
+
+// clusterEvents streams the clusters table as server-sent events (event
+// "clusters", the table's HTML): once at once, then after every change the
+// user's watch on Clusters reports (changes within 200 ms are sent once).
+// A watch that ends is started again.
+func (s *Server) clusterEvents(w http.ResponseWriter, r *http.Request, sess *session) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	ctx := r.Context()
+	q, key := r.URL.Query().Get("q"), r.URL.Query().Get("sort")
+	send := func() bool {
+		data, err := s.table(ctx, sess, q, key)
+		if err != nil {
+			fmt.Fprintf(w, "event: error\ndata: %s\n\n", strings.ReplaceAll(listError(err), "\n", " "))
+			flusher.Flush()
+			return !apierrors.IsForbidden(err)
+		}
+		var buf bytes.Buffer
+		if err := s.pages["clusters.html"].ExecuteTemplate(&buf, "table", data); err != nil {
+			return false
+		}
+		w.Write([]byte("event: clusters\n"))
+		for _, line := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
+			fmt.Fprintf(w, "data: %s\n", line)
+		}
+		w.Write([]byte("\n"))
+		flusher.Flush()
+		return true
+	}
+	if !send() {
+		return
+	}
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for ctx.Err() == nil {
+		watcher, err := sess.client.Watch(ctx, &mgmtv1.ClusterList{})
+		if apierrors.IsForbidden(err) {
+			// A user allowed Clusters by name only: the manager watches, and
+			// every table sent is filtered with the user's access (table).
+			watcher, err = s.admin.Watch(ctx, &mgmtv1.ClusterList{})
+		}
+		if err != nil {
+			return
+		}
+		changed := watchChanges(ctx, watcher.ResultChan())
+	loop:
+		for {
+			select {
+			case <-ctx.Done():
+				watcher.Stop()
+				return
+			case <-tick.C:
+				w.Write([]byte(": keep-alive\n\n"))
+				flusher.Flush()
+			case _, open := <-changed:
+				if !open {
+					break loop
+				}
+				if !send() {
+					watcher.Stop()
+					return
+				}
+			}
+		}
+		watcher.Stop()
+	}
+}
+
+// clusterPage shows one hosted cluster: its effective state, conflicts
+// with their three values, conditions and events.
+func (s *Server) clusterPage(w http.ResponseWriter, r *http.Request, sess *session) {
+	name := r.PathValue("name")
+	var c mgmtv1.Cluster
+	if err := sess.client.Get(r.Context(), client.ObjectKey{Name: name}, &c); err != nil {
+		status := http.StatusBadGateway
+		if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+			status = http.StatusNotFound // not telling apart "absent" from "not yours"
+		}
+		s.render(w, "cluster.html", status, page{Title: name, User: sess.user, CSRF: sess.csrf,
+			Error: fmt.Sprintf("cluster %s: not found, or your account may not read it", name)})
+		return
+	}
+	d := s.detail(r.Context(), sess, &c)
+	s.render(w, "cluster.html", http.StatusOK, page{Title: name, User: sess.user, CSRF: sess.csrf, Data: d})
+}
+
+// detailData is a hosted cluster's page.
+type detailData struct {
+	Row        clusterRow
+	Rows       []managed.Row
+	Conflicts  []hostedv1.FieldConflict
+	Conditions []metav1.Condition
+	Events     []eventRow
+	// EventsError says why events are not shown (RBAC).
+	EventsError string
+	Endpoint    string
+}
+
+// eventRow is one event about the cluster.
+type eventRow struct{ Age, Type, Reason, Note string }
+
+func (s *Server) detail(ctx context.Context, sess *session, c *mgmtv1.Cluster) detailData {
+	d := detailData{Row: summarize(c, s.now()), Conditions: c.Status.Conditions, Endpoint: c.Status.APIEndpoint}
+	d.Rows, _ = s.opts.Rows(c)
+	d.Conflicts = s.conflicts(ctx, sess, c)
+	evs, err := sess.kube.EventsV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=" + c.Name})
+	if err != nil {
+		d.EventsError = "events are not shown: " + listError(err)
+		return d
+	}
+	items := slices.DeleteFunc(evs.Items, func(e eventsv1.Event) bool { return e.Regarding.Kind != "Cluster" })
+	slices.SortFunc(items, func(a, b eventsv1.Event) int { return eventTime(b).Compare(eventTime(a)) })
+	for _, e := range items {
+		d.Events = append(d.Events, eventRow{Age: duration.HumanDuration(s.now().Sub(eventTime(e))), Type: e.Type, Reason: e.Reason, Note: e.Note})
+	}
+	return d
+}
+
+// eventTime is when an event last happened.
+func eventTime(e eventsv1.Event) time.Time {
+	switch {
+	case e.Series != nil:
+		return e.Series.LastObservedTime.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	case !e.DeprecatedLastTimestamp.IsZero():
+		return e.DeprecatedLastTimestamp.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+// operatorGVK is the operator object's kind of c's driver.
+func operatorGVK(c *mgmtv1.Cluster) (schema.GroupVersionKind, bool) {
+	for _, p := range []struct {
+		set   bool
+		group string
+	}{{c.Spec.EKSConfig != nil, "eks"}, {c.Spec.AKSConfig != nil, "aks"}, {c.Spec.GKEConfig != nil, "gke"}} {
+		if p.set {
+			return schema.GroupVersionKind{Group: p.group + ".clustersync.io", Version: "v1", Kind: upper(p.group) + "ClusterConfig"}, true
+		}
+	}
+	return schema.GroupVersionKind{}, false
+}
+
+// conflicts are the fields in conflict the operator recorded
+// (status.conflicts of the cloud's operator object), read with the user's
+// identity; none when the user may not read it.
+func (s *Server) conflicts(ctx context.Context, sess *session, c *mgmtv1.Cluster) []hostedv1.FieldConflict {
+	gvk, ok := operatorGVK(c)
+	if !ok {
+		return nil
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	if err := sess.client.Get(ctx, client.ObjectKey{Namespace: hostedv1.Namespace, Name: c.Name}, u); err != nil {
+		return nil
+	}
+	raw, _, _ := unstructured.NestedSlice(u.Object, "status", "conflicts")
+	var out []hostedv1.FieldConflict
+	for _, item := range raw {
+		m, _ := item.(map[string]any)
+		str := func(k string) string { v, _ := m[k].(string); return v }
+		out = append(out, hostedv1.FieldConflict{Path: str("path"), Config: str("config"), Upstream: str("upstream"), Applied: str("applied")})
+	}
+	return out
+}
+
+// takeCloudValue answers a conflict by taking the cloud's value: the
+// field's value in spec.<provider>Config is set to the upstream value the
+// conflict recorded, as a user would with kubectl edit. The engine then
+// sees config and cloud agree.
+func (s *Server) takeCloudValue(w http.ResponseWriter, r *http.Request, sess *session) {
+	name, path := r.PathValue("name"), r.PostFormValue("path")
+	ctx := r.Context()
+	var c mgmtv1.Cluster
+	if err := sess.client.Get(ctx, client.ObjectKey{Name: name}, &c); err != nil {
+		http.Error(w, fmt.Sprintf("cluster %s: %v", name, err), http.StatusNotFound)
+		return
+	}
+	var upstream string
+	for _, cf := range s.conflicts(ctx, sess, &c) {
+		if cf.Path == path {
+			upstream = cf.Upstream
+		}
+	}
+	if upstream == "" {
+		http.Error(w, fmt.Sprintf("cluster %s has no conflict on %q (any more)", name, path), http.StatusConflict)
+		return
+	}
+	orig := c.DeepCopy()
+	if err := s.opts.SetConfigValue(&c, path, []byte(upstream)); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if err := sess.client.Patch(ctx, &c, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		http.Error(w, fmt.Sprintf("cluster %s: %v", name, err), statusOf(err))
+		return
+	}
+	http.Redirect(w, r, "/clusters/"+url.PathEscape(name), http.StatusSeeOther)
+}
+
+// statusOf is the HTTP status of an API error.
+func statusOf(err error) int {
+	if s, ok := err.(apierrors.APIStatus); ok && s.Status().Code != 0 {
+		return int(s.Status().Code)
+	}
+	return http.StatusBadGateway
+}
+
+// debounce is how long changes are gathered before the table is sent
+// again.
+const debounce = 200 * time.Millisecond
+
+// watchChanges turns a watch's events into signals, changes within
+// debounce coalesced into one; the channel closes when the watch ends.
+func watchChanges(ctx context.Context, events <-chan watch.Event) <-chan struct{} {
+	out := make(chan struct{})
+	go func() {
+		defer close(out)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case _, ok := <-events:
+				if !ok {
+					return
+				}
+			}
+			timer := time.NewTimer(debounce)
+		gather:
+			for {
+				select {
+				case <-ctx.Done():
+					timer.Stop()
+					return
+				case _, ok := <-events:
+					if !ok {
+						timer.Stop()
+						return
+					}
+				case <-timer.C:
+					break gather
+				}
+			}
+			select {
+			case out <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}

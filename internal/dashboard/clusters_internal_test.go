@@ -1,0 +1,69 @@
+package dashboard
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	gkev1 "github.com/clustersync/clustersync/api/gke/v1"
+	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+)
+
+// A Cluster's row: its driver from its config, its pools from the
+// upstream spec, the conditions that do not hold with Conflict first.
+func TestSummarize(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	c := &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "g", CreationTimestamp: metav1.NewTime(now.Add(-90 * time.Minute))},
+		Spec: mgmtv1.ClusterSpec{GKEConfig: &gkev1.GKEClusterConfigSpec{}},
+		Status: mgmtv1.ClusterStatus{Phase: mgmtv1.PhaseUpdating, Version: "1.31.5-gke.1", GKEStatus: &mgmtv1.GKEStatus{
+			UpstreamSpec: &gkev1.GKEClusterConfigSpec{NodePools: &[]gkev1.GKENodePoolConfig{{Name: "a"}, {Name: "b"}}}},
+			Conditions: []metav1.Condition{
+				{Type: mgmtv1.ConditionReady, Status: metav1.ConditionFalse, Reason: "Waiting", Message: "waiting on Updated"},
+				{Type: mgmtv1.ConditionConnected, Status: metav1.ConditionTrue, Reason: "Connected"},
+				{Type: mgmtv1.ConditionConflict, Status: metav1.ConditionTrue, Reason: "ChangedOnBothSides", Message: "labels"},
+			}}}
+	r := summarize(c, now)
+	want := []string{"Conflict: labels", "Ready: waiting on Updated"}
+	if r.Driver != "GKE" || !r.Hosted || r.Pools != 2 || !r.Conflict || !slices.Equal(r.Problems, want) || r.Age != "90m" {
+		t.Errorf("row %+v; want GKE, hosted, 2 pools, Conflict, problems %q, age 90m", r, want)
+	}
+	reg := summarize(&mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "edge"}, Spec: mgmtv1.ClusterSpec{ImportedConfig: &mgmtv1.ImportedConfig{}}}, now)
+	if reg.Driver != mgmtv1.DriverImported || reg.Hosted || reg.Pools != -1 {
+		t.Errorf("registered row %+v", reg)
+	}
+}
+
+// Filtering matches name, driver or phase; rows in Conflict come first
+// whatever the sort.
+func TestFilterSort(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	rows := []clusterRow{
+		{Name: "b", Driver: "EKS", Phase: "Active", created: t0},
+		{Name: "a", Driver: "GKE", Phase: "Updating", created: t0.Add(time.Minute)},
+		{Name: "c", Driver: "AKS", Phase: "Active", Conflict: true, created: t0.Add(2 * time.Minute)},
+		{Name: "d", Driver: "imported", Phase: "Pending", created: t0.Add(-time.Minute)},
+	}
+	names := func(rs []clusterRow) (out []string) {
+		for _, r := range rs {
+			out = append(out, r.Name)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		q, key string
+		want   []string
+	}{
+		{"", "", []string{"c", "a", "b", "d"}},
+		{"", "driver", []string{"c", "b", "a", "d"}},
+		{"", "age", []string{"c", "d", "b", "a"}},
+		{"active", "name", []string{"c", "b"}},
+		{"gke", "", []string{"a"}},
+		{"zzz", "", nil},
+	} {
+		if got := names(filterSort(rows, tc.q, tc.key)); !slices.Equal(got, tc.want) {
+			t.Errorf("q %q sort %q: %v, want %v", tc.q, tc.key, got, tc.want)
+		}
+	}
+}

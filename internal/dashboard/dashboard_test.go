@@ -1,0 +1,363 @@
+package dashboard_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
+	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	gkev1 "github.com/clustersync/clustersync/api/gke/v1"
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
+	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/dashboard"
+	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
+	"github.com/clustersync/clustersync/internal/manager"
+)
+
+var env *hostedtest.Env
+
+func TestMain(m *testing.M) { os.Exit(hostedtest.Main(m, &env)) }
+
+// secretValue is a credential's value; no page may ever contain it.
+const secretValue = "s3cr3t-never-on-a-page"
+
+// screenshots is where the browser tests write their screenshots:
+// $CLUSTERSYNC_SCREENSHOTS, else bin/screenshots/dashboard of the checkout.
+func screenshots(t *testing.T) string {
+	dir := os.Getenv("CLUSTERSYNC_SCREENSHOTS")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "bin", "screenshots", "dashboard")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// browser starts headless Debian chromium for t (make installs it when
+// missing) and returns a context driving one tab.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("chromium is not installed: run make binaries (it installs Debian's chromium), or apt-get install chromium")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(1280, 800),
+		chromedp.Flag("disable-dev-shm-usage", true))
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	t.Cleanup(cancelTab)
+	ctx, cancelTime := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(cancelTime)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+// run runs browser actions, failing t with what was being done.
+func run(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// shot saves a screenshot of the page as name.png.
+func shot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(screenshots(t), name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// html is the page's HTML now; it must never hold the secret's value.
+func html(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	out, err := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("html")))
+	if err != nil {
+		t.Fatalf("read the page: %v", err)
+	}
+	if strings.Contains(out, secretValue) {
+		t.Fatalf("a Secret's value is on the page")
+	}
+	return out
+}
+
+// signIn opens the dashboard, lands on the sign-in page and signs in with
+// token.
+func signIn(t *testing.T, ctx context.Context, base, token string) {
+	t.Helper()
+	run(t, ctx, "sign in",
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`#token`)),
+		chromedp.SendKeys(chromedp.CSS(`#token`), token),
+		chromedp.Submit(chromedp.CSS(`#token`)),
+		chromedp.WaitVisible(chromedp.CSS(`#clusters-table`)),
+	)
+}
+
+// world is the management cluster of one test: its namespace, the
+// dashboard serving it, and the Clusters in it.
+type world struct {
+	ns, base string
+	k        client.Client
+}
+
+func start(t *testing.T) *world {
+	t.Helper()
+	hostedtest.Require(t, env)
+	ns := env.Namespace(t)
+	k, err := client.New(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := dashboard.New(dashboard.Options{Config: env.Config, Scheme: env.Scheme, Rows: manager.EffectiveRows, SetConfigValue: manager.SetConfigValue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(d.Handler())
+	t.Cleanup(srv.Close)
+	ctx := context.Background()
+	_ = k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hostedv1.Namespace}})
+	if err := k.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: ns + "-cred", Namespace: hostedv1.Namespace},
+		StringData: map[string]string{"amazonec2credentialConfig-secretKey": secretValue}}); err != nil {
+		t.Fatal(err)
+	}
+	return &world{ns: ns, base: srv.URL, k: k}
+}
+
+// cluster creates Cluster name with spec and then status.
+func (w *world) cluster(t *testing.T, name string, spec mgmtv1.ClusterSpec, status mgmtv1.ClusterStatus) {
+	t.Helper()
+	ctx := context.Background()
+	c := &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}
+	if err := w.k.Create(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.k.Delete(context.Background(), c) })
+	c.Status = status
+	if err := w.k.Status().Update(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func cond(typ string, status metav1.ConditionStatus, reason, msg string) metav1.Condition {
+	return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, LastTransitionTime: metav1.Now()}
+}
+
+// fleet makes an EKS, an AKS, a GKE and a registered Cluster, named after
+// the test's namespace; it returns their names in that order.
+func (w *world) fleet(t *testing.T) (eks, aks, gke, edge string) {
+	eks, aks, gke, edge = w.ns+"-eks", w.ns+"-aks", w.ns+"-gke", w.ns+"-edge"
+	ready := []metav1.Condition{cond(mgmtv1.ConditionReady, metav1.ConditionTrue, "Ready", "")}
+	w.cluster(t, eks, mgmtv1.ClusterSpec{DisplayName: eks, EKSConfig: &eksv1.EKSClusterConfigSpec{DisplayName: eks, Region: "us-west-2",
+		AmazonCredentialSecret: hostedv1.Namespace + ":" + w.ns + "-cred", Imported: true, Tags: &map[string]string{"team": "user"}}},
+		mgmtv1.ClusterStatus{Driver: mgmtv1.DriverEKS, Phase: mgmtv1.PhaseActive, Version: "1.33", Conditions: ready,
+			EKSStatus: &mgmtv1.EKSStatus{UpstreamSpec: &eksv1.EKSClusterConfigSpec{DisplayName: eks, Region: "us-west-2",
+				AmazonCredentialSecret: hostedv1.Namespace + ":" + w.ns + "-cred", Imported: true, Tags: &map[string]string{"team": "console"}, NodeGroups: &[]eksv1.NodeGroup{{NodegroupName: "workers"}}}}})
+	w.cluster(t, aks, mgmtv1.ClusterSpec{DisplayName: aks, AKSConfig: &aksv1.AKSClusterConfigSpec{ResourceGroup: "rg", ResourceLocation: "eastus",
+		ClusterName: aks, AzureCredentialSecret: hostedv1.Namespace + ":" + w.ns + "-cred", Imported: true}},
+		mgmtv1.ClusterStatus{Driver: mgmtv1.DriverAKS, Phase: mgmtv1.PhaseActive, Version: "1.31.2", Conditions: ready})
+	w.cluster(t, gke, mgmtv1.ClusterSpec{DisplayName: gke, GKEConfig: &gkev1.GKEClusterConfigSpec{ProjectID: "clustersync-test", Zone: "us-central1-a",
+		ClusterName: gke, GoogleCredentialSecret: hostedv1.Namespace + ":" + w.ns + "-cred", Imported: true}},
+		mgmtv1.ClusterStatus{Driver: mgmtv1.DriverGKE, Phase: mgmtv1.PhaseActive, Version: "1.31.5-gke.1000000", Conditions: ready})
+	w.cluster(t, edge, mgmtv1.ClusterSpec{DisplayName: edge, ImportedConfig: &mgmtv1.ImportedConfig{}},
+		mgmtv1.ClusterStatus{Driver: mgmtv1.DriverImported, Phase: mgmtv1.PhasePending})
+	return eks, aks, gke, edge
+}
+
+// The clusters table: sign in with a token, every kind of Cluster listed
+// with its driver, and a change (a Conflict) shown without a reload, its
+// row first.
+func TestClustersLive(t *testing.T) {
+	w := start(t)
+	eks, aks, gke, edge := w.fleet(t)
+	ctx := browser(t)
+	signIn(t, ctx, w.base, env.AdminToken(t, w.ns))
+	page := html(t, ctx)
+	for name, driver := range map[string]string{eks: "EKS", aks: "AKS", gke: "GKE", edge: "imported"} {
+		if !strings.Contains(page, `data-cluster="`+name+`"`) || !strings.Contains(page, "<td>"+driver+"</td>") {
+			t.Errorf("the clusters table lacks %s (%s)", name, driver)
+		}
+	}
+	shot(t, ctx, "clusters")
+
+	// A marker on the page survives only if the page is not reloaded.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(window.__notReloaded = true)`)); err != nil {
+		t.Fatal(err)
+	}
+	var c mgmtv1.Cluster
+	if err := w.k.Get(context.Background(), client.ObjectKey{Name: aks}, &c); err != nil {
+		t.Fatal(err)
+	}
+	meta.SetStatusCondition(&c.Status.Conditions, cond(mgmtv1.ConditionConflict, metav1.ConditionTrue, "ChangedOnBothSides",
+		"changed both in clustersync and outside it since last applied: tags"))
+	c.Status.Phase = mgmtv1.PhaseUpdating
+	if err := w.k.Status().Update(context.Background(), &c); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, "wait for the conflict to appear without a reload", chromedp.WaitVisible(chromedp.CSS(`tr.conflict[data-cluster="`+aks+`"]`)))
+	row, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(`#clusters-table tbody tr`), "data-cluster"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := row.Value
+	kept, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.__notReloaded === true`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !kept {
+		t.Error("the page was reloaded to show the change")
+	}
+	if first != aks {
+		t.Errorf("first row %s, want %s (in Conflict)", first, aks)
+	}
+	if p := html(t, ctx); !strings.Contains(p, "Conflict: changed both in clustersync") {
+		t.Error("the Conflict's message is not shown")
+	}
+	shot(t, ctx, "clusters-conflict")
+}
+
+// A hosted cluster's page: the effective state with its drift, the
+// conflict's three values, and "take the cloud's value" editing
+// spec.eksConfig as kubectl would; a write without the CSRF token is
+// refused.
+func TestHostedClusterConflict(t *testing.T) {
+	w := start(t)
+	eks, _, _, _ := w.fleet(t)
+	ctx := context.Background()
+	op := &eksv1.EKSClusterConfig{ObjectMeta: metav1.ObjectMeta{Name: eks, Namespace: hostedv1.Namespace},
+		Spec: eksv1.EKSClusterConfigSpec{DisplayName: eks, Region: "us-west-2", AmazonCredentialSecret: hostedv1.Namespace + ":" + w.ns + "-cred", Imported: true}}
+	if err := w.k.Create(ctx, op); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.k.Delete(context.Background(), op) })
+	op.Status.Conflicts = []hostedv1.FieldConflict{{Path: "tags", Config: `{"team":"user"}`, Upstream: `{"team":"console"}`, Applied: `{"team":"a"}`}}
+	if err := w.k.Status().Update(ctx, op); err != nil {
+		t.Fatal(err)
+	}
+	b := browser(t)
+	signIn(t, b, w.base, env.AdminToken(t, w.ns))
+	run(t, b, "open the cluster", chromedp.Navigate(w.base+"/clusters/"+eks), chromedp.WaitVisible(chromedp.CSS(`table.conflicts`)))
+	page := html(t, b)
+	for _, want := range []string{`<code>{"team":"user"}</code>`, `<code>{"team":"console"}</code>`, `<code>{"team":"a"}</code>`, `class="drift"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the cluster page lacks %s", want)
+		}
+	}
+	shot(t, b, "cluster-conflict")
+
+	// The same write without the CSRF token, with the browser's session.
+	got, err := chromedp.Call(b, network.GetCookies, network.GetCookiesParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cookies := got.Cookies
+	jar, _ := cookiejar.New(nil)
+	u, _ := url.Parse(w.base)
+	for _, c := range cookies {
+		jar.SetCookies(u, []*http.Cookie{{Name: c.Name, Value: c.Value}})
+	}
+	hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.PostForm(w.base+"/clusters/"+eks+"/take", url.Values{"path": {"tags"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a write without the CSRF token: %s, want 403", resp.Status)
+	}
+	var c mgmtv1.Cluster
+	if err := w.k.Get(ctx, client.ObjectKey{Name: eks}, &c); err != nil {
+		t.Fatal(err)
+	}
+	if got := *c.Spec.EKSConfig.Tags; got["team"] != "user" {
+		t.Fatalf("tags %v changed by a write without the CSRF token", got)
+	}
+
+	run(t, b, "take the cloud's value", chromedp.Click(chromedp.CSS(`tr[data-path="tags"] button`)), chromedp.WaitVisible(chromedp.CSS(`section[aria-labelledby="state"]`)))
+	if err := w.k.Get(ctx, client.ObjectKey{Name: eks}, &c); err != nil {
+		t.Fatal(err)
+	}
+	if got := *c.Spec.EKSConfig.Tags; len(got) != 1 || got["team"] != "console" {
+		t.Errorf("spec.eksConfig.tags %v after taking the cloud's value, want {team: console}", got)
+	}
+}
+
+// A user whose RBAC allows one Cluster by name sees that one only, and
+// cannot open another's page.
+func TestRBACLimitsWhatIsShown(t *testing.T) {
+	w := start(t)
+	eks, _, gke, _ := w.fleet(t)
+	ctx := context.Background()
+	kube := env.Kube
+	if _, err := kube.CoreV1().ServiceAccounts(w.ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "viewer"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: w.ns + "-one-cluster"}, Rules: []rbacv1.PolicyRule{{
+		APIGroups: []string{mgmtv1.GroupVersion.Group}, Resources: []string{"clusters"}, ResourceNames: []string{gke}, Verbs: []string{"get", "watch"}}}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: w.ns + "-one-cluster"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "viewer", Namespace: w.ns}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}}
+	for _, o := range []client.Object{role, binding} {
+		if err := w.k.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = w.k.Delete(context.Background(), o) })
+	}
+	tr, err := kube.CoreV1().ServiceAccounts(w.ns).CreateToken(ctx, "viewer",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(600))}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := browser(t)
+	signIn(t, b, w.base, tr.Status.Token)
+	page := html(t, b)
+	if !strings.Contains(page, `data-cluster="`+gke+`"`) {
+		t.Errorf("the viewer does not see %s, the one Cluster it may get", gke)
+	}
+	if n := strings.Count(page, "data-cluster="); n != 1 {
+		t.Errorf("the viewer sees %d clusters, want 1", n)
+	}
+	shot(t, b, "clusters-one-allowed")
+	run(t, b, "open a cluster the viewer may not read", chromedp.Navigate(w.base+"/clusters/"+eks), chromedp.WaitReady("body"))
+	if p := html(t, b); strings.Contains(p, "us-west-2") || !strings.Contains(p, "not found, or your account may not read it") {
+		t.Errorf("another cluster's page shows it (or no refusal) to the viewer")
+	}
+
+	// A token the API server does not know is refused at sign-in.
+	b2 := browser(t)
+	run(t, b2, "sign in with a bad token",
+		chromedp.Navigate(w.base+"/login"),
+		chromedp.SendKeys(chromedp.CSS(`#token`), "not-a-token"),
+		chromedp.Submit(chromedp.CSS(`#token`)),
+		chromedp.WaitVisible(chromedp.CSS(`.error`)))
+	if p := html(t, b2); !strings.Contains(p, "token refused by the API server") {
+		t.Error("a bad token is not refused with the API server's answer")
+	}
+}

@@ -1,0 +1,223 @@
+package dashboard
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/hosted/managed"
+)
+
+//go:embed templates/*.html
+var templateFiles embed.FS
+
+//go:embed assets
+var assetFiles embed.FS
+
+// DefaultSessionTTL is how long a sign-in lasts: 8 hours.
+const DefaultSessionTTL = 8 * time.Hour
+
+// Options configure a Server.
+type Options struct {
+	// Config reaches the management cluster with the manager's identity.
+	// It is used only to review the tokens users sign in with
+	// (TokenReview); every other read and write is made with the user's
+	// own token. Its host and CA are the ones users' requests go to.
+	Config *rest.Config
+	// SessionTTL is how long a session lasts; 0 means DefaultSessionTTL.
+	SessionTTL time.Duration
+	// Secure marks the session cookie Secure: set it when the dashboard is
+	// served over TLS.
+	Secure bool
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Scheme knows the management cluster's kinds (manager.Scheme);
+	// required.
+	Scheme *runtime.Scheme
+	// Rows returns a hosted Cluster's effective-state rows, ok false for a
+	// Cluster of no cloud (manager.EffectiveRows); required.
+	Rows func(c *mgmtv1.Cluster) (rows []managed.Row, ok bool)
+	// SetConfigValue sets a field of a hosted Cluster's config to a JSON
+	// value (manager.SetConfigValue); required.
+	SetConfigValue func(c *mgmtv1.Cluster, path string, raw []byte) error
+}
+
+// Server is the dashboard: sign-in with a Kubernetes bearer token, the
+// clusters table (live), a hosted cluster's effective state with its
+// conflicts and events. Pages are html/template with embedded assets;
+// live updates are server-sent events swapped in by htmx
+// (https://htmx.org, its sse extension; internal/dashboard/assets/vendor,
+// hack/dashboard-assets.sh).
+type Server struct {
+	opts   Options
+	review kubernetes.Interface
+	// admin is the manager's client, used only to list and watch Clusters
+	// for a user who may read some Clusters by name but not list them; each
+	// is shown only after a SelfSubjectAccessReview made with the user's
+	// token allows get on it.
+	admin    client.WithWatch
+	scheme   *runtime.Scheme
+	mapper   meta.RESTMapper
+	pages    map[string]*template.Template
+	sessions sessions
+}
+
+// New makes a Server for the management cluster of o.Config. Errors come
+// from the templates or the review client.
+func New(o Options) (*Server, error) {
+	if o.Config == nil || o.Scheme == nil || o.Rows == nil || o.SetConfigValue == nil {
+		return nil, errors.New("dashboard: Options.Config, Scheme, Rows and SetConfigValue are required")
+	}
+	review, err := kubernetes.NewForConfig(o.Config)
+	if err != nil {
+		return nil, err
+	}
+	admin, err := client.NewWithWatch(o.Config, client.Options{Scheme: o.Scheme, Mapper: restMapper()})
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: o, review: review, admin: admin, scheme: o.Scheme, mapper: restMapper(), sessions: sessions{byID: map[string]*session{}}, pages: map[string]*template.Template{}}
+	funcs := template.FuncMap{"csrfField": func() string { return CSRFField }}
+	for _, page := range []string{"login.html", "clusters.html", "cluster.html"} {
+		t, err := template.New(page).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/table.html", "templates/"+page)
+		if err != nil {
+			return nil, fmt.Errorf("dashboard template %s: %w", page, err)
+		}
+		s.pages[page] = t
+	}
+	return s, nil
+}
+
+// restMapper knows the kinds the dashboard reads and writes, so that a
+// user's client needs no discovery.
+func restMapper() meta.RESTMapper {
+	m := meta.NewDefaultRESTMapper(nil)
+	m.Add(mgmtv1.GroupVersion.WithKind("Cluster"), meta.RESTScopeRoot)
+	for _, g := range []string{"eks", "aks", "gke"} {
+		m.Add(schema.GroupVersionKind{Group: g + ".clustersync.io", Version: "v1", Kind: upper(g) + "ClusterConfig"}, meta.RESTScopeNamespace)
+	}
+	m.Add(schema.GroupVersionKind{Group: "events.k8s.io", Version: "v1", Kind: "Event"}, meta.RESTScopeNamespace)
+	return m
+}
+
+func upper(s string) string { return string(bytes.ToUpper([]byte(s))) }
+
+func (s *Server) now() time.Time {
+	if s.opts.Now != nil {
+		return s.opts.Now()
+	}
+	return time.Now()
+}
+
+func (s *Server) ttl() time.Duration {
+	if s.opts.SessionTTL > 0 {
+		return s.opts.SessionTTL
+	}
+	return DefaultSessionTTL
+}
+
+// Handler serves the dashboard: GET /login and POST /login (sign-in),
+// POST /logout, GET / (clusters; ?q= filters, ?sort=name|driver|phase|age),
+// GET /events (the clusters table as server-sent events), GET
+// /clusters/NAME (a hosted cluster), POST /clusters/NAME/take (take the
+// cloud's value of a conflicting field), /assets/ (CSS, htmx). Every page
+// but /login and /assets/ needs a session; every POST but /login needs the
+// session's CSRF token.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	assets, _ := fs.Sub(assetFiles, "assets")
+	mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(assets)))
+	mux.HandleFunc("GET /login", s.loginPage)
+	mux.HandleFunc("POST /login", s.login)
+	mux.HandleFunc("POST /logout", s.authed(s.logout))
+	mux.HandleFunc("GET /{$}", s.authed(s.clustersPage))
+	mux.HandleFunc("GET /events", s.authed(s.clusterEvents))
+	mux.HandleFunc("GET /clusters/{name}", s.authed(s.clusterPage))
+	mux.HandleFunc("POST /clusters/{name}/take", s.authed(s.takeCloudValue))
+	return securityHeaders(mux)
+}
+
+// securityHeaders sets headers every answer carries: no framing, no
+// sniffing, scripts and styles from the dashboard only.
+func securityHeaders(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Frame-Options", "DENY")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Referrer-Policy", "same-origin")
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// authed runs h with the request's session; without one, pages redirect
+// to /login and other requests get 401. A POST without the session's CSRF
+// token gets 403.
+func (s *Server) authed(h func(http.ResponseWriter, *http.Request, *session)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		sess := s.current(r)
+		switch {
+		case sess == nil && r.Method == http.MethodGet && r.URL.Path != "/events":
+			http.Redirect(w, r, "/login", http.StatusSeeOther)
+			return
+		case sess == nil:
+			http.Error(w, "sign in first", http.StatusUnauthorized)
+			return
+		case r.Method == http.MethodPost && !validCSRF(r, sess):
+			http.Error(w, "missing or wrong CSRF token: reload the page and try again", http.StatusForbidden)
+			return
+		}
+		h(w, r, sess)
+	}
+}
+
+// page is what every template gets.
+type page struct {
+	Title, User, CSRF, Error string
+	Data                     any
+}
+
+// render writes template name with p; a template error is a 500.
+func (s *Server) render(w http.ResponseWriter, name string, status int, p page) {
+	var buf bytes.Buffer
+	if err := s.pages[name].ExecuteTemplate(&buf, name, p); err != nil {
+		http.Error(w, "dashboard: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = buf.WriteTo(w)
+}
+
+func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
+	s.render(w, "login.html", http.StatusOK, page{Title: "Sign in"})
+}
+
+// login reviews the pasted token and starts a session.
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	id, _, err := s.signIn(r.Context(), r.PostFormValue("token"))
+	if err != nil {
+		s.render(w, "login.html", http.StatusUnauthorized, page{Title: "Sign in", Error: err.Error()})
+		return
+	}
+	s.setCookie(w, id)
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+func (s *Server) logout(w http.ResponseWriter, r *http.Request, _ *session) {
+	s.signOut(r)
+	s.setCookie(w, "")
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
