@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
@@ -217,15 +218,94 @@ func (s *Server) clustersPage(w http.ResponseWriter, r *http.Request, sess *sess
 	s.render(w, "clusters.html", http.StatusOK, p)
 }
 
+// clusterEvents streams the clusters table as server-sent events (event
+// "clusters", the table's HTML): at once, then after every change the
+// user's watch on Clusters reports.
+func (s *Server) clusterEvents(w http.ResponseWriter, r *http.Request, sess *session) {
+	ctx := r.Context()
+	q, key := r.URL.Query().Get("q"), r.URL.Query().Get("sort")
+	s.follow(w, r, func(ctx context.Context) ([]watch.Interface, error) {
+		wi, err := sess.client.Watch(ctx, &mgmtv1.ClusterList{})
+		if apierrors.IsForbidden(err) {
+			// A user allowed Clusters by name only: the manager watches, and
+			// every table sent is filtered with the user's access (table).
+			wi, err = s.admin.Watch(ctx, &mgmtv1.ClusterList{})
+		}
+		return []watch.Interface{wi}, err
+	}, func(st *stream) bool {
+		data, err := s.table(ctx, sess, q, key)
+		if err != nil {
+			st.event("error", listError(err))
+			return !apierrors.IsForbidden(err)
+		}
+		return st.template(s.pages["clusters.html"], "clusters", "table", data)
+	})
+}
+
+// clusterDetailEvents streams a hosted cluster's page body as server-sent
+// events (event "cluster"): at once, then after every change of the
+// Cluster or a new event about it, as the user's watches report them.
+func (s *Server) clusterDetailEvents(w http.ResponseWriter, r *http.Request, sess *session) {
+	name := r.PathValue("name")
+	ctx := r.Context()
+	s.follow(w, r, func(ctx context.Context) ([]watch.Interface, error) {
+		wc, err := sess.client.Watch(ctx, &mgmtv1.ClusterList{}, client.MatchingFields{"metadata.name": name})
+		if err != nil {
+			return nil, err
+		}
+		out := []watch.Interface{wc}
+		if we, err := sess.kube.EventsV1().Events("").Watch(ctx, metav1.ListOptions{FieldSelector: "regarding.name=" + name}); err == nil {
+			out = append(out, we) // events the user may not watch are left out
+		}
+		return out, nil
+	}, func(st *stream) bool {
+		var c mgmtv1.Cluster
+		if err := sess.client.Get(ctx, client.ObjectKey{Name: name}, &c); err != nil {
+			st.event("error", fmt.Sprintf("cluster %s: %v", name, err))
+			return false
+		}
+		return st.template(s.pages["cluster.html"], "cluster", "detail", s.detail(ctx, sess, &c))
+	})
+}
+
+// stream is one server-sent event stream
+// (https://html.spec.whatwg.org/multipage/server-sent-events.html).
+type stream struct {
+	w http.ResponseWriter
+	f http.Flusher
+}
+
+// event sends event name with data (one data line per line).
+func (st *stream) event(name, data string) {
+	fmt.Fprintf(st.w, "event: %s\n", name)
+	for _, line := range strings.Split(strings.TrimRight(data, "\n"), "\n") {
+		fmt.Fprintf(st.w, "data: %s\n", line)
+	}
+	fmt.Fprint(st.w, "\n")
+	st.f.Flush()
+}
+
+// template sends event name with the HTML of template def of t; false
+// when it does not render.
+func (st *stream) template(t *template.Template, name, def string, data any) bool {
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, def, data); err != nil {
+		st.event("error", err.Error())
+		return false
+	}
+	st.event(name, buf.String())
+	return true
+}
+
 // keepAlive is how often an idle event stream sends a comment, so that
 // proxies keep it open.
 const keepAlive = 25 * time.Second
 
-// clusterEvents streams the clusters table as server-sent events (event
-// "clusters", the table's HTML): once at once, then after every change the
-// user's watch on Clusters reports (changes within 200 ms are sent once).
-// A watch that ends is started again.
-func (s *Server) clusterEvents(w http.ResponseWriter, r *http.Request, sess *session) {
+// follow serves an event stream: send at once, then again after every
+// change the watches report (changes within debounce sent once), until
+// the client goes or send returns false. Watches that end are started
+// again.
+func (s *Server) follow(w http.ResponseWriter, r *http.Request, watches func(context.Context) ([]watch.Interface, error), send func(*stream) bool) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
@@ -233,63 +313,45 @@ func (s *Server) clusterEvents(w http.ResponseWriter, r *http.Request, sess *ses
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
+	st := &stream{w: w, f: flusher}
 	ctx := r.Context()
-	q, key := r.URL.Query().Get("q"), r.URL.Query().Get("sort")
-	send := func() bool {
-		data, err := s.table(ctx, sess, q, key)
-		if err != nil {
-			fmt.Fprintf(w, "event: error\ndata: %s\n\n", strings.ReplaceAll(listError(err), "\n", " "))
-			flusher.Flush()
-			return !apierrors.IsForbidden(err)
-		}
-		var buf bytes.Buffer
-		if err := s.pages["clusters.html"].ExecuteTemplate(&buf, "table", data); err != nil {
-			return false
-		}
-		w.Write([]byte("event: clusters\n"))
-		for _, line := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
-			fmt.Fprintf(w, "data: %s\n", line)
-		}
-		w.Write([]byte("\n"))
-		flusher.Flush()
-		return true
-	}
-	if !send() {
+	if !send(st) {
 		return
 	}
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
 	for ctx.Err() == nil {
-		watcher, err := sess.client.Watch(ctx, &mgmtv1.ClusterList{})
-		if apierrors.IsForbidden(err) {
-			// A user allowed Clusters by name only: the manager watches, and
-			// every table sent is filtered with the user's access (table).
-			watcher, err = s.admin.Watch(ctx, &mgmtv1.ClusterList{})
-		}
+		ws, err := watches(ctx)
 		if err != nil {
+			st.event("error", listError(err))
 			return
 		}
-		changed := watchChanges(ctx, watcher.ResultChan())
-	loop:
-		for {
+		changed := watchChanges(ctx, ws)
+		done := false
+		for !done {
 			select {
 			case <-ctx.Done():
-				watcher.Stop()
-				return
+				done = true
 			case <-tick.C:
-				w.Write([]byte(": keep-alive\n\n"))
+				fmt.Fprint(w, ": keep-alive\n\n")
 				flusher.Flush()
 			case _, open := <-changed:
-				if !open {
-					break loop
-				}
-				if !send() {
-					watcher.Stop()
+				switch {
+				case !open:
+					done = true
+				case !send(st):
+					stopAll(ws)
 					return
 				}
 			}
 		}
-		watcher.Stop()
+		stopAll(ws)
+	}
+}
+
+func stopAll(ws []watch.Interface) {
+	for _, w := range ws {
+		w.Stop()
 	}
 }
 
@@ -321,13 +383,15 @@ type detailData struct {
 	// EventsError says why events are not shown (RBAC).
 	EventsError string
 	Endpoint    string
+	// CSRF is the session's token, for the conflict forms.
+	CSRF string
 }
 
 // eventRow is one event about the cluster.
 type eventRow struct{ Age, Type, Reason, Note string }
 
 func (s *Server) detail(ctx context.Context, sess *session, c *mgmtv1.Cluster) detailData {
-	d := detailData{Row: summarize(c, s.now()), Conditions: c.Status.Conditions, Endpoint: c.Status.APIEndpoint}
+	d := detailData{Row: summarize(c, s.now()), Conditions: c.Status.Conditions, Endpoint: c.Status.APIEndpoint, CSRF: sess.csrf}
 	d.Rows, _ = s.opts.Rows(c)
 	d.Conflicts = s.conflicts(ctx, sess, c)
 	evs, err := sess.kube.EventsV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=" + c.Name})
@@ -438,9 +502,26 @@ func statusOf(err error) int {
 // again.
 const debounce = 200 * time.Millisecond
 
-// watchChanges turns a watch's events into signals, changes within
-// debounce coalesced into one; the channel closes when the watch ends.
-func watchChanges(ctx context.Context, events <-chan watch.Event) <-chan struct{} {
+// watchChanges turns the events of watches into signals, changes within
+// debounce coalesced into one; the channel closes when any watch ends.
+func watchChanges(ctx context.Context, ws []watch.Interface) <-chan struct{} {
+	events := make(chan struct{})
+	ended := make(chan struct{})
+	for _, w := range ws {
+		go func() {
+			for range w.ResultChan() {
+				select {
+				case events <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+			}
+			select {
+			case ended <- struct{}{}:
+			case <-ctx.Done():
+			}
+		}()
+	}
 	out := make(chan struct{})
 	go func() {
 		defer close(out)
@@ -448,10 +529,9 @@ func watchChanges(ctx context.Context, events <-chan watch.Event) <-chan struct{
 			select {
 			case <-ctx.Done():
 				return
-			case _, ok := <-events:
-				if !ok {
-					return
-				}
+			case <-ended:
+				return
+			case <-events:
 			}
 			timer := time.NewTimer(debounce)
 		gather:
@@ -460,11 +540,10 @@ func watchChanges(ctx context.Context, events <-chan watch.Event) <-chan struct{
 				case <-ctx.Done():
 					timer.Stop()
 					return
-				case _, ok := <-events:
-					if !ok {
-						timer.Stop()
-						return
-					}
+				case <-ended:
+					timer.Stop()
+					return
+				case <-events:
 				case <-timer.C:
 					break gather
 				}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/go-logr/logr"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -29,6 +30,8 @@ import (
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/dashboard"
+	"github.com/clustersync/clustersync/internal/hosted/eks"
+	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
 	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
 	"github.com/clustersync/clustersync/internal/manager"
 )
@@ -360,4 +363,82 @@ func TestRBACLimitsWhatIsShown(t *testing.T) {
 	if p := html(t, b2); !strings.Contains(p, "token refused by the API server") {
 		t.Error("a bad token is not refused with the API server's answer")
 	}
+}
+
+// A change made in the cloud's console reaches the open cluster page
+// without a reload: the management controller (in process, as `clustersync
+// manager --eks-refresh 10`) adopts it and records an OutsideChange event,
+// and the page shows the adopted value and the event. The time from the
+// console change to the page showing it is logged (a figure, not a
+// limit).
+func TestLiveOutsideChange(t *testing.T) {
+	w := start(t)
+	ctx := context.Background()
+	name := w.ns + "-live"
+	endpoint, ca := env.APIServer(t)
+	token := env.AdminToken(t, w.ns)
+	srv := ekstest.New(ekstest.Options{Region: "us-west-2", EndpointFor: func(string) string { return endpoint }, CertificateAuthorityFor: func(string) []byte { return ca }})
+	t.Cleanup(srv.Close)
+	if err := srv.ImportCluster(ekstest.ClusterSpec{Name: name, Version: "1.31", EndpointPublicAccess: true, Tags: map[string]string{"team": "a"},
+		Nodegroups: []ekstest.NodegroupSpec{{Name: "pool1", MinSize: 1, MaxSize: 3, DesiredSize: 2}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.k.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: w.ns + "-aws", Namespace: hostedv1.Namespace},
+		StringData: map[string]string{eks.AccessKeyField: "a", eks.SecretKeyField: "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	c := &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: mgmtv1.ClusterSpec{DisplayName: name, EKSConfig: &eksv1.EKSClusterConfigSpec{
+		DisplayName: name, Region: "us-west-2", AmazonCredentialSecret: hostedv1.Namespace + ":" + w.ns + "-aws", Imported: true,
+		Tags: &map[string]string{"team": "a"}}}}
+	if err := w.k.Create(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	mctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- manager.Run(mctx, manager.Options{Config: env.Config, EKSEndpoint: srv.URL, EKSRefresh: 10 * time.Second, EKSPoll: time.Second,
+			Tokens: func(context.Context, string, map[string][]byte, string) (string, error) { return token, nil }, Log: logr.Discard()})
+	}()
+	t.Cleanup(func() {
+		_ = w.k.Delete(context.Background(), c)
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) { // the imported cluster's deletion is only a disconnect
+			if err := w.k.Get(context.Background(), client.ObjectKeyFromObject(c), &mgmtv1.Cluster{}); err != nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+
+	b := browser(t)
+	signIn(t, b, w.base, token)
+	run(t, b, "open the cluster until it is Active",
+		chromedp.Navigate(w.base+"/clusters/"+name),
+		chromedp.WaitVisible(chromedp.CSS(`h1 .phase-Active`)))
+	if _, err := chromedp.Run(b, chromedp.Evaluate[bool](`(window.__notReloaded = true)`)); err != nil {
+		t.Fatal(err)
+	}
+	snap, ok := srv.Cluster(name)
+	if !ok {
+		t.Fatal("the emulator lost the cluster")
+	}
+	changed := time.Now()
+	if err := srv.ConsoleSetTags(snap.ARN, map[string]string{"team": "console"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(b, chromedp.Poll[bool](`document.querySelector('tr[data-path="tags"] td:nth-child(3) code')?.textContent.includes('console') &&
+		[...document.querySelectorAll('table.events td')].some(td => td.textContent === 'OutsideChange')`)); err != nil {
+		t.Fatalf("wait for the adopted value and its event, without a reload: %v", err)
+	}
+	t.Logf("a console change reached the open page in %.1f s (--eks-refresh 10)", time.Since(changed).Seconds())
+	kept, err := chromedp.Run(b, chromedp.Evaluate[bool](`window.__notReloaded === true`))
+	if err != nil || !kept {
+		t.Errorf("the page was reloaded to show the change (%v)", err)
+	}
+	html(t, b)
+	shot(t, b, "cluster-outside-change")
 }

@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -92,7 +93,7 @@ func New(o Options) (*Server, error) {
 	s := &Server{opts: o, review: review, admin: admin, scheme: o.Scheme, mapper: restMapper(), sessions: sessions{byID: map[string]*session{}}, pages: map[string]*template.Template{}}
 	funcs := template.FuncMap{"csrfField": func() string { return CSRFField }}
 	for _, page := range []string{"login.html", "clusters.html", "cluster.html"} {
-		t, err := template.New(page).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/table.html", "templates/"+page)
+		t, err := template.New(page).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/table.html", "templates/detail.html", "templates/"+page)
 		if err != nil {
 			return nil, fmt.Errorf("dashboard template %s: %w", page, err)
 		}
@@ -132,7 +133,8 @@ func (s *Server) ttl() time.Duration {
 // Handler serves the dashboard: GET /login and POST /login (sign-in),
 // POST /logout, GET / (clusters; ?q= filters, ?sort=name|driver|phase|age),
 // GET /events (the clusters table as server-sent events), GET
-// /clusters/NAME (a hosted cluster), POST /clusters/NAME/take (take the
+// /clusters/NAME (a hosted cluster) and GET /clusters/NAME/events (its
+// page as server-sent events), POST /clusters/NAME/take (take the
 // cloud's value of a conflicting field), /assets/ (CSS, htmx). Every page
 // but /login and /assets/ needs a session; every POST but /login needs the
 // session's CSRF token.
@@ -146,6 +148,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", s.authed(s.clustersPage))
 	mux.HandleFunc("GET /events", s.authed(s.clusterEvents))
 	mux.HandleFunc("GET /clusters/{name}", s.authed(s.clusterPage))
+	mux.HandleFunc("GET /clusters/{name}/events", s.authed(s.clusterDetailEvents))
 	mux.HandleFunc("POST /clusters/{name}/take", s.authed(s.takeCloudValue))
 	return securityHeaders(mux)
 }
@@ -169,7 +172,7 @@ func (s *Server) authed(h func(http.ResponseWriter, *http.Request, *session)) ht
 	return func(w http.ResponseWriter, r *http.Request) {
 		sess := s.current(r)
 		switch {
-		case sess == nil && r.Method == http.MethodGet && r.URL.Path != "/events":
+		case sess == nil && r.Method == http.MethodGet && !strings.HasSuffix(r.URL.Path, "/events"):
 			http.Redirect(w, r, "/login", http.StatusSeeOther)
 			return
 		case sess == nil:
