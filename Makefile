@@ -134,13 +134,15 @@ run: run-binaries build
 # 200 AKS, then 200 GKE clusters against the emulators, and one table of the
 # three; HOSTED_BENCH_ARGS go to it), then the local
 # real node (dev up to the first pod Running, make run) and the image sizes,
-# then one patch expression and one Pod Security check (ns, bytes, allocs).
+# then one patch expression and one Pod Security check (ns, bytes, allocs),
+# then the dashboard's clusters page of 200 clusters (server time, bytes).
 HOSTED_BENCH_ARGS ?=
 bench: binaries build
 	$(GO) run ./test/bench $(BENCH_ARGS)
 	$(GO) run ./test/bench/hosted $(HOSTED_BENCH_ARGS)
 	$(GO) run ./test/bench/realnode
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x ./internal/virtual/patches/ ./internal/virtual/policy/
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./internal/dashboard/
 
 # controller-gen (built once into the cache by hack/build-binaries.sh unless
 # CLUSTERSYNC_CONTROLLER_GEN_BIN names one) writes the deepcopy functions of

@@ -134,6 +134,12 @@ type world struct {
 func start(t *testing.T) *world {
 	t.Helper()
 	hostedtest.Require(t, env)
+	return startB(t)
+}
+
+// startB is start for a test or a benchmark whose Env is there.
+func startB(t testing.TB) *world {
+	t.Helper()
 	ns := env.Namespace(t)
 	k, err := client.New(env.Config, client.Options{Scheme: env.Scheme})
 	if err != nil {
