@@ -13,6 +13,7 @@ import (
 	"helm.sh/helm/v3/pkg/lint"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -115,6 +116,45 @@ func TestManagerChart(t *testing.T) {
 	}
 	if !tlsVolume || *d.Spec.Replicas != 3 {
 		t.Errorf("volumes %+v, replicas %d", d.Spec.Template.Spec.Volumes, *d.Spec.Replicas)
+	}
+}
+
+// The dashboard is on by default: every replica serves it on 8090, behind
+// a Service that also sends to replicas that are not Ready; an Ingress
+// when asked; off with dashboard.enabled=false. The AKS and GKE settings
+// reach the command.
+func TestManagerChartDashboard(t *testing.T) {
+	m := renderManager(t)
+	d := decodeStrict[appsv1.Deployment](t, m, "Deployment/mgr")
+	cmd := strings.Join(d.Spec.Template.Spec.Containers[0].Command, " ")
+	for _, want := range []string{"--dashboard-addr=:8090", "--aks-refresh=300", "--gke-poll=30"} {
+		if !strings.Contains(cmd, want) {
+			t.Errorf("command %s lacks %s", cmd, want)
+		}
+	}
+	svc := decodeStrict[corev1.Service](t, m, "Service/mgr-dashboard")
+	if !svc.Spec.PublishNotReadyAddresses || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 80 || svc.Spec.Ports[0].TargetPort.String() != "dashboard" {
+		t.Errorf("dashboard service %+v", svc.Spec)
+	}
+	if _, ok := m["Ingress/mgr-dashboard"]; ok {
+		t.Error("an Ingress without dashboard.ingress.enabled")
+	}
+	m = renderManager(t, "dashboard.ingress.enabled=true", "dashboard.ingress.host=clusters.example.com", "dashboard.ingress.tlsSecretName=dash-tls",
+		"dashboard.ingress.className=nginx", "gke.endpoint=http://gke:4601")
+	ing := decodeStrict[networkingv1.Ingress](t, m, "Ingress/mgr-dashboard")
+	if ing.Spec.IngressClassName == nil || *ing.Spec.IngressClassName != "nginx" || len(ing.Spec.TLS) != 1 || ing.Spec.TLS[0].SecretName != "dash-tls" ||
+		ing.Spec.Rules[0].Host != "clusters.example.com" || ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name != "mgr-dashboard" {
+		t.Errorf("ingress %+v", ing.Spec)
+	}
+	if cmd := strings.Join(decodeStrict[appsv1.Deployment](t, m, "Deployment/mgr").Spec.Template.Spec.Containers[0].Command, " "); !strings.Contains(cmd, "--gke-endpoint=http://gke:4601") {
+		t.Errorf("command %s lacks --gke-endpoint", cmd)
+	}
+	m = renderManager(t, "dashboard.enabled=false")
+	if _, ok := m["Service/mgr-dashboard"]; ok {
+		t.Error("a dashboard Service with dashboard.enabled=false")
+	}
+	if cmd := strings.Join(decodeStrict[appsv1.Deployment](t, m, "Deployment/mgr").Spec.Template.Spec.Containers[0].Command, " "); strings.Contains(cmd, "--dashboard-addr") {
+		t.Errorf("command %s serves the dashboard with dashboard.enabled=false", cmd)
 	}
 }
 
