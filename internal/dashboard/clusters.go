@@ -36,9 +36,11 @@ type clusterRow struct {
 	Problems []string
 	// Conflict is true while a field is changed on both sides.
 	Conflict bool
-	// Hosted is true for an EKS, AKS or GKE cluster (it has a detail page
-	// with the effective state).
-	Hosted  bool
+	// Hosted is true for an EKS, AKS or GKE cluster (its page has the
+	// effective state).
+	Hosted bool
+	// Page is true when the cluster has a page (hosted or registered).
+	Page    bool
 	created time.Time
 }
 
@@ -63,8 +65,9 @@ func summarize(c *mgmtv1.Cluster, now time.Time) clusterRow {
 			r.Pools = len(*st.UpstreamSpec.NodePools)
 		}
 	case c.Spec.ImportedConfig != nil:
-		r.Driver = mgmtv1.DriverImported
+		r.Driver, r.Page = mgmtv1.DriverImported, true
 	}
+	r.Page = r.Page || r.Hosted
 	for _, cond := range c.Status.Conditions {
 		bad := cond.Status != metav1.ConditionTrue
 		if cond.Type == mgmtv1.ConditionConflict {
@@ -141,36 +144,37 @@ type tableData struct {
 // own list when RBAC allows it; otherwise (a user allowed some Clusters by
 // name, which Kubernetes RBAC cannot allow to list) the manager's list,
 // keeping only those a SelfSubjectAccessReview with the user's token
-// allows to get. byName is true in the second case.
-func (s *Server) visibleClusters(ctx context.Context, sess *session) (items []mgmtv1.Cluster, byName bool, err error) {
+// allows to get. rv is the list's resourceVersion, where a watch of the
+// changes after it starts.
+func (s *Server) visibleClusters(ctx context.Context, sess *session) (items []mgmtv1.Cluster, rv string, err error) {
 	var list mgmtv1.ClusterList
 	err = sess.client.List(ctx, &list)
 	if err == nil || !apierrors.IsForbidden(err) {
-		return list.Items, false, err
+		return list.Items, list.ResourceVersion, err
 	}
 	forbidden := err
 	if err := s.admin.List(ctx, &list); err != nil {
-		return nil, true, err
+		return nil, "", err
 	}
 	for _, c := range list.Items {
 		ok, err := sess.may(ctx, "get", c.Name)
 		if err != nil {
-			return nil, true, err
+			return nil, "", err
 		}
 		if ok {
 			items = append(items, c)
 		}
 	}
 	if len(items) == 0 {
-		return nil, true, forbidden
+		return nil, "", forbidden
 	}
-	return items, true, nil
+	return items, list.ResourceVersion, nil
 }
 
 // table lists the Clusters the user may see and renders the table
 // fragment.
 func (s *Server) table(ctx context.Context, sess *session, q, key string) (tableData, error) {
-	items, _, err := s.visibleClusters(ctx, sess)
+	items, rv, err := s.visibleClusters(ctx, sess)
 	if err != nil {
 		return tableData{}, err
 	}
@@ -187,10 +191,8 @@ func (s *Server) table(ctx context.Context, sess *session, q, key string) (table
 	if key != "" {
 		v.Set("sort", key)
 	}
-	ev := "/events"
-	if len(v) > 0 {
-		ev += "?" + v.Encode()
-	}
+	v.Set("rv", rv)
+	ev := "/events?" + v.Encode()
 	return tableData{Rows: filterSort(rows, q, key), Query: q, Sort: key, Sorts: sortKeys, Events: ev}, nil
 }
 
@@ -224,12 +226,12 @@ func (s *Server) clustersPage(w http.ResponseWriter, r *http.Request, sess *sess
 func (s *Server) clusterEvents(w http.ResponseWriter, r *http.Request, sess *session) {
 	ctx := r.Context()
 	q, key := r.URL.Query().Get("q"), r.URL.Query().Get("sort")
-	s.follow(w, r, func(ctx context.Context) ([]watch.Interface, error) {
-		wi, err := sess.client.Watch(ctx, &mgmtv1.ClusterList{})
+	s.follow(w, r, func(ctx context.Context, rv string) ([]watch.Interface, error) {
+		wi, err := sess.client.Watch(ctx, &mgmtv1.ClusterList{}, from(rv))
 		if apierrors.IsForbidden(err) {
 			// A user allowed Clusters by name only: the manager watches, and
 			// every table sent is filtered with the user's access (table).
-			wi, err = s.admin.Watch(ctx, &mgmtv1.ClusterList{})
+			wi, err = s.admin.Watch(ctx, &mgmtv1.ClusterList{}, from(rv))
 		}
 		return []watch.Interface{wi}, err
 	}, func(st *stream) bool {
@@ -248,8 +250,8 @@ func (s *Server) clusterEvents(w http.ResponseWriter, r *http.Request, sess *ses
 func (s *Server) clusterDetailEvents(w http.ResponseWriter, r *http.Request, sess *session) {
 	name := r.PathValue("name")
 	ctx := r.Context()
-	s.follow(w, r, func(ctx context.Context) ([]watch.Interface, error) {
-		wc, err := sess.client.Watch(ctx, &mgmtv1.ClusterList{}, client.MatchingFields{"metadata.name": name})
+	s.follow(w, r, func(ctx context.Context, rv string) ([]watch.Interface, error) {
+		wc, err := sess.client.Watch(ctx, &mgmtv1.ClusterList{}, client.MatchingFields{"metadata.name": name}, from(rv))
 		if err != nil {
 			return nil, err
 		}
@@ -301,11 +303,18 @@ func (st *stream) template(t *template.Template, name, def string, data any) boo
 // proxies keep it open.
 const keepAlive = 25 * time.Second
 
-// follow serves an event stream: send at once, then again after every
-// change the watches report (changes within debounce sent once), until
-// the client goes or send returns false. Watches that end are started
-// again.
-func (s *Server) follow(w http.ResponseWriter, r *http.Request, watches func(context.Context) ([]watch.Interface, error), send func(*stream) bool) {
+// from is a watch option starting after resourceVersion rv ("": now).
+func from(rv string) client.ListOption {
+	return &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv}}
+}
+
+// follow serves an event stream: send after every change the watches
+// report (changes within debounce sent once), until the client goes or
+// send returns false. The request's ?rv= is the resourceVersion the page
+// was rendered at: the first watches start there, so no change is missed
+// and nothing is sent before one happens; without it (or once it is too
+// old, or a watch ended) send runs at once and the watches start now.
+func (s *Server) follow(w http.ResponseWriter, r *http.Request, watches func(ctx context.Context, rv string) ([]watch.Interface, error), send func(*stream) bool) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
@@ -315,13 +324,19 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, watches func(con
 	w.Header().Set("Cache-Control", "no-store")
 	st := &stream{w: w, f: flusher}
 	ctx := r.Context()
-	if !send(st) {
-		return
-	}
+	rv := r.URL.Query().Get("rv")
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
 	for ctx.Err() == nil {
-		ws, err := watches(ctx)
+		if rv == "" && !send(st) {
+			return
+		}
+		ws, err := watches(ctx, rv)
+		if rv != "" && (apierrors.IsResourceExpired(err) || apierrors.IsGone(err)) {
+			rv = ""
+			continue
+		}
+		rv = ""
 		if err != nil {
 			st.event("error", listError(err))
 			return
@@ -373,9 +388,13 @@ func (s *Server) clusterPage(w http.ResponseWriter, r *http.Request, sess *sessi
 	s.render(w, "cluster.html", http.StatusOK, page{Title: name, User: sess.user, CSRF: sess.csrf, Data: d})
 }
 
-// detailData is a hosted cluster's page.
+// detailData is a cluster's page: a hosted cluster's effective state and
+// conflicts, or a registered cluster's import commands, agent, members,
+// projects, capabilities and K3s state; conditions and events for both.
 type detailData struct {
-	Row        clusterRow
+	Row clusterRow
+	// Registered is set for a registered cluster.
+	Registered *registeredData
 	Rows       []managed.Row
 	Conflicts  []hostedv1.FieldConflict
 	Conditions []metav1.Condition
@@ -385,15 +404,22 @@ type detailData struct {
 	Endpoint    string
 	// CSRF is the session's token, for the conflict forms.
 	CSRF string
+	// Stream is the URL of the page's live updates, from the Cluster's
+	// resourceVersion.
+	Stream string
 }
 
 // eventRow is one event about the cluster.
 type eventRow struct{ Age, Type, Reason, Note string }
 
 func (s *Server) detail(ctx context.Context, sess *session, c *mgmtv1.Cluster) detailData {
-	d := detailData{Row: summarize(c, s.now()), Conditions: c.Status.Conditions, Endpoint: c.Status.APIEndpoint, CSRF: sess.csrf}
+	d := detailData{Row: summarize(c, s.now()), Conditions: c.Status.Conditions, Endpoint: c.Status.APIEndpoint, CSRF: sess.csrf,
+		Stream: "/clusters/" + url.PathEscape(c.Name) + "/events?rv=" + url.QueryEscape(c.ResourceVersion)}
 	d.Rows, _ = s.opts.Rows(c)
 	d.Conflicts = s.conflicts(ctx, sess, c)
+	if c.Spec.ImportedConfig != nil {
+		d.Registered = s.registered(ctx, sess, c)
+	}
 	evs, err := sess.kube.EventsV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=" + c.Name})
 	if err != nil {
 		d.EventsError = "events are not shown: " + listError(err)
@@ -556,4 +582,70 @@ func watchChanges(ctx context.Context, ws []watch.Interface) <-chan struct{} {
 		}
 	}()
 	return out
+}
+
+// registeredData is what a registered cluster's page shows beyond the
+// conditions and events.
+type registeredData struct {
+	// Command and InsecureCommand import the cluster (the registration
+	// token's status, as `clustersync cluster import` prints them); empty
+	// while the token is not issued or the user may not read it.
+	Command, InsecureCommand string
+	// TokenError says why the commands are not shown.
+	TokenError string
+	Agent      *mgmtv1.AgentStatus
+	Members    []mgmtv1.ClusterMember
+	Projects   []mgmtv1.Project
+	// Capabilities are the detected capabilities, as "name: value".
+	Capabilities []string
+	K3s          *mgmtv1.K3sStatus
+	K3sWanted    string
+}
+
+// registered reads, with the user's identity, a registered cluster's
+// registration token (namespace clustersync-global-data, named after the
+// cluster) and projects; what the user may not read is left out.
+func (s *Server) registered(ctx context.Context, sess *session, c *mgmtv1.Cluster) *registeredData {
+	r := &registeredData{Agent: c.Status.Agent, Members: c.Spec.ImportedConfig.Members, K3s: c.Status.K3s}
+	if c.Spec.K3sConfig != nil {
+		r.K3sWanted = c.Spec.K3sConfig.KubernetesVersion
+	}
+	var tok mgmtv1.ClusterRegistrationToken
+	switch err := sess.client.Get(ctx, client.ObjectKey{Namespace: hostedv1.Namespace, Name: c.Name}, &tok); {
+	case apierrors.IsForbidden(err):
+		r.TokenError = "Your account may not read this cluster's registration token, so the import command is not shown."
+	case err != nil:
+		r.TokenError = "The registration token is not issued yet: is the manager running with --serve-addr?"
+	case tok.Status.Command == "":
+		r.TokenError = "The registration token is not issued yet."
+	default:
+		r.Command, r.InsecureCommand = tok.Status.Command, tok.Status.InsecureCommand
+	}
+	var projects mgmtv1.ProjectList
+	if err := sess.client.List(ctx, &projects); err == nil {
+		for _, p := range projects.Items {
+			if p.Spec.ClusterName == c.Name {
+				r.Projects = append(r.Projects, p)
+			}
+		}
+	}
+	if cp := c.Status.Capabilities; cp != nil {
+		add := func(name string, v any) { r.Capabilities = append(r.Capabilities, fmt.Sprintf("%s: %v", name, v)) }
+		for _, ic := range cp.IngressCapabilities {
+			add(mgmtv1.CapabilityIngress, ic.IngressProvider)
+		}
+		if lb := cp.LoadBalancerCapabilities; lb != nil && lb.Enabled != nil {
+			add(mgmtv1.CapabilityLoadBalancer, *lb.Enabled)
+		}
+		if cp.NodePortRange != "" {
+			add(mgmtv1.CapabilityNodePortRange, cp.NodePortRange)
+		}
+		if cp.TaintSupport != nil {
+			add(mgmtv1.CapabilityTaintSupport, *cp.TaintSupport)
+		}
+		if cp.NodePoolScalingSupported != nil {
+			add(mgmtv1.CapabilityNodePoolScaling, *cp.NodePoolScalingSupported)
+		}
+	}
+	return r
 }

@@ -30,7 +30,7 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("row %+v; want GKE, hosted, 2 pools, Conflict, problems %q, age 90m", r, want)
 	}
 	reg := summarize(&mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "edge"}, Spec: mgmtv1.ClusterSpec{ImportedConfig: &mgmtv1.ImportedConfig{}}}, now)
-	if reg.Driver != mgmtv1.DriverImported || reg.Hosted || reg.Pools != -1 {
+	if reg.Driver != mgmtv1.DriverImported || reg.Hosted || !reg.Page || reg.Pools != -1 {
 		t.Errorf("registered row %+v", reg)
 	}
 }

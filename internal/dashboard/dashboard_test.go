@@ -448,3 +448,52 @@ func TestLiveOutsideChange(t *testing.T) {
 	html(t, b)
 	shot(t, b, "cluster-outside-change")
 }
+
+// A registered cluster's page: the import command and its --insecure
+// variant with copy buttons, the agent's connection, members, projects
+// and capabilities.
+func TestRegisteredCluster(t *testing.T) {
+	w := start(t)
+	_, _, _, edge := w.fleet(t)
+	ctx := context.Background()
+	tok := &mgmtv1.ClusterRegistrationToken{ObjectMeta: metav1.ObjectMeta{Name: edge, Namespace: hostedv1.Namespace},
+		Spec: mgmtv1.ClusterRegistrationTokenSpec{ClusterName: edge}}
+	if err := w.k.Create(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.k.Delete(context.Background(), tok) })
+	manifest := "https://mgr.example.com/v1/import/abc123_" + edge + ".yaml"
+	tok.Status = mgmtv1.ClusterRegistrationTokenStatus{Token: "abc123", ManifestURL: manifest, Command: "kubectl apply -f " + manifest,
+		InsecureCommand: "curl --insecure -sfL " + manifest + " | kubectl apply -f -"}
+	if err := w.k.Status().Update(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	var c mgmtv1.Cluster
+	if err := w.k.Get(ctx, client.ObjectKey{Name: edge}, &c); err != nil {
+		t.Fatal(err)
+	}
+	since := metav1.NewTime(time.Date(2026, 11, 26, 9, 30, 0, 0, time.UTC))
+	c.Status.Agent = &mgmtv1.AgentStatus{Distribution: "k3s", AgentVersion: "v0.31.0", ConnectedSince: &since, LastPing: &since, APIEndpoint: "https://10.0.0.5:6443"}
+	c.Status.Capabilities = &mgmtv1.Capabilities{NodePortRange: "30000-32767", TaintSupport: ptr.To(true)}
+	c.Status.Phase = mgmtv1.PhaseActive
+	if err := w.k.Status().Update(ctx, &c); err != nil {
+		t.Fatal(err)
+	}
+	b := browser(t)
+	signIn(t, b, w.base, env.AdminToken(t, w.ns))
+	run(t, b, "open the registered cluster from the table",
+		chromedp.Click(chromedp.CSS(`tr[data-cluster="`+edge+`"] a`)),
+		chromedp.WaitVisible(chromedp.CSS(`#import-command`)))
+	page := html(t, b)
+	for _, want := range []string{"kubectl apply -f " + manifest, "curl --insecure -sfL " + manifest, "2026-11-26 09:30:00 UTC", "k3s", "nodePortRange: 30000-32767"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the registered cluster's page lacks %q", want)
+		}
+	}
+	run(t, b, "copy the command", chromedp.Click(chromedp.CSS(`button[data-copy="import-command"]`)))
+	label, err := chromedp.Run(b, chromedp.Poll[string](`(t => t !== 'Copy' && t)(document.querySelector('button[data-copy="import-command"]').textContent)`))
+	if err != nil || (label != "Copied" && !strings.HasPrefix(label, "Selected")) {
+		t.Errorf("after Copy the button says %q (%v), want Copied (or the selection fallback)", label, err)
+	}
+	shot(t, b, "registered")
+}

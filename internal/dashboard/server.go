@@ -110,6 +110,8 @@ func restMapper() meta.RESTMapper {
 	for _, g := range []string{"eks", "aks", "gke"} {
 		m.Add(schema.GroupVersionKind{Group: g + ".clustersync.io", Version: "v1", Kind: upper(g) + "ClusterConfig"}, meta.RESTScopeNamespace)
 	}
+	m.Add(mgmtv1.GroupVersion.WithKind("Project"), meta.RESTScopeRoot)
+	m.Add(mgmtv1.GroupVersion.WithKind("ClusterRegistrationToken"), meta.RESTScopeNamespace)
 	m.Add(schema.GroupVersionKind{Group: "events.k8s.io", Version: "v1", Kind: "Event"}, meta.RESTScopeNamespace)
 	return m
 }

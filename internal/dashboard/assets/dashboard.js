@@ -1,0 +1,20 @@
+// Copy buttons: a button with data-copy="ID" copies the text of element
+// ID to the clipboard (the page's only script of its own; htmx does the
+// rest). Delegated, so that buttons swapped in by server-sent events work.
+document.addEventListener("click", async (ev) => {
+  const button = ev.target.closest("button[data-copy]");
+  if (!button) return;
+  const source = document.getElementById(button.dataset.copy);
+  if (!source) return;
+  try {
+    await navigator.clipboard.writeText(source.textContent);
+    button.textContent = "Copied";
+  } catch (err) {
+    const range = document.createRange();
+    range.selectNodeContents(source);
+    const sel = window.getSelection();
+    sel.removeAllRanges();
+    sel.addRange(range);
+    button.textContent = "Selected: press Ctrl+C";
+  }
+});
