@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -34,6 +35,7 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
 	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
 	"github.com/clustersync/clustersync/internal/manager"
+	"github.com/clustersync/clustersync/internal/testenv"
 )
 
 var env *hostedtest.Env
@@ -309,13 +311,16 @@ func TestHostedClusterConflict(t *testing.T) {
 		t.Fatalf("tags %v changed by a write without the CSRF token", got)
 	}
 
-	run(t, b, "take the cloud's value", chromedp.Click(chromedp.CSS(`tr[data-path="tags"] button`)), chromedp.WaitVisible(chromedp.CSS(`section[aria-labelledby="state"]`)))
-	if err := w.k.Get(ctx, client.ObjectKey{Name: eks}, &c); err != nil {
-		t.Fatal(err)
-	}
-	if got := *c.Spec.EKSConfig.Tags; len(got) != 1 || got["team"] != "console" {
-		t.Errorf("spec.eksConfig.tags %v after taking the cloud's value, want {team: console}", got)
-	}
+	run(t, b, "take the cloud's value", chromedp.Click(chromedp.CSS(`tr[data-path="tags"] button`)))
+	testenv.Eventually(t, 10*time.Second, func() error {
+		if err := w.k.Get(ctx, client.ObjectKey{Name: eks}, &c); err != nil {
+			return err
+		}
+		if got := *c.Spec.EKSConfig.Tags; len(got) != 1 || got["team"] != "console" {
+			return fmt.Errorf("spec.eksConfig.tags %v after taking the cloud's value, want {team: console}", got)
+		}
+		return nil
+	})
 }
 
 // A user whose RBAC allows one Cluster by name sees that one only, and
