@@ -96,7 +96,7 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
-// SortKeys are the columns the clusters table sorts by (?sort=).
+// sortKeys are the columns the clusters table sorts by (?sort=).
 var sortKeys = []string{"name", "driver", "phase", "age"}
 
 // filterSort keeps the rows whose name, driver or phase contains q (case
