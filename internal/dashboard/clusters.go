@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"html/template"
@@ -14,8 +15,6 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,6 +22,7 @@ import (
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/managed"
+	"github.com/clustersync/clustersync/internal/hosted/management"
 )
 
 // clusterRow is one line of the clusters table.
@@ -44,30 +44,20 @@ type clusterRow struct {
 	created time.Time
 }
 
-// summarize is c as a row of the clusters table at now.
-func summarize(c *mgmtv1.Cluster, now time.Time) clusterRow {
+// summarize is c as a row of the clusters table at now; hosted is c seen
+// through its cloud (ok false for a registered Cluster).
+func summarize(c *mgmtv1.Cluster, hosted management.View, ok bool, now time.Time) clusterRow {
 	r := clusterRow{Name: c.Name, Driver: c.Status.Driver, Phase: c.Status.Phase, Version: c.Status.Version, Pools: -1,
 		created: c.CreationTimestamp.Time, Age: duration.HumanDuration(now.Sub(c.CreationTimestamp.Time))}
 	switch {
-	case c.Spec.EKSConfig != nil:
-		r.Hosted, r.Driver = true, mgmtv1.DriverEKS
-		if st := c.Status.EKSStatus; st != nil && st.UpstreamSpec != nil && st.UpstreamSpec.NodeGroups != nil {
-			r.Pools = len(*st.UpstreamSpec.NodeGroups)
-		}
-	case c.Spec.AKSConfig != nil:
-		r.Hosted, r.Driver = true, mgmtv1.DriverAKS
-		if st := c.Status.AKSStatus; st != nil && st.UpstreamSpec != nil && st.UpstreamSpec.NodePools != nil {
-			r.Pools = len(*st.UpstreamSpec.NodePools)
-		}
-	case c.Spec.GKEConfig != nil:
-		r.Hosted, r.Driver = true, mgmtv1.DriverGKE
-		if st := c.Status.GKEStatus; st != nil && st.UpstreamSpec != nil && st.UpstreamSpec.NodePools != nil {
-			r.Pools = len(*st.UpstreamSpec.NodePools)
+	case ok:
+		r.Hosted, r.Page, r.Driver = true, true, hosted.Driver()
+		if n, known := hosted.NodePools(); known {
+			r.Pools = n
 		}
 	case c.Spec.ImportedConfig != nil:
 		r.Driver, r.Page = mgmtv1.DriverImported, true
 	}
-	r.Page = r.Page || r.Hosted
 	for _, cond := range c.Status.Conditions {
 		bad := cond.Status != metav1.ConditionTrue
 		if cond.Type == mgmtv1.ConditionConflict {
@@ -77,7 +67,7 @@ func summarize(c *mgmtv1.Cluster, now time.Time) clusterRow {
 		if !bad || cond.Message == "" && cond.Reason == "" {
 			continue
 		}
-		msg := cond.Type + ": " + firstNonEmpty(cond.Message, cond.Reason)
+		msg := cond.Type + ": " + cmp.Or(cond.Message, cond.Reason)
 		if cond.Type == mgmtv1.ConditionConflict {
 			r.Problems = append([]string{msg}, r.Problems...)
 		} else {
@@ -87,13 +77,10 @@ func summarize(c *mgmtv1.Cluster, now time.Time) clusterRow {
 	return r
 }
 
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
+// row is summarize of c with its cloud from s.opts.Hosted.
+func (s *Server) row(c *mgmtv1.Cluster) clusterRow {
+	v, ok := s.opts.Hosted(c)
+	return summarize(c, v, ok, s.now())
 }
 
 // sortKeys are the columns the clusters table sorts by (?sort=).
@@ -178,11 +165,9 @@ func (s *Server) table(ctx context.Context, sess *session, q, key string) (table
 	if err != nil {
 		return tableData{}, err
 	}
-	list := mgmtv1.ClusterList{Items: items}
-	now := s.now()
 	var rows []clusterRow
-	for i := range list.Items {
-		rows = append(rows, summarize(&list.Items[i], now))
+	for i := range items {
+		rows = append(rows, s.row(&items[i]))
 	}
 	v := url.Values{}
 	if q != "" {
@@ -413,10 +398,11 @@ type detailData struct {
 type eventRow struct{ Age, Type, Reason, Note string }
 
 func (s *Server) detail(ctx context.Context, sess *session, c *mgmtv1.Cluster) detailData {
-	d := detailData{Row: summarize(c, s.now()), Conditions: c.Status.Conditions, Endpoint: c.Status.APIEndpoint, CSRF: sess.csrf,
+	d := detailData{Row: s.row(c), Conditions: c.Status.Conditions, Endpoint: c.Status.APIEndpoint, CSRF: sess.csrf,
 		Stream: "/clusters/" + url.PathEscape(c.Name) + "/events?rv=" + url.QueryEscape(c.ResourceVersion)}
-	d.Rows, _ = s.opts.Rows(c)
-	d.Conflicts = s.conflicts(ctx, sess, c)
+	if v, ok := s.opts.Hosted(c); ok {
+		d.Rows, d.Conflicts = v.Rows(), s.conflicts(ctx, sess, v)
+	}
 	if c.Spec.ImportedConfig != nil {
 		d.Registered = s.registered(ctx, sess, c)
 	}
@@ -446,40 +432,15 @@ func eventTime(e eventsv1.Event) time.Time {
 	return e.CreationTimestamp.Time
 }
 
-// operatorGVK is the operator object's kind of c's driver.
-func operatorGVK(c *mgmtv1.Cluster) (schema.GroupVersionKind, bool) {
-	for _, p := range []struct {
-		set   bool
-		group string
-	}{{c.Spec.EKSConfig != nil, "eks"}, {c.Spec.AKSConfig != nil, "aks"}, {c.Spec.GKEConfig != nil, "gke"}} {
-		if p.set {
-			return schema.GroupVersionKind{Group: p.group + ".clustersync.io", Version: "v1", Kind: upper(p.group) + "ClusterConfig"}, true
-		}
-	}
-	return schema.GroupVersionKind{}, false
-}
-
-// conflicts are the fields in conflict the operator recorded
-// (status.conflicts of the cloud's operator object), read with the user's
-// identity; none when the user may not read it.
-func (s *Server) conflicts(ctx context.Context, sess *session, c *mgmtv1.Cluster) []hostedv1.FieldConflict {
-	gvk, ok := operatorGVK(c)
-	if !ok {
+// conflicts are the fields in conflict the operator recorded (its
+// object's status.conflicts), read with the user's identity; none when the
+// user may not read it.
+func (s *Server) conflicts(ctx context.Context, sess *session, v management.View) []hostedv1.FieldConflict {
+	rec, err := v.OperatorStatus(ctx, sess.client)
+	if err != nil || rec == nil {
 		return nil
 	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvk)
-	if err := sess.client.Get(ctx, client.ObjectKey{Namespace: hostedv1.Namespace, Name: c.Name}, u); err != nil {
-		return nil
-	}
-	raw, _, _ := unstructured.NestedSlice(u.Object, "status", "conflicts")
-	var out []hostedv1.FieldConflict
-	for _, item := range raw {
-		m, _ := item.(map[string]any)
-		str := func(k string) string { v, _ := m[k].(string); return v }
-		out = append(out, hostedv1.FieldConflict{Path: str("path"), Config: str("config"), Upstream: str("upstream"), Applied: str("applied")})
-	}
-	return out
+	return rec.Conflicts
 }
 
 // takeCloudValue answers a conflict by taking the cloud's value: the
@@ -494,8 +455,13 @@ func (s *Server) takeCloudValue(w http.ResponseWriter, r *http.Request, sess *se
 		http.Error(w, fmt.Sprintf("cluster %s: %v", name, err), http.StatusNotFound)
 		return
 	}
+	v, ok := s.opts.Hosted(&c)
+	if !ok {
+		http.Error(w, fmt.Sprintf("cluster %s is not a hosted cluster", name), http.StatusBadRequest)
+		return
+	}
 	var upstream string
-	for _, cf := range s.conflicts(ctx, sess, &c) {
+	for _, cf := range s.conflicts(ctx, sess, v) {
 		if cf.Path == path {
 			upstream = cf.Upstream
 		}
@@ -505,7 +471,7 @@ func (s *Server) takeCloudValue(w http.ResponseWriter, r *http.Request, sess *se
 		return
 	}
 	orig := c.DeepCopy()
-	if err := s.opts.SetConfigValue(&c, path, []byte(upstream)); err != nil {
+	if err := v.SetConfigValue(path, []byte(upstream)); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}

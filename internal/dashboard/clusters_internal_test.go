@@ -9,6 +9,8 @@ import (
 
 	gkev1 "github.com/clustersync/clustersync/api/gke/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/hosted/gke"
+	"github.com/clustersync/clustersync/internal/hosted/management"
 )
 
 // A Cluster's row: its driver from its config, its pools from the
@@ -24,12 +26,13 @@ func TestSummarize(t *testing.T) {
 				{Type: mgmtv1.ConditionConnected, Status: metav1.ConditionTrue, Reason: "Connected"},
 				{Type: mgmtv1.ConditionConflict, Status: metav1.ConditionTrue, Reason: "ChangedOnBothSides", Message: "labels"},
 			}}}
-	r := summarize(c, now)
+	v, ok := management.ViewOf(&gke.Management{}, c)
+	r := summarize(c, v, ok, now)
 	want := []string{"Conflict: labels", "Ready: waiting on Updated"}
 	if r.Driver != "GKE" || !r.Hosted || r.Pools != 2 || !r.Conflict || !slices.Equal(r.Problems, want) || r.Age != "90m" {
 		t.Errorf("row %+v; want GKE, hosted, 2 pools, Conflict, problems %q, age 90m", r, want)
 	}
-	reg := summarize(&mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "edge"}, Spec: mgmtv1.ClusterSpec{ImportedConfig: &mgmtv1.ImportedConfig{}}}, now)
+	reg := summarize(&mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "edge"}, Spec: mgmtv1.ClusterSpec{ImportedConfig: &mgmtv1.ImportedConfig{}}}, nil, false, now)
 	if reg.Driver != mgmtv1.DriverImported || reg.Hosted || !reg.Page || reg.Pools != -1 {
 		t.Errorf("registered row %+v", reg)
 	}

@@ -147,7 +147,7 @@ func startB(t testing.TB) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := dashboard.New(dashboard.Options{Config: env.Config, Scheme: env.Scheme, Rows: manager.EffectiveRows, SetConfigValue: manager.SetConfigValue})
+	d, err := dashboard.New(dashboard.Options{Config: env.Config, Scheme: env.Scheme, Hosted: manager.Hosted})
 	if err != nil {
 		t.Fatal(err)
 	}

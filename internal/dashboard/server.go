@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
-	"github.com/clustersync/clustersync/internal/hosted/managed"
+	"github.com/clustersync/clustersync/internal/hosted/management"
 )
 
 //go:embed templates/*.html
@@ -48,12 +48,9 @@ type Options struct {
 	// Scheme knows the management cluster's kinds (manager.Scheme);
 	// required.
 	Scheme *runtime.Scheme
-	// Rows returns a hosted Cluster's effective-state rows, ok false for a
-	// Cluster of no cloud (manager.EffectiveRows); required.
-	Rows func(c *mgmtv1.Cluster) (rows []managed.Row, ok bool)
-	// SetConfigValue sets a field of a hosted Cluster's config to a JSON
-	// value (manager.SetConfigValue); required.
-	SetConfigValue func(c *mgmtv1.Cluster, path string, raw []byte) error
+	// Hosted returns a hosted Cluster seen through its cloud, ok false for
+	// a Cluster of no cloud (manager.Hosted); required.
+	Hosted func(c *mgmtv1.Cluster) (management.View, bool)
 }
 
 // Server is the dashboard: sign-in with a Kubernetes bearer token, the
@@ -79,8 +76,8 @@ type Server struct {
 // New makes a Server for the management cluster of o.Config. Errors come
 // from the templates or the review client.
 func New(o Options) (*Server, error) {
-	if o.Config == nil || o.Scheme == nil || o.Rows == nil || o.SetConfigValue == nil {
-		return nil, errors.New("dashboard: Options.Config, Scheme, Rows and SetConfigValue are required")
+	if o.Config == nil || o.Scheme == nil || o.Hosted == nil {
+		return nil, errors.New("dashboard: Options.Config, Scheme and Hosted are required")
 	}
 	review, err := kubernetes.NewForConfig(o.Config)
 	if err != nil {
@@ -108,15 +105,13 @@ func restMapper() meta.RESTMapper {
 	m := meta.NewDefaultRESTMapper(nil)
 	m.Add(mgmtv1.GroupVersion.WithKind("Cluster"), meta.RESTScopeRoot)
 	for _, g := range []string{"eks", "aks", "gke"} {
-		m.Add(schema.GroupVersionKind{Group: g + ".clustersync.io", Version: "v1", Kind: upper(g) + "ClusterConfig"}, meta.RESTScopeNamespace)
+		m.Add(schema.GroupVersionKind{Group: g + ".clustersync.io", Version: "v1", Kind: strings.ToUpper(g) + "ClusterConfig"}, meta.RESTScopeNamespace)
 	}
 	m.Add(mgmtv1.GroupVersion.WithKind("Project"), meta.RESTScopeRoot)
 	m.Add(mgmtv1.GroupVersion.WithKind("ClusterRegistrationToken"), meta.RESTScopeNamespace)
 	m.Add(schema.GroupVersionKind{Group: "events.k8s.io", Version: "v1", Kind: "Event"}, meta.RESTScopeNamespace)
 	return m
 }
-
-func upper(s string) string { return string(bytes.ToUpper([]byte(s))) }
 
 func (s *Server) now() time.Time {
 	if s.opts.Now != nil {

@@ -25,7 +25,7 @@ func setupDashboard(mgr ctrl.Manager, o Options) error {
 	if err != nil {
 		return err
 	}
-	d, err := dashboard.New(dashboard.Options{Config: o.Config, Secure: tls, Scheme: scheme, Rows: EffectiveRows, SetConfigValue: SetConfigValue})
+	d, err := dashboard.New(dashboard.Options{Config: o.Config, Secure: tls, Scheme: scheme, Hosted: Hosted})
 	if err != nil {
 		return err
 	}

@@ -312,34 +312,28 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	return setupProvider(mgr, opts, gkeCloud, gkeOperator, o.GKERefresh)
 }
 
+// Hosted returns a hosted Cluster seen through whichever cloud it has
+// (EKS, AKS, GKE); ok is false for a Cluster of no cloud (a registered
+// one).
+func Hosted(c *mgmtv1.Cluster) (management.View, bool) {
+	if v, ok := management.ViewOf(&eks.Management{}, c); ok {
+		return v, true
+	}
+	if v, ok := management.ViewOf(&aks.Management{}, c); ok {
+		return v, true
+	}
+	return management.ViewOf(&gke.Management{}, c)
+}
+
 // EffectiveRows returns the effective-state table of a hosted Cluster
 // (`clustersync cluster show`) from the config and status of whichever
 // cloud it has; ok is false for a Cluster of no cloud (a registered one).
 func EffectiveRows(c *mgmtv1.Cluster) (rows []managed.Row, ok bool) {
-	if rows, ok = management.Rows(&eks.Management{}, c); ok {
-		return rows, true
+	v, ok := Hosted(c)
+	if !ok {
+		return nil, false
 	}
-	if rows, ok = management.Rows(&aks.Management{}, c); ok {
-		return rows, true
-	}
-	return management.Rows(&gke.Management{}, c)
-}
-
-// SetConfigValue sets the field path of a hosted Cluster's config (of
-// whichever cloud it has) to raw, the field's JSON
-// (management.SetConfigValue). Errors name the path, or say that c is not
-// a hosted cluster.
-func SetConfigValue(c *mgmtv1.Cluster, path string, raw []byte) error {
-	for _, set := range []func() (bool, error){
-		func() (bool, error) { return management.SetConfigValue(&eks.Management{}, c, path, raw) },
-		func() (bool, error) { return management.SetConfigValue(&aks.Management{}, c, path, raw) },
-		func() (bool, error) { return management.SetConfigValue(&gke.Management{}, c, path, raw) },
-	} {
-		if ok, err := set(); ok {
-			return err
-		}
-	}
-	return fmt.Errorf("cluster %s has no spec.eksConfig, spec.aksConfig or spec.gkeConfig", c.Name)
+	return v.Rows(), true
 }
 
 // setupProvider registers one cloud's two controllers: the management

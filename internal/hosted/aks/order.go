@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"k8s.io/utils/ptr"
+
 	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
 	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/managed"
@@ -122,21 +124,10 @@ func vet(spec aksv1.AKSClusterConfigSpec, ch managed.Change) (bool, error) {
 func isSystem(p aksv1.AKSNodePool) bool { return p.Mode != nil && *p.Mode == "System" }
 
 func pools(spec aksv1.AKSClusterConfigSpec) []aksv1.AKSNodePool {
-	if spec.NodePools == nil {
-		return nil
-	}
-	return *spec.NodePools
+	return ptr.Deref(spec.NodePools, nil)
 }
 
 // poolNamed returns the pool of spec named name, nil when there is none.
 func poolNamed(spec aksv1.AKSClusterConfigSpec, name string) *aksv1.AKSNodePool {
-	if spec.NodePools == nil {
-		return nil
-	}
-	for i := range *spec.NodePools {
-		if (*spec.NodePools)[i].Name == name {
-			return &(*spec.NodePools)[i]
-		}
-	}
-	return nil
+	return managed.Element(spec.NodePools, "name", name)
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
+	"slices"
 	"time"
 
 	"cloud.google.com/go/container/apiv1/containerpb"
@@ -116,14 +116,10 @@ func apiError(err error) *googleapi.Error {
 }
 
 // hasReason reports whether a GKE error carries reason (e.g.
-// "failedPrecondition") in its error items.
+// "failedPrecondition") in its error items (the client parses them from
+// the answer's body).
 func hasReason(ge *googleapi.Error, reason string) bool {
-	for _, it := range ge.Errors {
-		if it.Reason == reason {
-			return true
-		}
-	}
-	return strings.Contains(ge.Body, `"reason": "`+reason+`"`) || strings.Contains(ge.Body, `"reason":"`+reason+`"`)
+	return slices.ContainsFunc(ge.Errors, func(it googleapi.ErrorItem) bool { return it.Reason == reason })
 }
 
 // waiting reports whether GKE refused a write because of the cluster's

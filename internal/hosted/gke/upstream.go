@@ -196,23 +196,12 @@ func maskUnset[T any](up, config *T) {
 
 // pools returns spec's node pools, nil when unmanaged.
 func pools(spec gkev1.GKEClusterConfigSpec) []gkev1.GKENodePoolConfig {
-	if spec.NodePools == nil {
-		return nil
-	}
-	return *spec.NodePools
+	return ptr.Deref(spec.NodePools, nil)
 }
 
 // poolNamed returns the pool of spec named name, nil when there is none.
 func poolNamed(spec gkev1.GKEClusterConfigSpec, name string) *gkev1.GKENodePoolConfig {
-	if spec.NodePools == nil {
-		return nil
-	}
-	for i := range *spec.NodePools {
-		if (*spec.NodePools)[i].Name == name {
-			return &(*spec.NodePools)[i]
-		}
-	}
-	return nil
+	return managed.Element(spec.NodePools, "name", name)
 }
 
 // autoscaled reports whether p has the autoscaler on.

@@ -127,6 +127,22 @@ func mergeKeyed(cfg, up reflect.Value, key string, o Options) reflect.Value {
 	return p
 }
 
+// Element returns the element of a keyed list (Options.KeyedLists) whose
+// key field, named key as in JSON, is name: the pool "a" of
+// spec.nodePools is Element(spec.NodePools, "name", "a"). It is nil when
+// list is nil or has no such element.
+func Element[E any](list *[]E, key, name string) *E {
+	if list == nil {
+		return nil
+	}
+	for i := range *list {
+		if keyOf(reflect.ValueOf((*list)[i]), key) == name {
+			return &(*list)[i]
+		}
+	}
+	return nil
+}
+
 func keyOf(elem reflect.Value, key string) string {
 	t := elem.Type()
 	for i := 0; i < t.NumField(); i++ {

@@ -222,3 +222,21 @@ func TestMarkApplied(t *testing.T) {
 		t.Error("unknown path accepted")
 	}
 }
+
+// Element finds a keyed list's element by its key, nil for none.
+func TestElement(t *testing.T) {
+	type pool struct {
+		Name  string `json:"name"`
+		Count *int   `json:"count,omitempty"`
+	}
+	list := &[]pool{{Name: "a"}, {Name: "b"}}
+	if p := Element(list, "name", "b"); p != &(*list)[1] {
+		t.Errorf("Element b = %v, want the second element itself", p)
+	}
+	if p := Element(list, "name", "c"); p != nil {
+		t.Errorf("Element c = %v, want nil", p)
+	}
+	if p := Element[pool](nil, "name", "a"); p != nil {
+		t.Errorf("Element of nil = %v, want nil", p)
+	}
+}

@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/managed"
@@ -75,6 +79,73 @@ type AccessError struct {
 func (e *AccessError) Error() string { return e.Err.Error() }
 func (e *AccessError) Unwrap() error { return e.Err }
 
+// View is a hosted Cluster seen through its cloud (ViewOf): what the
+// dashboard and `clustersync cluster show` need of it whatever the cloud.
+type View interface {
+	// Driver is the cloud, status.driver's value: "EKS", "AKS", "GKE".
+	Driver() string
+	// Rows is the effective-state table (Rows).
+	Rows() []managed.Row
+	// NodePools counts the node groups (pools) of the upstream spec; ok
+	// is false before the first refresh.
+	NodePools() (n int, ok bool)
+	// SetConfigValue sets the field path of the Cluster's config of this
+	// cloud to raw (the field's JSON, as status.conflicts records values),
+	// as a user editing spec.<cloud>Config would. Errors name the path.
+	SetConfigValue(path string, raw []byte) error
+	// OperatorStatus reads with k the operator object's record (phase,
+	// pending updates, conflicts); nil before the object exists.
+	OperatorStatus(ctx context.Context, k client.Reader) (*hostedv1.OperatorStatus, error)
+}
+
+// ViewOf returns c seen through cloud; ok is false when c has no config
+// of cloud.
+func ViewOf[S any, O engine.Object[S]](cloud Cloud[S, O], c *mgmtv1.Cluster) (View, bool) {
+	if cloud.Config(c) == nil {
+		return nil, false
+	}
+	return view[S, O]{cloud: cloud, c: c}, true
+}
+
+// view implements View for one cloud.
+type view[S any, O engine.Object[S]] struct {
+	cloud Cloud[S, O]
+	c     *mgmtv1.Cluster
+}
+
+func (v view[S, O]) Driver() string { return v.cloud.Name() }
+
+func (v view[S, O]) Rows() []managed.Row {
+	rows, _ := Rows(v.cloud, v.c)
+	return rows
+}
+
+func (v view[S, O]) NodePools() (int, bool) {
+	upstream, _ := v.cloud.Status(v.c.DeepCopy())
+	if *upstream == nil {
+		return 0, false
+	}
+	return v.cloud.NodePools(**upstream), true
+}
+
+func (v view[S, O]) SetConfigValue(path string, raw []byte) error {
+	if err := managed.SetValue(v.cloud.Config(v.c), path, raw, v.cloud.Options()); err != nil {
+		return fmt.Errorf("spec.%s.%s: %w", v.cloud.ConfigField(), path, err)
+	}
+	return nil
+}
+
+func (v view[S, O]) OperatorStatus(ctx context.Context, k client.Reader) (*hostedv1.OperatorStatus, error) {
+	o := v.cloud.NewObject()
+	if err := k.Get(ctx, types.NamespacedName{Namespace: hostedv1.Namespace, Name: v.c.Name}, o); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return o.OperatorRecord(), nil
+}
+
 // Rows returns the effective-state table of c's config of cloud (what
 // `clustersync cluster show` prints): per managed field the config,
 // upstream (empty before the first refresh), effective and applied value.
@@ -94,19 +165,4 @@ func Rows[S any, O engine.Object[S]](cloud Cloud[S, O], c *mgmtv1.Cluster) (rows
 		app = **applied
 	}
 	return managed.Rows(*cfg, up, app, cloud.Options()), true
-}
-
-// SetConfigValue sets the field path of c's config of cloud to raw (the
-// field's JSON, as status.conflicts records values), as a user editing
-// spec.<cloud>Config would; ok is false when c has no config of cloud.
-// Errors name the path.
-func SetConfigValue[S any, O engine.Object[S]](cloud Cloud[S, O], c *mgmtv1.Cluster, path string, raw []byte) (ok bool, err error) {
-	cfg := cloud.Config(c)
-	if cfg == nil {
-		return false, nil
-	}
-	if err := managed.SetValue(cfg, path, raw, cloud.Options()); err != nil {
-		return true, fmt.Errorf("spec.%s.%s: %w", cloud.ConfigField(), path, err)
-	}
-	return true, nil
 }

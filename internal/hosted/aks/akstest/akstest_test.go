@@ -6,9 +6,10 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
@@ -32,27 +33,9 @@ func (fakeCred) GetToken(context.Context, policy.TokenRequestOptions) (azcore.Ac
 	return azcore.AccessToken{Token: "t", ExpiresOn: time.Now().Add(time.Hour)}, nil
 }
 
-// clock is a fake clock tests advance.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 type env struct {
 	srv      *akstest.Server
-	clk      *clock
+	clk      *hostedtest.Clock
 	clusters *armcontainerservice.ManagedClustersClient
 	pools    *armcontainerservice.AgentPoolsClient
 	groups   *armresources.ResourceGroupsClient
@@ -75,7 +58,7 @@ func clientOptions(srv *akstest.Server) *arm.ClientOptions {
 
 func setup(t *testing.T, opts akstest.Options) *env {
 	t.Helper()
-	clk := &clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	clk := hostedtest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	if opts.Now == nil {
 		opts.Now = clk.Now
 	}
@@ -84,7 +67,7 @@ func setup(t *testing.T, opts akstest.Options) *env {
 	return newEnv(t, srv, clk, clientOptions(srv))
 }
 
-func newEnv(t *testing.T, srv *akstest.Server, clk *clock, opts *arm.ClientOptions) *env {
+func newEnv(t *testing.T, srv *akstest.Server, clk *hostedtest.Clock, opts *arm.ClientOptions) *env {
 	t.Helper()
 	factory, err := armcontainerservice.NewClientFactory(sub, fakeCred{}, opts)
 	if err != nil {

@@ -11,9 +11,10 @@ import (
 	"net/http"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
 
 	container "cloud.google.com/go/container/apiv1"
 	"cloud.google.com/go/container/apiv1/containerpb"
@@ -29,34 +30,16 @@ const (
 	zone    = "europe-west1-b"
 )
 
-// clock is a fake clock tests advance.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 type env struct {
 	srv *gketest.Server
-	clk *clock
+	clk *hostedtest.Clock
 	cm  *container.ClusterManagerClient
 	ctx context.Context
 }
 
 func setup(t *testing.T, opts gketest.Options) *env {
 	t.Helper()
-	clk := &clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	clk := hostedtest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	if opts.Now == nil {
 		opts.Now = clk.Now
 	}
