@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
@@ -377,8 +378,9 @@ func TestRBACLimitsWhatIsShown(t *testing.T) {
 }
 
 // A change made in the cloud's console reaches the open cluster page
-// without a reload: the management controller (in process, as `clustersync
-// manager --eks-refresh 10`) adopts it and records an OutsideChange event,
+// without a reload: the manager (in process, as `clustersync manager
+// --eks-refresh 10 --dashboard-addr ADDR`, the dashboard served by it)
+// adopts it and records an OutsideChange event,
 // and the page shows the adopted value and the event. The time from the
 // console change to the page showing it is logged (a figure, not a
 // limit).
@@ -406,10 +408,26 @@ func TestLiveOutsideChange(t *testing.T) {
 	}
 	mctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	started := make(chan struct{})
 	go func() {
 		done <- manager.Run(mctx, manager.Options{Config: env.Config, EKSEndpoint: srv.URL, EKSRefresh: 10 * time.Second, EKSPoll: time.Second,
-			Tokens: func(context.Context, string, map[string][]byte, string) (string, error) { return token, nil }, Log: logr.Discard()})
+			Tokens: func(context.Context, string, map[string][]byte, string) (string, error) { return token, nil }, Log: logr.Discard(),
+			DashboardAddr: addr, Started: func() { close(started) }})
 	}()
+	select {
+	case <-started:
+	case err := <-done:
+		t.Fatalf("manager: %v", err)
+	case <-time.After(time.Minute):
+		t.Fatal("the manager did not start in a minute")
+	}
+	base := "http://" + addr
 	t.Cleanup(func() {
 		_ = w.k.Delete(context.Background(), c)
 		deadline := time.Now().Add(30 * time.Second)
@@ -426,9 +444,9 @@ func TestLiveOutsideChange(t *testing.T) {
 	})
 
 	b := browser(t)
-	signIn(t, b, w.base, token)
+	signIn(t, b, base, token)
 	run(t, b, "open the cluster until it is Active",
-		chromedp.Navigate(w.base+"/clusters/"+name),
+		chromedp.Navigate(base+"/clusters/"+name),
 		chromedp.WaitVisible(chromedp.CSS(`h1 .phase-Active`)))
 	if _, err := chromedp.Run(b, chromedp.Evaluate[bool](`(window.__notReloaded = true)`)); err != nil {
 		t.Fatal(err)

@@ -4,8 +4,12 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,7 +30,9 @@ import (
 // clusters shows each with its DRIVER and turns it Active; `cluster show`
 // prints the same columns for each and -o json the same shape; tags
 // (GKE: labels) edited with kubectl patch reach the cloud (cluster show
-// prints them applied); kubectl delete removes them.
+// prints them applied); the dashboard the manager serves
+// (--dashboard-addr) lists them for a user signed in with a service
+// account's token; kubectl delete removes them.
 func TestHostedUserPath(t *testing.T) {
 	cli(t, "dev", "up", "--runtime", "fake", "--fake-nodes", "0")
 	t.Cleanup(func() { devDown(t) })
@@ -38,7 +44,8 @@ func TestHostedUserPath(t *testing.T) {
 		{"AKS", "demo-aks", "tags", `{"spec":{"aksConfig":{"tags":{"team":"platform","env":"e2e"}}}}`},
 		{"GKE", "demo-gke", "labels", `{"spec":{"gkeConfig":{"labels":{"team":"platform","env":"e2e"}}}}`},
 	}
-	managerArgs := []string{"manager", "--kubeconfig", kubeconfig, "--serve-addr", "", "--leader-elect=false"}
+	dashboard := freeAddr(t)
+	managerArgs := []string{"manager", "--kubeconfig", kubeconfig, "--serve-addr", "", "--leader-elect=false", "--dashboard-addr", dashboard}
 	for _, c := range clouds {
 		cloud := strings.ToLower(c.driver)
 		addr := freeAddr(t)
@@ -67,6 +74,25 @@ func TestHostedUserPath(t *testing.T) {
 		}
 		return nil
 	})
+	// The dashboard the manager serves lists the three, for a user signed
+	// in with a service account's token (kubectl create token).
+	kubectl(t, kubeconfig, "create", "serviceaccount", "dashboard-viewer", "-n", "default")
+	kubectl(t, kubeconfig, "create", "clusterrole", "clusters-view", "--verb=get,list,watch", "--resource=clusters.management.clustersync.io")
+	kubectl(t, kubeconfig, "create", "clusterrolebinding", "clusters-view", "--clusterrole=clusters-view", "--serviceaccount=default:dashboard-viewer")
+	token := strings.TrimSpace(kubectl(t, kubeconfig, "create", "token", "dashboard-viewer", "-n", "default"))
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	resp, err := browser.PostForm("http://"+dashboard+"/login", url.Values{"token": {token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, c := range clouds {
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), `data-cluster="`+c.name+`"`) {
+			t.Errorf("the dashboard (%s) does not list %s after sign-in:\n%s", resp.Status, c.name, page)
+		}
+	}
 	var header string
 	for _, c := range clouds {
 		out := cli(t, "cluster", "show", c.name, "--kubeconfig", kubeconfig)
