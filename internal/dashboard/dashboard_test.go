@@ -3,8 +3,8 @@ package dashboard_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net"
+	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
