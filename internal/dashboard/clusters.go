@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -25,9 +26,12 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/management"
 )
 
-// clusterRow is one line of the clusters table.
+// clusterRow is one line of the clusters table: a Cluster, or a virtual
+// cluster (with its host namespace).
 type clusterRow struct {
 	Name, Driver, Phase, Version, Age string
+	// Namespace is a virtual cluster's host namespace; "" for a Cluster.
+	Namespace string
 	// Pools counts the node groups (pools) the cloud reports; -1 when the
 	// driver has none (a registered cluster).
 	Pools int
@@ -39,8 +43,8 @@ type clusterRow struct {
 	// Hosted is true for an EKS, AKS or GKE cluster (its page has the
 	// effective state).
 	Hosted bool
-	// Page is true when the cluster has a page (hosted or registered).
-	Page    bool
+	// Link is the cluster's page, "" when it has none.
+	Link    string
 	created time.Time
 }
 
@@ -51,12 +55,12 @@ func summarize(c *mgmtv1.Cluster, hosted management.View, ok bool, now time.Time
 		created: c.CreationTimestamp.Time, Age: duration.HumanDuration(now.Sub(c.CreationTimestamp.Time))}
 	switch {
 	case ok:
-		r.Hosted, r.Page, r.Driver = true, true, hosted.Driver()
+		r.Hosted, r.Link, r.Driver = true, clusterLink(c.Name), hosted.Driver()
 		if n, known := hosted.NodePools(); known {
 			r.Pools = n
 		}
 	case c.Spec.ImportedConfig != nil:
-		r.Driver, r.Page = mgmtv1.DriverImported, true
+		r.Driver, r.Link = mgmtv1.DriverImported, clusterLink(c.Name)
 	}
 	for _, cond := range c.Status.Conditions {
 		bad := cond.Status != metav1.ConditionTrue
@@ -77,6 +81,18 @@ func summarize(c *mgmtv1.Cluster, hosted management.View, ok bool, now time.Time
 	return r
 }
 
+// clusterLink is the page of Cluster name.
+func clusterLink(name string) string { return "/clusters/" + url.PathEscape(name) }
+
+// Key names the row in the table (its data-cluster attribute): a
+// Cluster's name, a virtual cluster's "NAMESPACE/NAME".
+func (r clusterRow) Key() string {
+	if r.Namespace != "" {
+		return r.Namespace + "/" + r.Name
+	}
+	return r.Name
+}
+
 // row is summarize of c with its cloud from s.opts.Hosted.
 func (s *Server) row(c *mgmtv1.Cluster) clusterRow {
 	v, ok := s.opts.Hosted(c)
@@ -86,24 +102,24 @@ func (s *Server) row(c *mgmtv1.Cluster) clusterRow {
 // sortKeys are the columns the clusters table sorts by (?sort=).
 var sortKeys = []string{"name", "driver", "phase", "age"}
 
-// filterSort keeps the rows whose name, driver or phase contains q (case
-// insensitive) and sorts them by key (name when key is unknown); rows in
+// filterSort keeps the rows whose name, namespace, driver or phase
+// contains q (case insensitive) and sorts them by key (name when key is unknown); rows in
 // Conflict come first whatever the key.
 func filterSort(rows []clusterRow, q, key string) []clusterRow {
 	q = strings.ToLower(strings.TrimSpace(q))
 	out := slices.DeleteFunc(slices.Clone(rows), func(r clusterRow) bool {
-		return q != "" && !strings.Contains(strings.ToLower(r.Name+" "+r.Driver+" "+r.Phase), q)
+		return q != "" && !strings.Contains(strings.ToLower(r.Name+" "+r.Namespace+" "+r.Driver+" "+r.Phase), q)
 	})
 	field := func(r clusterRow) string {
 		switch key {
 		case "driver":
-			return r.Driver + "\x00" + r.Name
+			return r.Driver + "\x00" + r.Key()
 		case "phase":
-			return r.Phase + "\x00" + r.Name
+			return r.Phase + "\x00" + r.Key()
 		case "age":
-			return r.created.UTC().Format(time.RFC3339Nano) + "\x00" + r.Name
+			return r.created.UTC().Format(time.RFC3339Nano) + "\x00" + r.Key()
 		}
-		return r.Name
+		return r.Name + "\x00" + r.Namespace
 	}
 	slices.SortStableFunc(out, func(a, b clusterRow) int {
 		if a.Conflict != b.Conflict {
@@ -119,7 +135,9 @@ func filterSort(rows []clusterRow, q, key string) []clusterRow {
 
 // tableData is the clusters table template's data.
 type tableData struct {
-	Rows  []clusterRow
+	Rows []clusterRow
+	// Notes say what the user's RBAC keeps off the table.
+	Notes []string
 	Query string
 	Sort  string
 	Sorts []string
@@ -158,14 +176,28 @@ func (s *Server) visibleClusters(ctx context.Context, sess *session) (items []mg
 	return items, list.ResourceVersion, nil
 }
 
-// table lists the Clusters the user may see and renders the table
-// fragment.
+// table lists the Clusters and virtual clusters the user may see, as the
+// table fragment's data. The error is the Clusters list's when the user
+// may see neither.
 func (s *Server) table(ctx context.Context, sess *session, q, key string) (tableData, error) {
-	items, rv, err := s.visibleClusters(ctx, sess)
+	items, rv, listErr := s.visibleClusters(ctx, sess)
+	if listErr != nil && !apierrors.IsForbidden(listErr) {
+		return tableData{}, listErr
+	}
+	rows, note, err := s.visibleVirtual(ctx, sess)
 	if err != nil {
 		return tableData{}, err
 	}
-	var rows []clusterRow
+	if listErr != nil && len(rows) == 0 {
+		return tableData{}, listErr
+	}
+	var notes []string
+	if listErr != nil {
+		notes = append(notes, listError(listErr))
+	}
+	if note != "" {
+		notes = append(notes, note)
+	}
 	for i := range items {
 		rows = append(rows, s.row(&items[i]))
 	}
@@ -178,7 +210,7 @@ func (s *Server) table(ctx context.Context, sess *session, q, key string) (table
 	}
 	v.Set("rv", rv)
 	ev := "/events?" + v.Encode()
-	return tableData{Rows: filterSort(rows, q, key), Query: q, Sort: key, Sorts: sortKeys, Events: ev}, nil
+	return tableData{Rows: filterSort(rows, q, key), Notes: notes, Query: q, Sort: key, Sorts: sortKeys, Events: ev}, nil
 }
 
 // listError is what a page says when the user may not list Clusters.
@@ -218,7 +250,20 @@ func (s *Server) clusterEvents(w http.ResponseWriter, r *http.Request, sess *ses
 			// every table sent is filtered with the user's access (table).
 			wi, err = s.admin.Watch(ctx, &mgmtv1.ClusterList{}, from(rv))
 		}
-		return []watch.Interface{wi}, err
+		if err != nil {
+			return nil, err
+		}
+		// The virtual clusters' control planes, from now: the watches the
+		// user may not make are left out.
+		ws := []watch.Interface{wi}
+		sel := metav1.ListOptions{LabelSelector: VirtualSelector}
+		if w, err := sess.kube.AppsV1().StatefulSets("").Watch(ctx, sel); err == nil {
+			ws = append(ws, w)
+		}
+		if w, err := sess.kube.CoreV1().Pods("").Watch(ctx, sel); err == nil {
+			ws = append(ws, w)
+		}
+		return ws, nil
 	}, func(st *stream) bool {
 		data, err := s.table(ctx, sess, q, key)
 		if err != nil {
@@ -482,9 +527,10 @@ func (s *Server) takeCloudValue(w http.ResponseWriter, r *http.Request, sess *se
 	http.Redirect(w, r, "/clusters/"+url.PathEscape(name), http.StatusSeeOther)
 }
 
-// statusOf is the HTTP status of an API error.
+// statusOf is the HTTP status of an API error, wrapped or not.
 func statusOf(err error) int {
-	if s, ok := err.(apierrors.APIStatus); ok && s.Status().Code != 0 {
+	var s apierrors.APIStatus
+	if errors.As(err, &s) && s.Status().Code != 0 {
 		return int(s.Status().Code)
 	}
 	return http.StatusBadGateway

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	gkev1 "github.com/clustersync/clustersync/api/gke/v1"
@@ -33,12 +35,44 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("row %+v; want GKE, hosted, 2 pools, Conflict, problems %q, age 90m", r, want)
 	}
 	reg := summarize(&mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "edge"}, Spec: mgmtv1.ClusterSpec{ImportedConfig: &mgmtv1.ImportedConfig{}}}, nil, false, now)
-	if reg.Driver != mgmtv1.DriverImported || reg.Hosted || !reg.Page || reg.Pools != -1 {
+	if reg.Driver != mgmtv1.DriverImported || reg.Hosted || reg.Link != "/clusters/"+reg.Name || reg.Pools != -1 {
 		t.Errorf("registered row %+v", reg)
 	}
 }
 
-// Filtering matches name, driver or phase; rows in Conflict come first
+// A virtual cluster's row: its state from the control plane StatefulSet
+// and pod (deploy.Status), its page, the reason it is not Running.
+func TestSummarizeVirtual(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	sts := func(replicas int32) *appsv1.StatefulSet {
+		return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "vc-demo", CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))},
+			Spec: appsv1.StatefulSetSpec{Replicas: &replicas, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				Containers: []corev1.Container{{Name: "syncer", Image: "ghcr.io/clustersync/clustersync:v0.4.0"}}}}}}
+	}
+	ready := &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
+	crashing := &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "syncer",
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}}}
+	for _, tc := range []struct {
+		name     string
+		sts      *appsv1.StatefulSet
+		pod      *corev1.Pod
+		phase    string
+		problems []string
+	}{
+		{"running", sts(1), ready, "Running", nil},
+		{"paused", sts(0), nil, "Paused", nil},
+		{"crashing", sts(1), crashing, "Failed", []string{"Failed: syncer: CrashLoopBackOff"}},
+		{"no pod yet", sts(1), nil, "Pending", []string{"Pending: no control plane pod yet"}},
+	} {
+		r := summarizeVirtual(tc.sts, tc.pod, now)
+		if r.Phase != tc.phase || !slices.Equal(r.Problems, tc.problems) || r.Key() != "vc-demo/demo" || r.Link != "/virtual/vc-demo/demo" ||
+			r.Driver != DriverVirtual || r.Version != "v0.4.0" || r.Age != "60m" {
+			t.Errorf("%s: row %+v; want phase %s, problems %q, /virtual/vc-demo/demo, v0.4.0, 60m", tc.name, r, tc.phase, tc.problems)
+		}
+	}
+}
+
+// Filtering matches name, namespace, driver or phase; rows in Conflict come first
 // whatever the sort.
 func TestFilterSort(t *testing.T) {
 	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
@@ -47,10 +81,11 @@ func TestFilterSort(t *testing.T) {
 		{Name: "a", Driver: "GKE", Phase: "Updating", created: t0.Add(time.Minute)},
 		{Name: "c", Driver: "AKS", Phase: "Active", Conflict: true, created: t0.Add(2 * time.Minute)},
 		{Name: "d", Driver: "imported", Phase: "Pending", created: t0.Add(-time.Minute)},
+		{Name: "a", Namespace: "vc-a", Driver: "virtual", Phase: "Running", created: t0.Add(3 * time.Minute)},
 	}
 	names := func(rs []clusterRow) (out []string) {
 		for _, r := range rs {
-			out = append(out, r.Name)
+			out = append(out, r.Key())
 		}
 		return out
 	}
@@ -58,11 +93,12 @@ func TestFilterSort(t *testing.T) {
 		q, key string
 		want   []string
 	}{
-		{"", "", []string{"c", "a", "b", "d"}},
-		{"", "driver", []string{"c", "b", "a", "d"}},
-		{"", "age", []string{"c", "d", "b", "a"}},
+		{"", "", []string{"c", "a", "vc-a/a", "b", "d"}},
+		{"", "driver", []string{"c", "b", "a", "d", "vc-a/a"}},
+		{"", "age", []string{"c", "d", "b", "a", "vc-a/a"}},
 		{"active", "name", []string{"c", "b"}},
 		{"gke", "", []string{"a"}},
+		{"VC-A", "", []string{"vc-a/a"}},
 		{"zzz", "", nil},
 	} {
 		if got := names(filterSort(rows, tc.q, tc.key)); !slices.Equal(got, tc.want) {

@@ -148,7 +148,9 @@ func startB(t testing.TB) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := dashboard.New(dashboard.Options{Config: env.Config, Scheme: env.Scheme, Hosted: manager.Hosted})
+	// The test's API server plays the virtual clusters' too (virtual_test.go).
+	d, err := dashboard.New(dashboard.Options{Config: env.Config, Scheme: env.Scheme, Hosted: manager.Hosted,
+		VirtualServer: func(context.Context, string, string) (string, error) { return env.Config.Host, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -51,11 +53,17 @@ type Options struct {
 	// Hosted returns a hosted Cluster seen through its cloud, ok false for
 	// a Cluster of no cloud (manager.Hosted); required.
 	Hosted func(c *mgmtv1.Cluster) (management.View, bool)
+	// VirtualServer returns the URL the dashboard reaches the API server
+	// of virtual cluster name of host namespace ns at; nil means its host
+	// Service's cluster IP, which the manager's pod reaches.
+	VirtualServer func(ctx context.Context, name, ns string) (string, error)
 }
 
-// Server is the dashboard: sign-in with a Kubernetes bearer token, the
-// clusters table (live), a hosted cluster's effective state with its
-// conflicts and events. Pages are html/template with embedded assets;
+// Server is the dashboard: sign-in with a Kubernetes bearer token or
+// kubeconfig, the clusters table (live), a hosted cluster's effective
+// state with its conflicts and events, a registered cluster's import
+// command and agent, a virtual cluster's objects next to their host
+// copies. Pages are html/template with embedded assets;
 // live updates are server-sent events swapped in by htmx
 // (https://htmx.org, its sse extension; internal/dashboard/assets/vendor,
 // hack/dashboard-assets.sh).
@@ -89,7 +97,7 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{opts: o, review: review, admin: admin, scheme: o.Scheme, mapper: restMapper(), sessions: sessions{byID: map[string]*session{}}, pages: map[string]*template.Template{}}
 	funcs := template.FuncMap{"csrfField": func() string { return CSRFField }}
-	for _, page := range []string{"login.html", "clusters.html", "cluster.html"} {
+	for _, page := range []string{"login.html", "clusters.html", "cluster.html", "virtual.html"} {
 		t, err := template.New(page).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/table.html", "templates/detail.html", "templates/"+page)
 		if err != nil {
 			return nil, fmt.Errorf("dashboard template %s: %w", page, err)
@@ -110,6 +118,11 @@ func restMapper() meta.RESTMapper {
 	m.Add(mgmtv1.GroupVersion.WithKind("Project"), meta.RESTScopeRoot)
 	m.Add(mgmtv1.GroupVersion.WithKind("ClusterRegistrationToken"), meta.RESTScopeNamespace)
 	m.Add(schema.GroupVersionKind{Group: "events.k8s.io", Version: "v1", Kind: "Event"}, meta.RESTScopeNamespace)
+	// What a virtual cluster's page reads, on the host and in the virtual
+	// cluster (internal/virtual/inspect).
+	for _, k := range []string{"Pod", "Service", "ConfigMap", "Secret", "PersistentVolumeClaim"} {
+		m.Add(corev1.SchemeGroupVersion.WithKind(k), meta.RESTScopeNamespace)
+	}
 	return m
 }
 
@@ -132,7 +145,10 @@ func (s *Server) ttl() time.Duration {
 // GET /events (the clusters table as server-sent events), GET
 // /clusters/NAME (a hosted cluster) and GET /clusters/NAME/events (its
 // page as server-sent events), POST /clusters/NAME/take (take the
-// cloud's value of a conflicting field), /assets/ (CSS, htmx). Every page
+// cloud's value of a conflicting field), GET /virtual/NAMESPACE/NAME (a
+// virtual cluster; ?ns= picks the virtual namespace shown), GET
+// /virtual/NAMESPACE/NAME/kubeconfig (its kubeconfig, Secret vc-NAME),
+// /assets/ (CSS, htmx). Every page
 // but /login and /assets/ needs a session; every POST but /login needs the
 // session's CSRF token.
 func (s *Server) Handler() http.Handler {
@@ -147,6 +163,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /clusters/{name}", s.authed(s.clusterPage))
 	mux.HandleFunc("GET /clusters/{name}/events", s.authed(s.clusterDetailEvents))
 	mux.HandleFunc("POST /clusters/{name}/take", s.authed(s.takeCloudValue))
+	mux.HandleFunc("GET /virtual/{namespace}/{name}", s.authed(s.virtualPage))
+	mux.HandleFunc("GET /virtual/{namespace}/{name}/kubeconfig", s.authed(s.virtualKubeconfig))
 	return securityHeaders(mux)
 }
 

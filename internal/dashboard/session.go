@@ -1,13 +1,16 @@
 package dashboard
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
@@ -32,8 +36,9 @@ const (
 	CSRFHeader = "X-CSRF-Token"
 )
 
-// session is one signed-in user: the bearer token every read and write is
-// made with (the API server's RBAC decides), and the client made from it.
+// session is one signed-in user: the clients every read and write is made
+// with, which send the user's own credential (the API server's RBAC
+// decides).
 type session struct {
 	user    string
 	csrf    string
@@ -58,28 +63,87 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// signIn checks token with a TokenReview (made with the manager's own
-// identity, s.review) and, when the API server authenticates it, starts a
-// session whose client sends that token. The error says why a token is
-// refused.
-func (s *Server) signIn(ctx context.Context, token string) (id string, sess *session, err error) {
-	if token == "" {
-		return "", nil, errors.New("paste a bearer token")
+// credential is what a user signs in with: a bearer token, or a client
+// certificate and its key (PEM).
+type credential struct {
+	token         string
+	cert, certKey []byte
+}
+
+// parseCredential reads what the user pasted: a bearer token, or a
+// kubeconfig whose current context's user holds a token or an inline
+// client certificate and key. A kubeconfig's server and CA are not used:
+// the dashboard talks to its own management cluster only. Errors say what
+// the kubeconfig lacks: credentials in files (which are on the user's
+// machine, not the dashboard's), or an exec or auth-provider plugin (which
+// runs on the user's machine: paste `kubectl create token`'s token).
+func parseCredential(text string) (credential, error) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return credential{}, errors.New("paste a bearer token or a kubeconfig")
 	}
-	tr, err := s.review.AuthenticationV1().TokenReviews().Create(ctx, &authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+	if !strings.Contains(text, "\n") {
+		return credential{token: text}, nil
+	}
+	cfg, err := clientcmd.Load([]byte(text))
 	if err != nil {
-		return "", nil, fmt.Errorf("the API server could not review the token: %w", err)
+		return credential{}, fmt.Errorf("not a token, and not a kubeconfig: %w", err)
 	}
-	if !tr.Status.Authenticated {
-		msg := tr.Status.Error
-		if msg == "" {
-			msg = "not authenticated"
-		}
-		return "", nil, fmt.Errorf("token refused by the API server: %s", msg)
+	ctxName := cfg.CurrentContext
+	cur := cfg.Contexts[ctxName]
+	if cur == nil {
+		return credential{}, fmt.Errorf("kubeconfig: current-context %q is not among its contexts", ctxName)
+	}
+	u := cfg.AuthInfos[cur.AuthInfo]
+	switch {
+	case u == nil:
+		return credential{}, fmt.Errorf("kubeconfig: context %q names user %q, which it does not hold", ctxName, cur.AuthInfo)
+	case u.Token != "":
+		return credential{token: u.Token}, nil
+	case len(u.ClientCertificateData) > 0 && len(u.ClientKeyData) > 0:
+		return credential{cert: u.ClientCertificateData, certKey: u.ClientKeyData}, nil
+	case u.TokenFile != "" || u.ClientCertificate != "" || u.ClientKey != "":
+		return credential{}, fmt.Errorf("kubeconfig: user %q keeps its credentials in files on your machine: paste a kubeconfig with client-certificate-data and client-key-data (kubectl config view --raw --minify --flatten), or a token", cur.AuthInfo)
+	case u.Exec != nil || u.AuthProvider != nil:
+		return credential{}, fmt.Errorf("kubeconfig: user %q gets its credentials from a plugin that runs on your machine: paste a token instead (kubectl create token NAME -n NAMESPACE)", cur.AuthInfo)
+	}
+	return credential{}, fmt.Errorf("kubeconfig: user %q has no token and no client certificate", cur.AuthInfo)
+}
+
+// signIn checks what the user pasted (parseCredential) with the API
+// server — a token with a TokenReview made with the manager's own identity
+// (s.review), a client certificate with a SelfSubjectReview made with it —
+// and, when the API server authenticates it, starts a session whose client
+// sends it. The error says why it is refused.
+func (s *Server) signIn(ctx context.Context, pasted string) (id string, sess *session, err error) {
+	cred, err := parseCredential(pasted)
+	if err != nil {
+		return "", nil, err
 	}
 	cfg := rest.AnonymousClientConfig(s.opts.Config)
-	cfg.BearerToken = token
 	cfg.QPS, cfg.Burst = 50, 100
+	var user string
+	if cred.token != "" {
+		tr, err := s.review.AuthenticationV1().TokenReviews().Create(ctx, &authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: cred.token}}, metav1.CreateOptions{})
+		if err != nil {
+			return "", nil, fmt.Errorf("the API server could not review the token: %w", err)
+		}
+		if !tr.Status.Authenticated {
+			return "", nil, fmt.Errorf("token refused by the API server: %s", cmp.Or(tr.Status.Error, "not authenticated"))
+		}
+		cfg.BearerToken, user = cred.token, tr.Status.User.Username
+	} else {
+		cfg.CertData, cfg.KeyData = cred.cert, cred.certKey
+		kube, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return "", nil, fmt.Errorf("client certificate: %w", err)
+		}
+		r, err := kube.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if err != nil {
+			return "", nil, fmt.Errorf("client certificate refused by the API server: %w", err)
+		}
+		user = r.Status.UserInfo.Username
+	}
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: s.scheme, Mapper: s.mapper})
 	if err != nil {
 		return "", nil, err
@@ -88,9 +152,11 @@ func (s *Server) signIn(ctx context.Context, token string) (id string, sess *ses
 	if err != nil {
 		return "", nil, err
 	}
-	sess = &session{user: tr.Status.User.Username, csrf: randomToken(), expires: s.now().Add(s.ttl()), client: c, kube: kube}
+	sess = &session{user: user, csrf: randomToken(), expires: s.now().Add(s.ttl()), client: c, kube: kube}
 	id = randomToken()
 	s.sessions.mu.Lock()
+	// Sessions nobody used until they expired go at the next sign-in.
+	maps.DeleteFunc(s.sessions.byID, func(_ string, o *session) bool { return !s.now().Before(o.expires) })
 	s.sessions.byID[id] = sess
 	s.sessions.mu.Unlock()
 	return id, sess, nil

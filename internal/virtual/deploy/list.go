@@ -68,7 +68,7 @@ func List(ctx context.Context, host kubernetes.Interface, h *Helm, namespace str
 			return nil, err
 		}
 		in.Status, in.Reason = Status(sts, pod)
-		in.Version = imageTag(sts)
+		in.Version = ImageTag(sts)
 		if isConnected != nil {
 			in.Connected = isConnected(r.Name, r.Namespace)
 		}
@@ -104,9 +104,10 @@ func Status(sts *appsv1.StatefulSet, pod *corev1.Pod) (status, reason string) {
 	return StatusPending, DescribePod(pod)
 }
 
-// imageTag is the tag of the control plane's first container image, "" when
-// it has none (or is pinned by digest only).
-func imageTag(sts *appsv1.StatefulSet) string {
+// ImageTag is the tag of the first container image of control plane
+// StatefulSet sts (clustersync's version it runs), "" when sts is nil or
+// the image has no tag (pinned by digest only).
+func ImageTag(sts *appsv1.StatefulSet) string {
 	if sts == nil {
 		return ""
 	}

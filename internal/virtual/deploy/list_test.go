@@ -51,7 +51,7 @@ func TestStatus(t *testing.T) {
 			}
 		})
 	}
-	if tag := imageTag(sts(1)); tag != "v0.3.0" {
+	if tag := ImageTag(sts(1)); tag != "v0.3.0" {
 		t.Errorf("imageTag = %q", tag)
 	}
 }

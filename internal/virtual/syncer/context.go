@@ -134,10 +134,14 @@ func (s *Context) ReportSyncError(virtual client.Object, format string, args ...
 	s.reported[key] = report{msg: msg, sinceSettled: true}
 	s.mu.Unlock()
 	if !same {
-		s.Events.Eventf(virtual, nil, "Warning", "SyncError", "Sync", "%s", msg)
+		s.Events.Eventf(virtual, nil, "Warning", ReasonSyncError, "Sync", "%s", msg)
 	}
 	s.Log.Info("sync error", "object", client.ObjectKeyFromObject(virtual), "message", msg)
 }
+
+// ReasonSyncError is the reason of the Warning events ReportSyncError
+// records.
+const ReasonSyncError = "SyncError"
 
 // maxPolicyReported bounds Context.policyReported, in objects.
 const maxPolicyReported = 4096

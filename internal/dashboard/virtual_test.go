@@ -1,0 +1,237 @@
+package dashboard_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clustersync/clustersync/internal/dashboard"
+	"github.com/clustersync/clustersync/internal/virtual/syncer"
+	"github.com/clustersync/clustersync/internal/virtual/translate"
+)
+
+// kubeconfigOf is a kubeconfig of cfg with its credentials inline, as
+// `kubectl config view --raw --minify --flatten` prints one.
+func kubeconfigOf(t *testing.T, cfg *rest.Config) []byte {
+	t.Helper()
+	read := func(data []byte, file string) []byte {
+		if len(data) > 0 || file == "" {
+			return data
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["c"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: read(cfg.CAData, cfg.CAFile)}
+	kc.AuthInfos["u"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken,
+		ClientCertificateData: read(cfg.CertData, cfg.CertFile), ClientKeyData: read(cfg.KeyData, cfg.KeyFile)}
+	kc.Contexts["ctx"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
+	kc.CurrentContext = "ctx"
+	out, err := clientcmd.Write(*kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// virtualCluster makes what `virtual create NAME -n ns` leaves in the
+// host, with the test's API server as the virtual one: the control plane
+// StatefulSet and its Ready pod, Secret vc-NAME, and in virtual namespace
+// tenant a pod and a service synced to ns (their host copies, named as
+// the syncer names them), a config map that is not, and the syncer's
+// SyncError event about it.
+func virtualCluster(t *testing.T, w *world, name, tenant string) {
+	t.Helper()
+	ctx := context.Background()
+	labels := map[string]string{"app": "vcluster", "release": name}
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.ns, Labels: labels},
+		// OnDelete: the StatefulSet controller leaves the test's pod alone.
+		Spec: appsv1.StatefulSetSpec{Replicas: ptr.To(int32(1)), ServiceName: name, UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+				Containers: []corev1.Container{{Name: "syncer", Image: "ghcr.io/clustersync/clustersync:v0.9.0"}}}}}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name + "-0", Namespace: w.ns, Labels: labels},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "syncer", Image: "ghcr.io/clustersync/clustersync:v0.9.0"}}}}
+	tr := translate.Translator{VCluster: name, HostNamespace: w.ns}
+	web := func(ns, n string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: ns}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}}}
+	}
+	svc := func(ns, n string) *corev1.Service {
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: ns}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	}
+	objs := []client.Object{
+		pod, sts, // the pod first: the StatefulSet controller adopts it
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "vc-" + name, Namespace: w.ns}, Data: map[string][]byte{"config": kubeconfigOf(t, env.Config)}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenant}},
+		web(tenant, "web"), svc(tenant, "web"),
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "page", Namespace: tenant}, Data: map[string]string{"index.html": secretValue}},
+		web(w.ns, tr.HostName("web", tenant)), svc(w.ns, tr.HostName("web", tenant)),
+	}
+	for _, o := range objs {
+		if err := w.k.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, o := range objs {
+			_ = w.k.Delete(context.Background(), o)
+		}
+	})
+	// No kubelet here: the pod is made Ready as one would report it.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := w.k.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+			return err
+		}
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+		pod.Status.Phase = corev1.PodRunning
+		return w.k.Status().Update(ctx, pod)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ev := &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Name: "page.sync", Namespace: tenant}, EventTime: metav1.NewMicroTime(time.Now()),
+		ReportingController: "clustersync.io/syncer", ReportingInstance: "syncer-" + name, Action: "Sync", Type: corev1.EventTypeWarning,
+		Reason: syncer.ReasonSyncError, Note: "not synced to the host: exceeded quota (configmaps=0)",
+		Regarding: corev1.ObjectReference{Kind: "ConfigMap", Namespace: tenant, Name: "page"}}
+	if err := w.k.Create(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A virtual cluster on the dashboard, for a user who signs in by pasting
+// a kubeconfig: listed with its state; its page shows the connect command,
+// the kubeconfig download, each object of a virtual namespace next to its
+// host copy, and the syncer's sync errors. A user who may not read Secret
+// vc-NAME sees none of its objects and cannot download the kubeconfig.
+func TestVirtualCluster(t *testing.T) {
+	w := start(t)
+	name, tenant := "vc1", w.ns+"-tenant"
+	virtualCluster(t, w, name, tenant)
+	b := browser(t)
+	run(t, b, "sign in with a kubeconfig",
+		chromedp.Navigate(w.base+"/login"),
+		chromedp.WaitVisible(chromedp.CSS(`#token`)),
+		chromedp.SetValue(chromedp.CSS(`#token`), string(kubeconfigOf(t, env.Config))),
+		chromedp.Submit(chromedp.CSS(`#token`)),
+		chromedp.WaitVisible(chromedp.CSS(`#clusters-table`)))
+	key := w.ns + "/" + name
+	run(t, b, "find the virtual cluster in the table", chromedp.WaitVisible(chromedp.CSS(`tr[data-cluster="`+key+`"]`)))
+	if p := html(t, b); !strings.Contains(p, "<td>"+dashboard.DriverVirtual+"</td>") || !strings.Contains(p, "v0.9.0") {
+		t.Errorf("the virtual cluster's row lacks its driver or version")
+	}
+	shot(t, b, "clusters-virtual")
+
+	link, err := chromedp.Run(b, chromedp.AttributeValue(chromedp.CSS(`tr[data-cluster="`+key+`"] a`), "href"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "/virtual/" + w.ns + "/" + name; link.Value != want {
+		t.Errorf("the row links to %q, want %q", link.Value, want)
+	}
+	run(t, b, "open its page",
+		chromedp.Navigate(w.base+link.Value+"?ns="+tenant),
+		chromedp.WaitVisible(chromedp.CSS(`#objects-table`)))
+	tr := translate.Translator{VCluster: name, HostNamespace: w.ns}
+	p := html(t, b)
+	for _, want := range []string{
+		"clustersync virtual connect " + name + " -n " + w.ns,
+		`data-object="Pod ` + tenant + `/web"`, w.ns + "/" + tr.HostName("web", tenant),
+		`data-object="Service ` + tenant + `/web"`,
+		`data-object="ConfigMap ` + tenant + `/page"`, "not synced",
+		"not synced to the host: exceeded quota (configmaps=0)", "ConfigMap " + tenant + "/page",
+		`id="kubeconfig"`,
+	} {
+		if !strings.Contains(p, want) {
+			t.Errorf("the virtual cluster's page lacks %q", want)
+		}
+	}
+	shot(t, b, "virtual")
+
+	// The kubeconfig download is Secret vc-NAME's.
+	cookies, err := chromedp.Call(b, network.GetCookies, network.GetCookiesParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(cookie string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, w.base+"/virtual/"+w.ns+"/"+name+"/kubeconfig", nil)
+		req.Header.Set("Cookie", dashboard.CookieName+"="+cookie)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	var session string
+	for _, c := range cookies.Cookies {
+		if c.Name == dashboard.CookieName {
+			session = c.Value
+		}
+	}
+	if code, body := get(session); code != http.StatusOK || body != string(kubeconfigOf(t, env.Config)) {
+		t.Errorf("kubeconfig download: %d, want 200 with Secret vc-%s's config", code, name)
+	}
+
+	// A user who may read StatefulSets, pods and Clusters but not Secrets.
+	ctx := context.Background()
+	if _, err := env.Kube.CoreV1().ServiceAccounts(w.ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "no-secrets"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: w.ns + "-no-secrets"}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"apps"}, Resources: []string{"statefulsets"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}}}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "no-secrets", Namespace: w.ns}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}}
+	for _, o := range []client.Object{role, binding} {
+		if err := w.k.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = w.k.Delete(context.Background(), o) })
+	}
+	tok, err := env.Kube.CoreV1().ServiceAccounts(w.ns).CreateToken(ctx, "no-secrets",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(600))}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2 := browser(t)
+	signIn(t, b2, w.base, tok.Status.Token)
+	run(t, b2, "open the page without Secret access",
+		chromedp.Navigate(w.base+"/virtual/"+w.ns+"/"+name+"?ns="+tenant), chromedp.WaitVisible(chromedp.CSS(`#connect-command`)))
+	if p := html(t, b2); strings.Contains(p, `id="kubeconfig"`) || strings.Contains(p, "objects-table") ||
+		!strings.Contains(p, "your account may not read Secret "+w.ns+"/vc-"+name) {
+		t.Error("a user who may not read vc-NAME sees the virtual cluster's objects or its kubeconfig link, or no reason")
+	}
+	cookies, err = chromedp.Call(b2, network.GetCookies, network.GetCookiesParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cookies.Cookies {
+		if c.Name == dashboard.CookieName {
+			if code, body := get(c.Value); code != http.StatusForbidden || strings.Contains(body, "client-key-data") {
+				t.Errorf("kubeconfig download without Secret access: %d, want 403", code)
+			}
+		}
+	}
+}
