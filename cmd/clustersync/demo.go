@@ -64,6 +64,12 @@ ConfigMap's content and the Secret's key name. Then it prints each virtual
 object next to its host object, the commands to try, and where the time
 went.
 
+It serves the web dashboard of the host on --dashboard-addr (default
+`+defaultDemoDashboard+`), signs in to it with the host's kubeconfig and checks
+that virtual cluster demo's page shows its web pods next to their host
+copies; sign in yourself by pasting that kubeconfig with its certificates
+inline (the command is printed).
+
 It keeps running until Ctrl-C and stops what it started. With --exit it
 does the same without waiting; --keep leaves everything running.`,
 		Args: cobra.NoArgs,
@@ -83,6 +89,7 @@ does the same without waiting; --keep leaves everything running.`,
 	cmd.Flags().BoolVar(&o.keep, "keep", false, "leave the host and virtual cluster running on exit")
 	cmd.Flags().StringVar(&o.runtime, "runtime", runtimeReal, "host nodes, as for `dev up`: \"real\" or \"fake\"")
 	cmd.Flags().StringVar(&o.source, "source", "", "the clustersync source tree, to build the images from (default the one that holds the current folder)")
+	cmd.Flags().StringVar(&o.dashboardAddr, "dashboard-addr", defaultDemoDashboard, `where to serve the web dashboard of the host, as `+"`clustersync manager --dashboard-addr`"+` does ("" leaves it out)`)
 	return cmd
 }
 
@@ -90,6 +97,7 @@ does the same without waiting; --keep leaves everything running.`,
 type demoOptions struct {
 	exit, keep      bool
 	runtime, source string
+	dashboardAddr   string
 }
 
 // demoTimer prints steps with the seconds since start and adds up where the
@@ -150,6 +158,15 @@ func runDemo(ctx context.Context, out io.Writer, o demoOptions) (err error) {
 			err = errors.Join(err, cleanups[i](stopCtx))
 		}
 	}()
+
+	// The dashboard's address first: a port in use is said at once.
+	ln, err := listenDashboard(o.dashboardAddr)
+	if err != nil {
+		return err
+	}
+	if ln != nil {
+		defer ln.Close()
+	}
 
 	// 1. The host.
 	_, hostErr := hostcluster.Open(defaultHostDir())
@@ -241,6 +258,25 @@ func runDemo(ctx context.Context, out io.Writer, o demoOptions) (err error) {
 		t.done("traffic checks")
 	}
 
+	// 6. The dashboard, checked as a user would reach it.
+	var dashboardURL string
+	if ln != nil {
+		base, stopDashboard, err := serveDemoDashboard(host.Config, ln)
+		if err != nil {
+			return err
+		}
+		defer stopDashboard()
+		dashboardURL = base
+		if h.realNode {
+			saw, err := checkDemoDashboard(ctx, base, host.Kubeconfig, vc.name, vc.hostNamespace, demoName, 3)
+			if err != nil {
+				return err
+			}
+			t.step("%s", saw)
+		}
+		t.done("dashboard")
+	}
+
 	if err := printNamespace(ctx, out, vc.name, vc.hostNamespace, vclient, hclient, demoName); err != nil {
 		return err
 	}
@@ -259,6 +295,15 @@ Try:
   kubectl --kubeconfig %[1]s -n demo exec deployment/web -- /demo-app lookup web
   KUBECONFIG=%[2]s clustersync virtual connect demo -n %[3]s -- kubectl get pods -A
 `, vc.kubeconfig, host.Kubeconfig, vc.hostNamespace)
+	}
+	if dashboardURL != "" {
+		fmt.Fprintf(out, `
+Dashboard: %s
+  sign in by pasting the host's kubeconfig: kubectl --kubeconfig %s config view --raw --minify --flatten
+`, dashboardURL, host.Kubeconfig)
+		if !h.realNode {
+			fmt.Fprintln(out, "  (a --local virtual cluster runs as processes of this machine, so it is not listed there)")
+		}
 	}
 	fmt.Fprintf(out, "\nWhere the time went: %s\n", t.summary())
 	if o.exit {

@@ -15,6 +15,7 @@ import (
 
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/watch"
@@ -181,7 +182,12 @@ func (s *Server) visibleClusters(ctx context.Context, sess *session) (items []mg
 // may see neither.
 func (s *Server) table(ctx context.Context, sess *session, q, key string) (tableData, error) {
 	items, rv, listErr := s.visibleClusters(ctx, sess)
-	if listErr != nil && !apierrors.IsForbidden(listErr) {
+	var notes []string
+	switch {
+	case noClusterCRD(listErr):
+		// A host with virtual clusters only (`clustersync demo`).
+		notes, listErr = append(notes, "Hosted and registered clusters are not shown: this cluster has no Cluster CRD (clusters."+mgmtv1.GroupVersion.Group+"), which `clustersync manager` installs."), nil
+	case listErr != nil && !apierrors.IsForbidden(listErr):
 		return tableData{}, listErr
 	}
 	rows, note, err := s.visibleVirtual(ctx, sess)
@@ -191,7 +197,6 @@ func (s *Server) table(ctx context.Context, sess *session, q, key string) (table
 	if listErr != nil && len(rows) == 0 {
 		return tableData{}, listErr
 	}
-	var notes []string
 	if listErr != nil {
 		notes = append(notes, listError(listErr))
 	}
@@ -211,6 +216,12 @@ func (s *Server) table(ctx context.Context, sess *session, q, key string) (table
 	v.Set("rv", rv)
 	ev := "/events?" + v.Encode()
 	return tableData{Rows: filterSort(rows, q, key), Notes: notes, Query: q, Sort: key, Sorts: sortKeys, Events: ev}, nil
+}
+
+// noClusterCRD reports whether err says the management cluster does not
+// serve Clusters: its CRD is not installed.
+func noClusterCRD(err error) bool {
+	return err != nil && (apierrors.IsNotFound(err) || meta.IsNoMatchError(err))
 }
 
 // listError is what a page says when the user may not list Clusters.
@@ -250,12 +261,15 @@ func (s *Server) clusterEvents(w http.ResponseWriter, r *http.Request, sess *ses
 			// every table sent is filtered with the user's access (table).
 			wi, err = s.admin.Watch(ctx, &mgmtv1.ClusterList{}, from(rv))
 		}
-		if err != nil {
+		var ws []watch.Interface
+		switch {
+		case err == nil:
+			ws = append(ws, wi)
+		case !noClusterCRD(err):
 			return nil, err
 		}
 		// The virtual clusters' control planes, from now: the watches the
 		// user may not make are left out.
-		ws := []watch.Interface{wi}
 		sel := metav1.ListOptions{LabelSelector: VirtualSelector}
 		if w, err := sess.kube.AppsV1().StatefulSets("").Watch(ctx, sel); err == nil {
 			ws = append(ws, w)

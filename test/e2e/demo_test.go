@@ -14,13 +14,14 @@ import (
 // proves from pods that the virtual DNS resolves the web Service to its
 // virtual IP, that the page comes back by name, and that the pods' own API
 // server lists the virtual pods; this machine reaches each pod; it shows
-// each virtual object next to its host copy, and removes everything it
-// started when it exits.
+// each virtual object next to its host copy, serves the dashboard whose
+// page of demo shows the web pods next to their host copies, and removes
+// everything it started when it exits.
 func TestDemo(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the demo's real node needs root")
 	}
-	raw := cli(t, "demo", "--exit")
+	raw := cli(t, "demo", "--exit", "--dashboard-addr", "127.0.0.1:0")
 	harness.RequireRealNode(t, raw)
 	// Compare with runs of spaces collapsed: the table's column widths
 	// depend on name lengths.
@@ -43,6 +44,10 @@ func TestDemo(t *testing.T) {
 		"ConfigMap demo/web-content vc-demo/web-content-x-demo-x-demo synced (used by a pod)",
 		"PersistentVolumeClaim demo/data vc-demo/data-x-demo-x-demo",
 		"kubectl --kubeconfig",
+		// The dashboard it serves, signed in to with the host's kubeconfig.
+		"lists virtual cluster demo; its page shows its 3 web pods next to their host copies",
+		"Dashboard: http://127.0.0.1:",
+		"config view --raw --minify --flatten",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, raw)
