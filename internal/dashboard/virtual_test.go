@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -233,5 +234,56 @@ func TestVirtualCluster(t *testing.T) {
 				t.Errorf("kubeconfig download without Secret access: %d, want 403", code)
 			}
 		}
+	}
+}
+
+// The pages at a phone's width (390 px) need no sideways scrolling of the
+// page (wide tables scroll inside themselves), and the clusters table is
+// usable from the keyboard alone: Tab reaches a cluster's link, Enter
+// opens its page.
+func TestPhoneWidthAndKeyboard(t *testing.T) {
+	w := start(t)
+	eks, _, _, _ := w.fleet(t)
+	virtualCluster(t, w, "vc2", w.ns+"-tenant")
+	b := browser(t)
+	signIn(t, b, w.base, env.AdminToken(t, w.ns))
+
+	// Keyboard: from the top of the page, Tab until the EKS cluster's link
+	// has the focus (the filter, sort and buttons come first), then Enter.
+	run(t, b, "focus the page", chromedp.Navigate(w.base+"/"), chromedp.WaitVisible(chromedp.CSS(`#clusters-table`)))
+	want := "/clusters/" + eks
+	reached := false
+	for range 40 {
+		run(t, b, "press Tab", chromedp.KeyEvent(kb.Tab))
+		href, err := chromedp.Run(b, chromedp.Evaluate[string](`document.activeElement.getAttribute("href") || ""`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if href == want {
+			reached = true
+			break
+		}
+	}
+	if !reached {
+		t.Fatalf("40 presses of Tab never focused the link to %s", want)
+	}
+	run(t, b, "open it with Enter", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(`#state`)))
+
+	for _, p := range []struct{ path, ready, name string }{
+		{"/", `#clusters-table`, "clusters-phone"},
+		{"/clusters/" + eks, `#state`, "cluster-phone"},
+		{"/virtual/" + w.ns + "/vc2?ns=" + w.ns + "-tenant", `#objects-table`, "virtual-phone"},
+	} {
+		run(t, b, "open "+p.path+" at a phone's width",
+			chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile),
+			chromedp.Navigate(w.base+p.path), chromedp.WaitVisible(chromedp.CSS(p.ready)))
+		overflow, err := chromedp.Run(b, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if overflow > 0 {
+			t.Errorf("%s at 390 px: the page is %d px wider than the screen", p.path, overflow)
+		}
+		shot(t, b, p.name)
 	}
 }
