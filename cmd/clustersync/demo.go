@@ -87,9 +87,9 @@ does the same without waiting; --keep leaves everything running.`,
 	}
 	cmd.Flags().BoolVar(&o.exit, "exit", false, "exit once the demo is up instead of waiting for Ctrl-C (for scripts)")
 	cmd.Flags().BoolVar(&o.keep, "keep", false, "leave the host and virtual cluster running on exit")
-	cmd.Flags().StringVar(&o.runtime, "runtime", runtimeReal, "host nodes, as for `dev up`: \"real\" or \"fake\"")
+	cmd.Flags().StringVar(&o.runtime, "runtime", runtimeReal, "`kind` of host nodes, as for dev up: \"real\" or \"fake\"")
 	cmd.Flags().StringVar(&o.source, "source", "", "the clustersync source tree, to build the images from (default the one that holds the current folder)")
-	cmd.Flags().StringVar(&o.dashboardAddr, "dashboard-addr", defaultDemoDashboard, `where to serve the web dashboard of the host, as `+"`clustersync manager --dashboard-addr`"+` does ("" leaves it out)`)
+	cmd.Flags().StringVar(&o.dashboardAddr, "dashboard-addr", defaultDemoDashboard, "`address` to serve the host's web dashboard on, as clustersync manager --dashboard-addr does (\"\" leaves it out)")
 	return cmd
 }
 

@@ -111,7 +111,7 @@ the Lease clustersync-system/clustersync-manager and reconciles.`,
 	f.IntVar(&gkeRefresh, "gke-refresh", int(management.DefaultRefresh/time.Second), "seconds between refreshes of each GKE cluster's upstream spec (Rancher's gke-refresh)")
 	f.IntVar(&gkePoll, "gke-poll", int(engine.DefaultPoll/time.Second), "seconds between reads of a GKE cluster GKE is changing")
 	f.StringVar(&o.GKEEndpoint, "gke-endpoint", "", "send GKE calls to this URL instead of container.googleapis.com (an emulator, e.g. from 'clustersync dev gke'); Google's token service is not asked")
-	f.StringVar(&o.DashboardAddr, "dashboard-addr", "", "address serving the web dashboard, e.g. 127.0.0.1:8090 (\"\" turns it off); users sign in with their own bearer token")
+	f.StringVar(&o.DashboardAddr, "dashboard-addr", "", "address serving the web dashboard, e.g. 127.0.0.1:8090 (\"\" turns it off); users sign in with their own bearer token or kubeconfig")
 	f.StringVar(&o.DashboardTLSCert, "dashboard-tls-cert", "", "the dashboard's serving certificate chain, PEM (with --dashboard-tls-key: HTTPS and Secure cookies)")
 	f.StringVar(&o.DashboardTLSKey, "dashboard-tls-key", "", "the dashboard's serving key, PEM")
 	f.BoolVar(&o.InstallCRDs, "install-crds", true, "create or update the CRDs before starting")
