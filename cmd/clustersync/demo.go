@@ -65,7 +65,7 @@ object next to its host object, the commands to try, and where the time
 went.
 
 It serves the web dashboard of the host on --dashboard-addr (default
-`+defaultDemoDashboard+`), signs in to it with the host's kubeconfig and checks
+` + defaultDemoDashboard + `), signs in to it with the host's kubeconfig and checks
 that virtual cluster demo's page shows its web pods next to their host
 copies; sign in yourself by pasting that kubeconfig with its certificates
 inline (the command is printed).
