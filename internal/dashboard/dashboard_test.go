@@ -101,6 +101,22 @@ func shot(t *testing.T, ctx context.Context, name string) {
 	}
 }
 
+// sessionOf is the session cookie's value of the browser of ctx.
+func sessionOf(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	got, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range got.Cookies {
+		if c.Name == dashboard.CookieName {
+			return c.Value
+		}
+	}
+	t.Fatal("the browser has no session cookie")
+	return ""
+}
+
 // html is the page's HTML now; it must never hold the secret's value.
 func html(t *testing.T, ctx context.Context) string {
 	t.Helper()
@@ -287,16 +303,9 @@ func TestHostedClusterConflict(t *testing.T) {
 	shot(t, b, "cluster-conflict")
 
 	// The same write without the CSRF token, with the browser's session.
-	got, err := chromedp.Call(b, network.GetCookies, network.GetCookiesParams{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cookies := got.Cookies
 	jar, _ := cookiejar.New(nil)
 	u, _ := url.Parse(w.base)
-	for _, c := range cookies {
-		jar.SetCookies(u, []*http.Cookie{{Name: c.Name, Value: c.Value}})
-	}
+	jar.SetCookies(u, []*http.Cookie{{Name: dashboard.CookieName, Value: sessionOf(t, b)}})
 	hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := hc.PostForm(w.base+"/clusters/"+eks+"/take", url.Values{"path": {"tags"}})
 	if err != nil {

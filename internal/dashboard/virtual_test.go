@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	appsv1 "k8s.io/api/apps/v1"
@@ -169,10 +168,6 @@ func TestVirtualCluster(t *testing.T) {
 	shot(t, b, "virtual")
 
 	// The kubeconfig download is Secret vc-NAME's.
-	cookies, err := chromedp.Call(b, network.GetCookies, network.GetCookiesParams{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	get := func(cookie string) (int, string) {
 		req, _ := http.NewRequest(http.MethodGet, w.base+"/virtual/"+w.ns+"/"+name+"/kubeconfig", nil)
 		req.Header.Set("Cookie", dashboard.CookieName+"="+cookie)
@@ -184,13 +179,7 @@ func TestVirtualCluster(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(body)
 	}
-	var session string
-	for _, c := range cookies.Cookies {
-		if c.Name == dashboard.CookieName {
-			session = c.Value
-		}
-	}
-	if code, body := get(session); code != http.StatusOK || body != string(kubeconfigOf(t, env.Config)) {
+	if code, body := get(sessionOf(t, b)); code != http.StatusOK || body != string(kubeconfigOf(t, env.Config)) {
 		t.Errorf("kubeconfig download: %d, want 200 with Secret vc-%s's config", code, name)
 	}
 
@@ -224,16 +213,8 @@ func TestVirtualCluster(t *testing.T) {
 		!strings.Contains(p, "your account may not read Secret "+w.ns+"/vc-"+name) {
 		t.Error("a user who may not read vc-NAME sees the virtual cluster's objects or its kubeconfig link, or no reason")
 	}
-	cookies, err = chromedp.Call(b2, network.GetCookies, network.GetCookiesParams{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cookies.Cookies {
-		if c.Name == dashboard.CookieName {
-			if code, body := get(c.Value); code != http.StatusForbidden || strings.Contains(body, "client-key-data") {
-				t.Errorf("kubeconfig download without Secret access: %d, want 403", code)
-			}
-		}
+	if code, body := get(sessionOf(t, b2)); code != http.StatusForbidden || strings.Contains(body, "client-key-data") {
+		t.Errorf("kubeconfig download without Secret access: %d, want 403", code)
 	}
 }
 
