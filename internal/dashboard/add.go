@@ -439,12 +439,12 @@ func (s *Server) addSubmit(w http.ResponseWriter, r *http.Request, sess *session
 	}
 	c, problems := buildCluster(f)
 	if len(problems) > 0 {
-		p.Data = s.addData(ctx, sess, f, c, problems)
+		p.Data = s.addData(ctx, sess, f, nil, problems)
 		s.render(w, "add.html", http.StatusUnprocessableEntity, p)
 		return
 	}
 	if err := sess.client.Create(ctx, c); err != nil {
-		p.Data = s.addData(ctx, sess, f, c, apiProblems(f.Kind, f.Name, err))
+		p.Data = s.addData(ctx, sess, f, nil, apiProblems(f.Kind, f.Name, err))
 		s.render(w, "add.html", statusOf(err), p)
 		return
 	}
