@@ -309,6 +309,9 @@ func fields(f addForm, creds []string, credsErr error, problems []fieldError) []
 		if credsErr != nil {
 			cred.Type, cred.Placeholder = "text", hostedv1.Namespace+":NAME"
 			cred.Hint = "Your account may not list the Secrets of " + hostedv1.Namespace + ": type namespace:name. A Secret with " + keys + "."
+			if !apierrors.IsForbidden(credsErr) {
+				cred.Hint = "The Secrets of " + hostedv1.Namespace + " could not be listed (" + credsErr.Error() + "): type namespace:name. A Secret with " + keys + "."
+			}
 			return
 		}
 		for _, n := range creds {

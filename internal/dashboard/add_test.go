@@ -12,9 +12,12 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
@@ -293,5 +296,80 @@ func TestAddWithoutJavaScriptAndCSRF(t *testing.T) {
 	}
 	if status, _, body := post(with("action", "create")); status != http.StatusConflict || !strings.Contains(body, "a cluster named "+name+" exists") {
 		t.Errorf("importing the same name again: %d, want 409 saying the name is taken", status)
+	}
+}
+
+// token is a token of a new service account of w's namespace bound to a
+// ClusterRole of rules.
+func (w *world) token(t *testing.T, name string, rules ...rbacv1.PolicyRule) string {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := env.Kube.CoreV1().ServiceAccounts(w.ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: w.ns + "-" + name}, Rules: rules}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: w.ns + "-" + name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: w.ns}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}}
+	for _, o := range []client.Object{role, binding} {
+		if err := w.k.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = w.k.Delete(context.Background(), o) })
+	}
+	tr, err := env.Kube.CoreV1().ServiceAccounts(w.ns).CreateToken(ctx, name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(600))}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.Status.Token
+}
+
+// The forms write with the user's token: a user who may create Clusters
+// but not list Secrets types the credential reference (and the Cluster is
+// created); a user who may only read Clusters is told, on the preview,
+// that RBAC refuses, and nothing is created.
+func TestAddRBAC(t *testing.T) {
+	w := start(t)
+	cred, value := w.credential(t, "aws")
+	ref := hostedv1.Namespace + ":" + cred
+	name := w.ns + "-rbac"
+	w.deleteLater(t, name)
+	read := rbacv1.PolicyRule{APIGroups: []string{mgmtv1.GroupVersion.Group}, Resources: []string{"clusters"}, Verbs: []string{"get", "list", "watch"}}
+	adder := w.token(t, "adder", read, rbacv1.PolicyRule{APIGroups: []string{mgmtv1.GroupVersion.Group}, Resources: []string{"clusters"}, Verbs: []string{"create"}})
+	viewer := w.token(t, "viewer", read)
+
+	b := browser(t)
+	signIn(t, b, w.base, viewer)
+	run(t, b, "preview as a user who may not create clusters",
+		chromedp.Navigate(w.base+"/add?kind=eks"),
+		chromedp.SendKeys(chromedp.CSS(`#f-name`), name),
+		chromedp.SendKeys(chromedp.CSS(`#f-cloudName`), "p"),
+		chromedp.SendKeys(chromedp.CSS(`#f-region`), "us-west-2"),
+		chromedp.SendKeys(chromedp.CSS(`#f-credential`), ref), // a text input: Secrets may not be listed
+		chromedp.Click(chromedp.CSS(`#preview-button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#add-problems`)))
+	if p := pageWithout(t, b, value); !strings.Contains(p, "may not create clusters (RBAC)") || !strings.Contains(p, "may not list the Secrets of "+hostedv1.Namespace) {
+		t.Error("the viewer is not told RBAC refuses the create, or that Secrets may not be listed")
+	}
+	w.absent(t, name, "a preview by a user who may not create clusters")
+
+	run(t, b, "sign out", chromedp.Click(chromedp.CSS(`.signout button`)), chromedp.WaitVisible(chromedp.CSS(`#token`)))
+	signIn(t, b, w.base, adder)
+	run(t, b, "import as a user who may create clusters but not list Secrets",
+		chromedp.Navigate(w.base+"/add?kind=eks"),
+		chromedp.SendKeys(chromedp.CSS(`#f-name`), name),
+		chromedp.SendKeys(chromedp.CSS(`#f-cloudName`), "p"),
+		chromedp.SendKeys(chromedp.CSS(`#f-region`), "us-west-2"),
+		chromedp.SendKeys(chromedp.CSS(`input#f-credential`), ref),
+		chromedp.Click(chromedp.CSS(`#create-button`)),
+		chromedp.WaitVisible(chromedp.CSS(`h2#conditions`)))
+	pageWithout(t, b, value)
+	var c mgmtv1.Cluster
+	if err := w.k.Get(context.Background(), client.ObjectKey{Name: name}, &c); err != nil {
+		t.Fatalf("the Cluster was not created: %v", err)
+	}
+	if c.Spec.EKSConfig == nil || c.Spec.EKSConfig.AmazonCredentialSecret != ref {
+		t.Errorf("spec %+v, want eksConfig with amazonCredentialSecret %s", c.Spec, ref)
 	}
 }
