@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
@@ -282,7 +283,15 @@ func TestAddWithoutJavaScriptAndCSRF(t *testing.T) {
 		}
 		return v
 	}
+	resp, err := hc.Get(w.base + "/add")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addPage, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	started := time.Now()
 	status, _, body := post(with("action", "preview"))
+	t.Logf("the Add page weighs %d bytes; a preview (a dry-run create with the user's token and the page) took %s", len(addPage), time.Since(started).Round(time.Millisecond))
 	if status != http.StatusOK || !strings.Contains(body, `<pre id="preview-yaml">`) || !strings.Contains(body, "region: us-east-2") {
 		t.Errorf("preview without JavaScript: %d, no YAML in the page", status)
 	}
