@@ -229,7 +229,8 @@ func TestAddRegistered(t *testing.T) {
 }
 
 // Without JavaScript the form still works (Preview is a plain submit with
-// action=preview), and a write without the CSRF token is refused with
+// action=preview; EKS, AKS and GKE imports created), a name taken is
+// refused with 409, and a write without the CSRF token is refused with
 // 403 and creates nothing.
 func TestAddWithoutJavaScriptAndCSRF(t *testing.T) {
 	w := start(t)
@@ -303,6 +304,56 @@ func TestAddWithoutJavaScriptAndCSRF(t *testing.T) {
 	if status != http.StatusSeeOther || loc != "/clusters/"+name {
 		t.Errorf("import without JavaScript: %d to %q, want 303 to /clusters/%s", status, loc, name)
 	}
+	// AKS and GKE the same way: their forms' inputs, and the Clusters.
+	for _, tc := range []struct {
+		kind   string
+		inputs []string
+		form   url.Values
+		check  func(mgmtv1.ClusterSpec) bool
+	}{{
+		kind: "aks", inputs: []string{"f-name", "f-cloudName", "f-resourceGroup", "f-location", "f-credential"},
+		form: url.Values{"cloudName": {"aks1"}, "resourceGroup": {"rg1"}, "location": {"eastus"}},
+		check: func(s mgmtv1.ClusterSpec) bool {
+			a := s.AKSConfig
+			return a != nil && a.ClusterName == "aks1" && a.ResourceGroup == "rg1" && a.ResourceLocation == "eastus" && a.Imported &&
+				a.AzureCredentialSecret == hostedv1.Namespace+":"+cred
+		},
+	}, {
+		kind: "gke", inputs: []string{"f-name", "f-project", "f-location", "f-cloudName", "f-credential"},
+		form: url.Values{"cloudName": {"gke1"}, "project": {"my-project-1"}, "location": {"europe-west4"}},
+		check: func(s mgmtv1.ClusterSpec) bool {
+			g := s.GKEConfig
+			return g != nil && g.ClusterName == "gke1" && g.ProjectID == "my-project-1" && g.Region == "europe-west4" && g.Zone == "" && g.Imported &&
+				g.GoogleCredentialSecret == hostedv1.Namespace+":"+cred
+		},
+	}} {
+		resp, err := hc.Get(w.base + "/add?kind=" + tc.kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, in := range tc.inputs {
+			if !strings.Contains(string(page), `<label for="`+in+`">`) || !strings.Contains(string(page), `id="`+in+`"`) {
+				t.Errorf("the %s form lacks input %s with its label", tc.kind, in)
+			}
+		}
+		n := name + "-" + tc.kind
+		w.deleteLater(t, n)
+		v := url.Values{dashboard.CSRFField: {csrf.Value}, "kind": {tc.kind}, "name": {n}, "credential": {hostedv1.Namespace + ":" + cred}, "action": {"create"}}
+		for k, vs := range tc.form {
+			v[k] = vs
+		}
+		if status, loc, body := post(v); status != http.StatusSeeOther || loc != "/clusters/"+n {
+			t.Errorf("%s import: %d to %q, want 303 to /clusters/%s\n%s", tc.kind, status, loc, n, body)
+			continue
+		}
+		var c mgmtv1.Cluster
+		if err := w.k.Get(context.Background(), client.ObjectKey{Name: n}, &c); err != nil || !tc.check(c.Spec) {
+			t.Errorf("%s import: Cluster %s: %+v (%v)", tc.kind, n, c.Spec, err)
+		}
+	}
+
 	if status, _, body := post(with("action", "create")); status != http.StatusConflict || !strings.Contains(body, "a cluster named "+name+" exists") {
 		t.Errorf("importing the same name again: %d, want 409 saying the name is taken", status)
 	}
