@@ -63,7 +63,8 @@ type Options struct {
 // kubeconfig, the clusters table (live), a hosted cluster's effective
 // state with its conflicts and events, a registered cluster's import
 // command and agent, a virtual cluster's objects next to their host
-// copies. Pages are html/template with embedded assets;
+// copies, the forms that add a cluster. Pages are html/template with
+// embedded assets;
 // live updates are server-sent events swapped in by htmx
 // (https://htmx.org, its sse extension; internal/dashboard/assets/vendor,
 // hack/dashboard-assets.sh).
@@ -97,7 +98,7 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{opts: o, review: review, admin: admin, scheme: o.Scheme, mapper: restMapper(), sessions: sessions{byID: map[string]*session{}}, pages: map[string]*template.Template{}}
 	funcs := template.FuncMap{"csrfField": func() string { return CSRFField }}
-	for _, page := range []string{"login.html", "clusters.html", "cluster.html", "virtual.html"} {
+	for _, page := range []string{"login.html", "clusters.html", "cluster.html", "virtual.html", "add.html"} {
 		t, err := template.New(page).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/table.html", "templates/detail.html", "templates/"+page)
 		if err != nil {
 			return nil, fmt.Errorf("dashboard template %s: %w", page, err)
@@ -119,7 +120,9 @@ func restMapper() meta.RESTMapper {
 	m.Add(mgmtv1.GroupVersion.WithKind("ClusterRegistrationToken"), meta.RESTScopeNamespace)
 	m.Add(schema.GroupVersionKind{Group: "events.k8s.io", Version: "v1", Kind: "Event"}, meta.RESTScopeNamespace)
 	// What a virtual cluster's page reads, on the host and in the virtual
-	// cluster (internal/virtual/inspect).
+	// cluster (internal/virtual/inspect); the Add form lists Secrets
+	// metadata-only (its credentials), so that their values never reach
+	// the dashboard.
 	for _, k := range []string{"Pod", "Service", "ConfigMap", "Secret", "PersistentVolumeClaim"} {
 		m.Add(corev1.SchemeGroupVersion.WithKind(k), meta.RESTScopeNamespace)
 	}
@@ -148,7 +151,12 @@ func (s *Server) ttl() time.Duration {
 // cloud's value of a conflicting field), GET /virtual/NAMESPACE/NAME (a
 // virtual cluster; ?ns= picks the virtual namespace shown), GET
 // /virtual/NAMESPACE/NAME/kubeconfig (its kubeconfig, Secret vc-NAME),
-// /assets/ (CSS, htmx). Every page
+// GET /add?kind=eks|aks|gke|registered (the Add forms: import an EKS, AKS
+// or GKE cluster, register any cluster), POST /add/preview (htmx: the
+// form with the YAML of the Cluster it would create, checked by a dry-run
+// create) and POST /add (create it and redirect to /clusters/NAME; with
+// action=preview, the page with the YAML, for a browser without
+// JavaScript), /assets/ (CSS, htmx). Every page
 // but /login and /assets/ needs a session; every POST but /login needs the
 // session's CSRF token.
 func (s *Server) Handler() http.Handler {
@@ -165,6 +173,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /clusters/{name}/take", s.authed(s.takeCloudValue))
 	mux.HandleFunc("GET /virtual/{namespace}/{name}", s.authed(s.virtualPage))
 	mux.HandleFunc("GET /virtual/{namespace}/{name}/kubeconfig", s.authed(s.virtualKubeconfig))
+	mux.HandleFunc("GET /add", s.authed(s.addPage))
+	mux.HandleFunc("POST /add", s.authed(s.addSubmit))
+	mux.HandleFunc("POST /add/preview", s.authed(s.addPreview))
 	return securityHeaders(mux)
 }
 
@@ -205,6 +216,19 @@ func (s *Server) authed(h func(http.ResponseWriter, *http.Request, *session)) ht
 type page struct {
 	Title, User, CSRF, Error string
 	Data                     any
+}
+
+// renderFragment writes template def of page name with data (a part of
+// the page, for htmx to swap in); a template error is a 500.
+func (s *Server) renderFragment(w http.ResponseWriter, name, def string, status int, data any) {
+	var buf bytes.Buffer
+	if err := s.pages[name].ExecuteTemplate(&buf, def, data); err != nil {
+		http.Error(w, "dashboard: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = buf.WriteTo(w)
 }
 
 // render writes template name with p; a template error is a 500.

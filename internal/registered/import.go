@@ -51,6 +51,13 @@ func ParseMember(v string) (mgmtv1.ClusterMember, error) {
 	return m, nil
 }
 
+// Cluster is registered cluster name with members, as Import creates it
+// (spec.importedConfig; the display name is the name).
+func Cluster(name string, members []mgmtv1.ClusterMember) *mgmtv1.Cluster {
+	return &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: mgmtv1.ClusterSpec{DisplayName: name, ImportedConfig: &mgmtv1.ImportedConfig{Members: members}}}
+}
+
 // Import creates Cluster name as a registered cluster with members (or
 // finds the one an earlier import created) and waits up to timeout for the
 // management server to issue its registration token, which it returns with
@@ -58,8 +65,7 @@ func ParseMember(v string) (mgmtv1.ClusterMember, error) {
 // name that is not a registered cluster (naming its driver); a timeout
 // (saying the manager must run with registered clusters on); API errors.
 func Import(ctx context.Context, c client.Client, name string, members []mgmtv1.ClusterMember, timeout time.Duration) (*mgmtv1.ClusterRegistrationToken, error) {
-	cl := &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: mgmtv1.ClusterSpec{DisplayName: name, ImportedConfig: &mgmtv1.ImportedConfig{Members: members}}}
+	cl := Cluster(name, members)
 	err := c.Create(ctx, cl)
 	if apierrors.IsAlreadyExists(err) {
 		if err := c.Get(ctx, types.NamespacedName{Name: name}, cl); err != nil {
