@@ -290,22 +290,39 @@ func (r *Reconciler[S, O]) keeps(ctx context.Context, c *mgmtv1.Cluster, op O) (
 	}
 	carried, _ := engine.KeepsOf(current.GetAnnotations())
 	for _, path := range slices.Sorted(maps.Keys(gone)) {
-		k := gone[path]
-		cf := hostedv1.FieldConflict{Path: path, Config: string(k.Config), Upstream: string(k.Upstream)}
-		switch now, err := managed.Value(*r.Cloud.Config(c), path, r.Cloud.Options()); {
-		case carried.Answers(cf) && err == nil && managed.SameValue(now, k.Config):
-			r.Events.Eventf(c, nil, corev1.EventTypeNormal, "ConflictAnswered", "Sync",
-				"%s: kept your value %s over %s's %s; removed from annotation %s", path, k.Config, r.Cloud.Name(), k.Upstream, engine.KeepAnnotation)
-			continue
-		case carried.Answers(cf):
-			r.Events.Eventf(c, nil, corev1.EventTypeNormal, "ConflictAnswered", "Sync",
-				"%s: the conflict ended otherwise (spec.%s.%s was edited to %s); removed from annotation %s", path, r.Cloud.ConfigField(), path, now, engine.KeepAnnotation)
-			continue
+		now, err := managed.Value(*r.Cloud.Config(c), path, r.Cloud.Options())
+		if err != nil {
+			now = nil // a path of no field: no conflict either
 		}
-		r.Events.Eventf(c, nil, corev1.EventTypeWarning, "KeepIgnored", "Sync",
-			"%s: annotation %s keeps config %s over upstream %s, but no conflict with those values is recorded; removed", path, engine.KeepAnnotation, k.Config, k.Upstream)
+		typ, reason, note := keepGone(path, gone[path], carried, current.OperatorRecord().Conflicts, now, r.Cloud.Name(), r.Cloud.ConfigField())
+		r.Events.Eventf(c, nil, typ, reason, "Sync", "%s", note)
 	}
 	return live, r.setKeeps(ctx, c, live)
+}
+
+// keepGone is the event (type, reason, note) reporting the removal of
+// the answer k at path, which answers none of the conflicts recorded now:
+// carried are the answers the operator object carries, now the config's
+// value at path (nil when unknown), cloud and field name the cloud and the
+// Cluster's config field in the note.
+func keepGone(path string, k engine.Keep, carried engine.Keeps, conflicts []hostedv1.FieldConflict, now []byte, cloud, field string) (typ, reason, note string) {
+	cf := hostedv1.FieldConflict{Path: path, Config: string(k.Config), Upstream: string(k.Upstream)}
+	for _, other := range conflicts {
+		if other.Path == path && carried.Answers(cf) {
+			return corev1.EventTypeWarning, "KeepIgnored", fmt.Sprintf("%s: %s moved again (config %s, upstream %s now) before your value %s was pushed over %s; answer the new conflict; removed from annotation %s",
+				path, cloud, other.Config, other.Upstream, k.Config, k.Upstream, engine.KeepAnnotation)
+		}
+	}
+	switch {
+	case carried.Answers(cf) && now != nil && managed.SameValue(now, k.Config):
+		return corev1.EventTypeNormal, "ConflictAnswered", fmt.Sprintf("%s: kept your value %s over %s's %s; removed from annotation %s",
+			path, k.Config, cloud, k.Upstream, engine.KeepAnnotation)
+	case carried.Answers(cf):
+		return corev1.EventTypeNormal, "ConflictAnswered", fmt.Sprintf("%s: the conflict ended otherwise (spec.%s.%s was edited to %s); removed from annotation %s",
+			path, field, path, now, engine.KeepAnnotation)
+	}
+	return corev1.EventTypeWarning, "KeepIgnored", fmt.Sprintf("%s: annotation %s keeps config %s over upstream %s, but no conflict with those values is recorded; removed",
+		path, engine.KeepAnnotation, k.Config, k.Upstream)
 }
 
 // setKeeps writes ks as c's engine.KeepAnnotation (removed when empty),
