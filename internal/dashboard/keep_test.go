@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +21,7 @@ import (
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/dashboard"
 	"github.com/clustersync/clustersync/internal/hosted/eks"
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
 	"github.com/clustersync/clustersync/internal/hosted/engine"
@@ -145,15 +145,9 @@ func TestKeepMyValue(t *testing.T) {
 	shot(t, b, "keep")
 
 	// A keep without the CSRF token, with the browser's session.
-	got, err := chromedp.Call(b, network.GetCookies, network.GetCookiesParams{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	jar, _ := cookiejar.New(nil)
 	u, _ := url.Parse(base)
-	for _, ck := range got.Cookies {
-		jar.SetCookies(u, []*http.Cookie{{Name: ck.Name, Value: ck.Value}})
-	}
+	jar.SetCookies(u, []*http.Cookie{{Name: dashboard.CookieName, Value: sessionOf(t, b)}})
 	hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := hc.PostForm(base+"/clusters/"+name+"/keep", url.Values{"path": {"tags"}})
 	if err != nil {
