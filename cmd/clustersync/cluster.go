@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -13,7 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/managed"
+	"github.com/clustersync/clustersync/internal/hosted/management"
 	"github.com/clustersync/clustersync/internal/manager"
 )
 
@@ -23,12 +26,12 @@ func newClusterCommand() *cobra.Command {
 	var kubeconfig string
 	cmd := &cobra.Command{
 		Use:   "cluster",
-		Short: "Inspect the clusters a management cluster manages",
+		Short: "Inspect the clusters a management cluster manages and answer their conflicts",
 		Args:  cobra.NoArgs,
 	}
 	cmd.PersistentFlags().StringVar(&kubeconfig, "kubeconfig", "",
 		"kubeconfig of the management cluster (default: $KUBECONFIG, else ~/.kube/config)")
-	cmd.AddCommand(newClusterShowCommand(&kubeconfig), newClusterImportCommand(&kubeconfig))
+	cmd.AddCommand(newClusterShowCommand(&kubeconfig), newClusterImportCommand(&kubeconfig), newClusterResolveCommand(&kubeconfig))
 	return cmd
 }
 
@@ -73,8 +76,67 @@ yet, or a change made outside clustersync and not yet adopted.
 	return cmd
 }
 
-// getCluster reads Cluster name from the management cluster of kubeconfig.
-func getCluster(ctx context.Context, kubeconfig, name string) (*mgmtv1.Cluster, error) {
+// newClusterResolveCommand is `clustersync cluster resolve NAME PATH
+// --keep|--take`.
+func newClusterResolveCommand(kubeconfig *string) *cobra.Command {
+	var keep, take bool
+	cmd := &cobra.Command{
+		Use:   "resolve NAME PATH --keep|--take",
+		Short: "Answer a conflict of a hosted cluster: keep your value (pushed to the cloud) or take the cloud's",
+		Long: `Answer the conflict on field PATH of Cluster NAME (a path as status.conflicts
+and the Conflict condition name it: tags, nodeGroups[workers].desiredSize).
+A conflict is a field changed both in spec and in the cloud since they last
+agreed; nothing is written until it is answered.
+
+--keep  keeps your value: adds PATH with the conflict's values to the
+        Cluster's annotation clustersync.io/keep-config, as
+          kubectl annotate cluster NAME --overwrite clustersync.io/keep-config='{"PATH":{"config":CONFIG,"upstream":UPSTREAM}}'
+        would (the other paths of the annotation are kept). spec is not
+        changed; the operator pushes your value over the cloud's and the
+        management controller removes the entry once the conflict is gone.
+        Refused when the field was edited since the conflict was recorded:
+        that edit is already the answer.
+--take  takes the cloud's value: sets spec.<cloud>Config.PATH to the
+        upstream value the conflict recorded, as kubectl edit would (the
+        dashboard's "Take the cloud's value"); nothing is written to the
+        cloud.
+
+The Cluster is patched with your kubeconfig's identity, with an optimistic
+lock: a Cluster changed since it was read is not written; run again. It
+prints the values of the conflict answered.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if keep == take {
+				return errors.New("give one of --keep (push your value) and --take (take the cloud's value)")
+			}
+			a := management.Take
+			if keep {
+				a = management.Keep
+			}
+			k, err := managementClient(*kubeconfig)
+			if err != nil {
+				return err
+			}
+			cf, err := management.Resolve(cmd.Context(), k, manager.Hosted, args[0], args[1], a)
+			if err != nil {
+				return err
+			}
+			if keep {
+				fmt.Fprintf(cmd.OutOrStdout(), "cluster %s: %s: keeping your value %s over the cloud's %s (annotation %s); it is pushed at the operator's next pass\n",
+					args[0], cf.Path, cf.Config, cf.Upstream, engine.KeepAnnotation)
+				return nil
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "cluster %s: %s: took the cloud's value %s (yours was %s) into spec\n", args[0], cf.Path, cf.Upstream, cf.Config)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&keep, "keep", false, "keep your value: push it over the cloud's (writes annotation "+engine.KeepAnnotation+")")
+	cmd.Flags().BoolVar(&take, "take", false, "take the cloud's value: set the field in spec to it")
+	return cmd
+}
+
+// managementClient is a client of the management cluster of kubeconfig.
+func managementClient(kubeconfig string) (client.Client, error) {
 	cfg, err := loadKubeconfig(kubeconfig)
 	if err != nil {
 		return nil, err
@@ -83,7 +145,12 @@ func getCluster(ctx context.Context, kubeconfig, name string) (*mgmtv1.Cluster, 
 	if err != nil {
 		return nil, err
 	}
-	k, err := client.New(cfg, client.Options{Scheme: scheme})
+	return client.New(cfg, client.Options{Scheme: scheme})
+}
+
+// getCluster reads Cluster name from the management cluster of kubeconfig.
+func getCluster(ctx context.Context, kubeconfig, name string) (*mgmtv1.Cluster, error) {
+	k, err := managementClient(kubeconfig)
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ import (
 
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/managed"
 	"github.com/clustersync/clustersync/internal/hosted/management"
 )
@@ -441,6 +442,10 @@ type detailData struct {
 	Registered *registeredData
 	Rows       []managed.Row
 	Conflicts  []hostedv1.FieldConflict
+	// Keeping are the paths of the conflicts the user answered "keep my
+	// value" (the Cluster's annotation clustersync.io/keep-config), whose
+	// push is on its way.
+	Keeping    map[string]bool
 	Conditions []metav1.Condition
 	Events     []eventRow
 	// EventsError says why events are not shown (RBAC).
@@ -461,6 +466,7 @@ func (s *Server) detail(ctx context.Context, sess *session, c *mgmtv1.Cluster) d
 		Stream: "/clusters/" + url.PathEscape(c.Name) + "/events?rv=" + url.QueryEscape(c.ResourceVersion)}
 	if v, ok := s.opts.Hosted(c); ok {
 		d.Rows, d.Conflicts = v.Rows(), s.conflicts(ctx, sess, v)
+		d.Keeping = keeping(c.Annotations, d.Conflicts)
 	}
 	if c.Spec.ImportedConfig != nil {
 		d.Registered = s.registered(ctx, sess, c)
@@ -476,6 +482,23 @@ func (s *Server) detail(ctx context.Context, sess *session, c *mgmtv1.Cluster) d
 		d.Events = append(d.Events, eventRow{Age: duration.HumanDuration(s.now().Sub(eventTime(e))), Type: e.Type, Reason: e.Reason, Note: e.Note})
 	}
 	return d
+}
+
+// keeping returns the paths of conflicts a Cluster's annotations answer
+// "keep my value" (engine.KeepAnnotation, with the conflict's values); nil
+// for none, or an annotation that does not parse.
+func keeping(annotations map[string]string, conflicts []hostedv1.FieldConflict) map[string]bool {
+	keeps, _ := engine.KeepsOf(annotations)
+	var out map[string]bool
+	for _, cf := range conflicts {
+		if keeps.Answers(cf) {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[cf.Path] = true
+		}
+	}
+	return out
 }
 
 // eventTime is when an event last happened.
@@ -502,43 +525,45 @@ func (s *Server) conflicts(ctx context.Context, sess *session, v management.View
 	return rec.Conflicts
 }
 
-// takeCloudValue answers a conflict by taking the cloud's value: the
-// field's value in spec.<provider>Config is set to the upstream value the
-// conflict recorded, as a user would with kubectl edit. The engine then
-// sees config and cloud agree.
-func (s *Server) takeCloudValue(w http.ResponseWriter, r *http.Request, sess *session) {
-	name, path := r.PathValue("name"), r.PostFormValue("path")
-	ctx := r.Context()
-	var c mgmtv1.Cluster
-	if err := sess.client.Get(ctx, client.ObjectKey{Name: name}, &c); err != nil {
-		http.Error(w, fmt.Sprintf("cluster %s: %v", name, err), http.StatusNotFound)
-		return
-	}
-	v, ok := s.opts.Hosted(&c)
-	if !ok {
-		http.Error(w, fmt.Sprintf("cluster %s is not a hosted cluster", name), http.StatusBadRequest)
-		return
-	}
-	var upstream string
-	for _, cf := range s.conflicts(ctx, sess, v) {
-		if cf.Path == path {
-			upstream = cf.Upstream
+// answer answers a conflict with a (management.Resolve, with the user's
+// identity; the CLI's `clustersync cluster resolve` shares it):
+// management.Take sets the field's value in spec.<provider>Config to the
+// upstream value the conflict recorded, as a user would with kubectl
+// edit, and the engine then sees config and cloud agree;
+// management.Keep records the conflict's values in the Cluster's
+// annotation clustersync.io/keep-config, and the engine pushes the user's
+// value over the cloud's. Either redirects to the cluster's page (a form
+// posted by htmx gets 204: the page follows the change by its events); a
+// conflict gone (or a field edited since) is a 409.
+func (s *Server) answer(a management.Answer) func(http.ResponseWriter, *http.Request, *session) {
+	return func(w http.ResponseWriter, r *http.Request, sess *session) {
+		name, path := r.PathValue("name"), r.PostFormValue("path")
+		if _, err := management.Resolve(r.Context(), sess.client, s.opts.Hosted, name, path, a); err != nil {
+			http.Error(w, err.Error(), answerStatus(err))
+			return
 		}
+		if r.Header.Get("HX-Request") == "true" {
+			w.WriteHeader(http.StatusNoContent) // the page follows the change by its events
+			return
+		}
+		http.Redirect(w, r, "/clusters/"+url.PathEscape(name), http.StatusSeeOther)
 	}
-	if upstream == "" {
-		http.Error(w, fmt.Sprintf("cluster %s has no conflict on %q (any more)", name, path), http.StatusConflict)
-		return
+}
+
+// answerStatus is the HTTP status of management.Resolve's error: 409 for
+// no conflict, 400 for a Cluster of no cloud, an API error's own
+// (statusOf), 400 for the rest (a path that names no field).
+func answerStatus(err error) int {
+	var status apierrors.APIStatus
+	switch {
+	case errors.Is(err, management.ErrNoConflict):
+		return http.StatusConflict
+	case errors.Is(err, management.ErrNotHosted):
+		return http.StatusBadRequest
+	case errors.As(err, &status):
+		return statusOf(err)
 	}
-	orig := c.DeepCopy()
-	if err := v.SetConfigValue(path, []byte(upstream)); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	if err := sess.client.Patch(ctx, &c, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		http.Error(w, fmt.Sprintf("cluster %s: %v", name, err), statusOf(err))
-		return
-	}
-	http.Redirect(w, r, "/clusters/"+url.PathEscape(name), http.StatusSeeOther)
+	return http.StatusBadRequest
 }
 
 // statusOf is the HTTP status of an API error, wrapped or not.

@@ -1,16 +1,24 @@
 package dashboard
 
 import (
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	gkev1 "github.com/clustersync/clustersync/api/gke/v1"
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/gke"
 	"github.com/clustersync/clustersync/internal/hosted/management"
 )
@@ -103,6 +111,56 @@ func TestFilterSort(t *testing.T) {
 	} {
 		if got := names(filterSort(rows, tc.q, tc.key)); !slices.Equal(got, tc.want) {
 			t.Errorf("q %q sort %q: %v, want %v", tc.q, tc.key, got, tc.want)
+		}
+	}
+}
+
+// The paths a Cluster's keep-config annotation answers: only conflicts
+// with exactly the recorded values.
+func TestKeepingOf(t *testing.T) {
+	conflicts := []hostedv1.FieldConflict{
+		{Path: "tags", Config: `{"team":"user"}`, Upstream: `{"team":"console"}`},
+		{Path: "nodeGroups[workers].desiredSize", Config: `1`, Upstream: `4`},
+	}
+	for _, tt := range []struct {
+		name, annotation string
+		want             map[string]bool
+	}{
+		{"none", "", nil},
+		{"tags", `{"tags":{"config":{"team":"user"},"upstream":{"team":"console"}}}`, map[string]bool{"tags": true}},
+		{"a stale answer", `{"nodeGroups[workers].desiredSize":{"config":1,"upstream":3}}`, nil},
+		{"both", `{"tags":{"config":{"team":"user"},"upstream":{"team":"console"}},"nodeGroups[workers].desiredSize":{"config":1,"upstream":4}}`,
+			map[string]bool{"tags": true, "nodeGroups[workers].desiredSize": true}},
+		{"not JSON", `keep`, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := map[string]string{}
+			if tt.annotation != "" {
+				a[engine.KeepAnnotation] = tt.annotation
+			}
+			if got := keeping(a, conflicts); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("keeping = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// The HTTP status of a refused answer.
+func TestKeepAnswerStatus(t *testing.T) {
+	gr := schema.GroupResource{Group: "management.clustersync.io", Resource: "clusters"}
+	for _, tt := range []struct {
+		err  error
+		want int
+	}{
+		{fmt.Errorf("cluster a: %w on %q (any more)", management.ErrNoConflict, "tags"), http.StatusConflict},
+		{fmt.Errorf("cluster a: %w", management.ErrNotHosted), http.StatusBadRequest},
+		{fmt.Errorf("cluster a: %w", apierrors.NewNotFound(gr, "a")), http.StatusNotFound},
+		{fmt.Errorf("cluster a: %w", apierrors.NewForbidden(gr, "a", errors.New("RBAC"))), http.StatusForbidden},
+		{fmt.Errorf("cluster a: %w", apierrors.NewConflict(gr, "a", errors.New("changed"))), http.StatusConflict},
+		{errors.New("spec.eksConfig.nope: managed: no field"), http.StatusBadRequest},
+	} {
+		if got := answerStatus(tt.err); got != tt.want {
+			t.Errorf("answerStatus(%v) = %d, want %d", tt.err, got, tt.want)
 		}
 	}
 }

@@ -323,7 +323,7 @@ func TestHostedClusterConflict(t *testing.T) {
 		t.Fatalf("tags %v changed by a write without the CSRF token", got)
 	}
 
-	run(t, b, "take the cloud's value", chromedp.Click(chromedp.CSS(`tr[data-path="tags"] button`)))
+	run(t, b, "take the cloud's value", chromedp.Click(chromedp.CSS(`tr[data-path="tags"] form.take button`)))
 	testenv.Eventually(t, 10*time.Second, func() error {
 		if err := w.k.Get(ctx, client.ObjectKey{Name: eks}, &c); err != nil {
 			return err

@@ -148,7 +148,9 @@ func (s *Server) ttl() time.Duration {
 // GET /events (the clusters table as server-sent events), GET
 // /clusters/NAME (a hosted cluster) and GET /clusters/NAME/events (its
 // page as server-sent events), POST /clusters/NAME/take (take the
-// cloud's value of a conflicting field), GET /virtual/NAMESPACE/NAME (a
+// cloud's value of a conflicting field: form field path) and POST
+// /clusters/NAME/keep (keep your value of it: pushed over the cloud's;
+// form field path), GET /virtual/NAMESPACE/NAME (a
 // virtual cluster; ?ns= picks the virtual namespace shown), GET
 // /virtual/NAMESPACE/NAME/kubeconfig (its kubeconfig, Secret vc-NAME),
 // GET /add?kind=eks|aks|gke|registered (the Add forms: import an EKS, AKS
@@ -170,7 +172,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /events", s.authed(s.clusterEvents))
 	mux.HandleFunc("GET /clusters/{name}", s.authed(s.clusterPage))
 	mux.HandleFunc("GET /clusters/{name}/events", s.authed(s.clusterDetailEvents))
-	mux.HandleFunc("POST /clusters/{name}/take", s.authed(s.takeCloudValue))
+	mux.HandleFunc("POST /clusters/{name}/take", s.authed(s.answer(management.Take)))
+	mux.HandleFunc("POST /clusters/{name}/keep", s.authed(s.answer(management.Keep)))
 	mux.HandleFunc("GET /virtual/{namespace}/{name}", s.authed(s.virtualPage))
 	mux.HandleFunc("GET /virtual/{namespace}/{name}/kubeconfig", s.authed(s.virtualKubeconfig))
 	mux.HandleFunc("GET /add", s.authed(s.addPage))

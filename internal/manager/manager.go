@@ -339,7 +339,9 @@ func EffectiveRows(c *mgmtv1.Cluster) (rows []managed.Row, ok bool) {
 // setupProvider registers one cloud's two controllers: the management
 // controller of its Clusters ("management-<cloud>", watching Clusters and
 // the operator objects they own) and its operator ("<cloud>-operator",
-// watching the operator objects).
+// watching the operator objects). Both act on a change of spec or of
+// annotations: a "keep my value" answer (engine.KeepAnnotation) is one,
+// written on the Cluster and copied to its operator object.
 func setupProvider[S any, O engine.Object[S]](mgr ctrl.Manager, opts controller.Options, cloud management.Cloud[S, O], operator reconcile.Reconciler, refresh time.Duration) error {
 	name := strings.ToLower(cloud.Name())
 	mgmt := &management.Reconciler[S, O]{
@@ -347,17 +349,23 @@ func setupProvider[S any, O engine.Object[S]](mgr ctrl.Manager, opts controller.
 		Events: mgr.GetEventRecorder("clustersync-management"), Refresh: refresh,
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("management-"+name).WithOptions(opts).
-		For(&mgmtv1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&mgmtv1.Cluster{}, builder.WithPredicates(specOrAnnotations())).
 		Owns(cloud.NewObject(), builder.WithPredicates(phaseChanged())).
 		Complete(mgmt); err != nil {
 		return fmt.Errorf("management controller of %s clusters: %w", cloud.Name(), err)
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).Named(name+"-operator").WithOptions(opts).
-		For(cloud.NewObject(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(cloud.NewObject(), builder.WithPredicates(specOrAnnotations())).
 		Complete(operator); err != nil {
 		return fmt.Errorf("%s operator: %w", cloud.Name(), err)
 	}
 	return nil
+}
+
+// specOrAnnotations passes the events of an object whose spec (generation)
+// or annotations changed.
+func specOrAnnotations() predicate.Predicate {
+	return predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{})
 }
 
 // phaseChanged passes the operator object events the management

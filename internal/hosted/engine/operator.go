@@ -333,7 +333,8 @@ func (p *pass[S, O]) update(ctx context.Context) (ctrl.Result, error) {
 		return ctrl.Result{}, err
 	}
 	recorded := append(slices.Clone(p.rec.Conflicts), reverted...)
-	if err := answerConflicts(&applied, spec, recorded, p.opts); err != nil {
+	keeps := keepsOf(p.o)
+	if err := answerConflicts(&applied, spec, recorded, keeps, p.opts); err != nil {
 		return ctrl.Result{}, err
 	}
 	plan := managed.Reconcile(spec, up, applied, p.opts)
@@ -343,7 +344,7 @@ func (p *pass[S, O]) update(ctx context.Context) (ctrl.Result, error) {
 	}
 	var pushable []managed.Change
 	for _, ch := range p.e.Provider.Order(plan.Push) {
-		if cf, held, err := heldBack(recorded, spec, up, ch.Path, p.opts); err != nil {
+		if cf, held, err := heldBack(recorded, keeps, spec, up, ch.Path, p.opts); err != nil {
 			return ctrl.Result{}, err
 		} else if held {
 			p.rec.Conflicts = append(p.rec.Conflicts, cf)
@@ -477,11 +478,12 @@ func (p *pass[S, O]) settlePending(ctx context.Context, up S, finished map[strin
 // heldBack reports whether the push of path is held by a recorded
 // conflict, and returns that conflict to keep on record: the cloud took a
 // value of this field back after accepting it (settlePending), and
-// neither the config nor the cloud has moved since. Editing the field
-// answers the conflict (answerConflicts) and the new value is pushed.
-func heldBack[S any](recorded []hostedv1.FieldConflict, config, up S, path string, opts managed.Options) (hostedv1.FieldConflict, bool, error) {
+// neither the config nor the cloud has moved since. Editing the field,
+// or keeping the value (keeps, the object's KeepAnnotation), answers the
+// conflict (answerConflicts) and the value is pushed.
+func heldBack[S any](recorded []hostedv1.FieldConflict, keeps Keeps, config, up S, path string, opts managed.Options) (hostedv1.FieldConflict, bool, error) {
 	for _, cf := range recorded {
-		if cf.Path != path {
+		if cf.Path != path || keeps.Answers(cf) {
 			continue
 		}
 		c, err := managed.Value(config, path, opts)

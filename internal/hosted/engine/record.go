@@ -40,7 +40,8 @@ func MarkApplied[S any, O Object[S]](o O, path string, opts managed.Options) err
 // AppliedFor returns what o's status records as applied, for deciding on
 // config (the management Cluster's config, which o's spec follows): the
 // applied spec with config's identity fields, every recorded conflict
-// config has answered taken as answered (answerConflicts), and ready
+// config or o's KeepAnnotation has answered taken as answered
+// (answerConflicts), and ready
 // reporting whether the record is settled — the operator is active with no
 // push pending — so that an upstream value differing from it is an
 // outside change, not one of clustersync's own on its way.
@@ -50,17 +51,38 @@ func AppliedFor[S any, O Object[S]](o O, config S, opts managed.Options) (applie
 	}
 	managed.WithIdentity(&applied, config)
 	rec := o.OperatorRecord()
-	if err := answerConflicts(&applied, config, rec.Conflicts, opts); err != nil {
+	if err := answerConflicts(&applied, config, rec.Conflicts, keepsOf(o), opts); err != nil {
 		return applied, false, err
 	}
 	return applied, rec.Phase == hostedv1.PhaseActive && len(rec.PendingUpdates) == 0, nil
 }
 
-// answerConflicts applies managed.Acknowledge to every recorded conflict:
-// a field the user edited since its conflict was reported is pushed over
-// the upstream value the conflict recorded.
-func answerConflicts[S any](applied *S, spec S, conflicts []hostedv1.FieldConflict, opts managed.Options) error {
+// keepsOf returns the answers of o's KeepAnnotation; none when it does not
+// parse (the management controller copies only answers it parsed, and
+// reports a Cluster's that do not parse).
+func keepsOf(o interface{ GetAnnotations() map[string]string }) Keeps {
+	ks, err := KeepsOf(o.GetAnnotations())
+	if err != nil {
+		return nil
+	}
+	return ks
+}
+
+// answerConflicts takes the user's answers to the recorded conflicts:
+// one keeps answers ("keep my value": the config value, which is the one
+// the conflict recorded) and one the user answered by editing the field
+// since it was reported (managed.Acknowledge) are both pushed over the
+// upstream value the conflict recorded — applied takes that value at the
+// conflict's path — unless upstream moved once more, which is a new
+// conflict.
+func answerConflicts[S any](applied *S, spec S, conflicts []hostedv1.FieldConflict, keeps Keeps, opts managed.Options) error {
 	for _, cf := range conflicts {
+		if keeps.Answers(cf) {
+			if err := managed.SetValue(applied, cf.Path, []byte(cf.Upstream), opts); err != nil {
+				return err
+			}
+			continue
+		}
 		if _, err := managed.Acknowledge(applied, spec, cf.Path, []byte(cf.Config), []byte(cf.Upstream), opts); err != nil {
 			return err
 		}

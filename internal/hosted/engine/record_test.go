@@ -165,6 +165,113 @@ func TestAppliedForAnswersConflicts(t *testing.T) {
 	}
 }
 
+// A conflict the user answered "keep my value" (the object's
+// KeepAnnotation with the conflict's values) counts as answered with the
+// config unchanged; an answer of other values, or of another path, does
+// not.
+func TestAppliedForKeeps(t *testing.T) {
+	cf := hostedv1.FieldConflict{Path: "version", Config: `"1.31"`, Upstream: `"1.32"`, Applied: `"1.30"`}
+	for _, tt := range []struct {
+		name, annotation string
+		want             string // the applied version
+	}{
+		{"no answer", "", "1.30"},
+		{"keep", `{"version":{"config":"1.31","upstream":"1.32"}}`, "1.32"},
+		{"keep, spaced", `{"version": {"upstream": "1.32", "config": "1.31"}}`, "1.32"},
+		{"a stale keep: another upstream value", `{"version":{"config":"1.31","upstream":"1.29"}}`, "1.30"},
+		{"a stale keep: another config value", `{"version":{"config":"1.28","upstream":"1.32"}}`, "1.30"},
+		{"another path", `{"tags":{"config":"1.31","upstream":"1.32"}}`, "1.30"},
+		{"an annotation that does not parse", `{"version":"1.31"}`, "1.30"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := &object{}
+			if tt.annotation != "" {
+				o.Annotations = map[string]string{KeepAnnotation: tt.annotation}
+			}
+			o.Status.Phase = hostedv1.PhaseActive
+			o.Status.AppliedSpec = &spec{Version: p("1.30")}
+			o.Status.Conflicts = []hostedv1.FieldConflict{cf}
+			applied, _, err := AppliedFor(o, spec{Version: p("1.31")}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := versionOf(&applied); got != tt.want {
+				t.Errorf("applied version = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestKeepsOf(t *testing.T) {
+	for _, tt := range []struct {
+		name, annotation string
+		want             Keeps
+		err              string
+	}{
+		{"absent", "", nil, ""},
+		{"one", `{"tags":{"config":{"team":"a"},"upstream":null}}`, Keeps{"tags": {Config: []byte(`{"team":"a"}`), Upstream: []byte(`null`)}}, ""},
+		{"not JSON", `tags`, nil, "want a JSON object"},
+		{"a value, not an answer", `{"tags":"a"}`, nil, "want a JSON object"},
+		{"no upstream", `{"tags":{"config":1}}`, nil, `tags: want both "config" and "upstream"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := map[string]string{"other": "x"}
+			if tt.annotation != "" {
+				a[KeepAnnotation] = tt.annotation
+			}
+			got, err := KeepsOf(a)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.Contains(err.Error(), KeepAnnotation) {
+					t.Errorf("KeepsOf = %v, %v; want an error naming %s and saying %q", got, err, KeepAnnotation, tt.err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("KeepsOf = %#v, %v; want %#v", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// Split keeps the answers of conflicts recorded now, with exactly their
+// values; Render and SetOn write them back, paths sorted, the annotation
+// gone when none is left.
+func TestKeepsSplitAndRender(t *testing.T) {
+	conflicts := []hostedv1.FieldConflict{
+		{Path: "tags", Config: `{"team":"user"}`, Upstream: `{"team":"console"}`, Applied: `{"team":"a"}`},
+		{Path: "pools[a].count", Config: `1`, Upstream: `4`, Applied: `2`},
+	}
+	ks := Keeps{
+		"tags":           KeepOf(conflicts[0]),
+		"pools[a].count": {Config: []byte(`1`), Upstream: []byte(`3`)}, // a conflict before this one
+		"version":        {Config: []byte(`"1.31"`), Upstream: []byte(`"1.32"`)},
+	}
+	live, gone := ks.Split(conflicts)
+	if want := (Keeps{"tags": ks["tags"]}); !reflect.DeepEqual(live, want) {
+		t.Errorf("live = %v, want %v", live, want)
+	}
+	if _, v := gone["version"]; len(gone) != 2 || !v || !reflect.DeepEqual(gone["pools[a].count"], ks["pools[a].count"]) {
+		t.Errorf("gone = %v, want version and pools[a].count", gone)
+	}
+	if live, gone := Keeps(nil).Split(conflicts); live != nil || gone != nil {
+		t.Errorf("Split of none = %v, %v", live, gone)
+	}
+	got, err := gone.Render()
+	if want := `{"pools[a].count":{"config":1,"upstream":3},"version":{"config":"1.31","upstream":"1.32"}}`; err != nil || got != want {
+		t.Errorf("Render = %s, %v; want %s", got, err, want)
+	}
+	a, err := live.SetOn(map[string]string{"other": "x"})
+	if err != nil || a[KeepAnnotation] != `{"tags":{"config":{"team":"user"},"upstream":{"team":"console"}}}` || a["other"] != "x" {
+		t.Errorf("SetOn = %v, %v", a, err)
+	}
+	if a, err = Keeps(nil).SetOn(a); err != nil || len(a) != 1 || a["other"] != "x" {
+		t.Errorf("SetOn of none = %v, %v; want the annotation removed", a, err)
+	}
+	if a, err = live.SetOn(nil); err != nil || a[KeepAnnotation] == "" {
+		t.Errorf("SetOn(nil) = %v, %v", a, err)
+	}
+}
+
 func TestSameCall(t *testing.T) {
 	group := func(path string) string {
 		if name, _, ok := strings.Cut(path, "].count"); ok {
@@ -284,9 +391,18 @@ func TestHeldBack(t *testing.T) {
 		{"the user edited the field", &map[string]string{"team": "b"}, policy, "tags", false},
 		{"the cloud moved again", &map[string]string{"team": "a"}, &map[string]string{"team": "a", "cost": "2"}, "tags", false},
 		{"another field", &map[string]string{"team": "a"}, policy, "version", false},
+		{"the user keeps the value", &map[string]string{"team": "a"}, policy, "tags", false},
+		{"a keep of other values", &map[string]string{"team": "a"}, policy, "tags", true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			cf, held, err := heldBack(recorded, spec{Tags: tt.config}, spec{Tags: tt.upstream}, tt.path, opts)
+			var keeps Keeps
+			switch tt.name {
+			case "the user keeps the value":
+				keeps = Keeps{"tags": KeepOf(recorded[0])}
+			case "a keep of other values":
+				keeps = Keeps{"tags": {Config: []byte(`{"team":"a"}`), Upstream: []byte(`{"team":"b"}`)}}
+			}
+			cf, held, err := heldBack(recorded, keeps, spec{Tags: tt.config}, spec{Tags: tt.upstream}, tt.path, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -89,6 +89,10 @@ type View interface {
 	// NodePools counts the node groups (pools) of the upstream spec; ok
 	// is false before the first refresh.
 	NodePools() (n int, ok bool)
+	// ConfigValue returns the value at path of the Cluster's config of
+	// this cloud (JSON, as status.conflicts records values). Errors name
+	// the path.
+	ConfigValue(path string) ([]byte, error)
 	// SetConfigValue sets the field path of the Cluster's config of this
 	// cloud to raw (the field's JSON, as status.conflicts records values),
 	// as a user editing spec.<cloud>Config would. Errors name the path.
@@ -126,6 +130,14 @@ func (v view[S, O]) NodePools() (int, bool) {
 		return 0, false
 	}
 	return v.cloud.NodePools(**upstream), true
+}
+
+func (v view[S, O]) ConfigValue(path string) ([]byte, error) {
+	raw, err := managed.Value(*v.cloud.Config(v.c), path, v.cloud.Options())
+	if err != nil {
+		return nil, fmt.Errorf("spec.%s.%s: %w", v.cloud.ConfigField(), path, err)
+	}
+	return raw, nil
 }
 
 func (v view[S, O]) SetConfigValue(path string, raw []byte) error {

@@ -159,7 +159,7 @@ func setConflict(c *mgmtv1.Cluster, field string, paths []string) {
 		Message: "no field was changed both in clustersync and outside it", ObservedGeneration: c.Generation}
 	if len(paths) > 0 {
 		cond.Status, cond.Reason = metav1.ConditionTrue, "ChangedOnBothSides"
-		cond.Message = "changed both in clustersync and outside it since last applied; not written until spec." + field + " is edited: " + strings.Join(paths, "; ")
+		cond.Message = "changed both in clustersync and outside it since last applied; not written until answered (keep your value, take the cloud's, or edit spec." + field + "): " + strings.Join(paths, "; ")
 	}
 	meta.SetStatusCondition(&c.Status.Conditions, cond)
 }

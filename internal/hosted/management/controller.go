@@ -13,6 +13,8 @@ package management
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -108,6 +110,12 @@ func (r *Reconciler[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			obs.conflicts = append(obs.conflicts, fmt.Sprintf("%s (config %s, upstream %s, last applied %s)", cf.Path, cf.Config, cf.Upstream, cf.Applied))
 		}
 	}
+	var keeps engine.Keeps // the answers the operator object carries
+	if opExists {
+		if keeps, err = r.keeps(ctx, &c, op); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if found {
 		*upstream = &up.Spec
 		obs.pools = r.Cloud.NodePools(up.Spec)
@@ -132,7 +140,7 @@ func (r *Reconciler[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if phase := op.OperatorRecord().Phase; found && opExists && (phase == hostedv1.PhaseActive || phase == hostedv1.PhaseUpdating) {
 		obs.access = r.reach(ctx, &c, config, up)
 	}
-	if err := r.ensureOperatorConfig(ctx, &c, opSpec); err != nil {
+	if err := r.ensureOperatorConfig(ctx, &c, opSpec, keeps); err != nil {
 		return ctrl.Result{}, err
 	}
 	c.Status.Driver = r.Cloud.Name()
@@ -231,17 +239,106 @@ func (r *Reconciler[S, O]) finalize(ctx context.Context, c *mgmtv1.Cluster) (ctr
 	return ctrl.Result{RequeueAfter: time.Minute}, nil
 }
 
-// ensureOperatorConfig keeps the operator object of c with spec, owned by
-// c.
-func (r *Reconciler[S, O]) ensureOperatorConfig(ctx context.Context, c *mgmtv1.Cluster, spec S) error {
+// ensureOperatorConfig keeps the operator object of c with spec and the
+// user's answers keeps (its engine.KeepAnnotation), owned by c.
+func (r *Reconciler[S, O]) ensureOperatorConfig(ctx context.Context, c *mgmtv1.Cluster, spec S, keeps engine.Keeps) error {
 	op := r.Cloud.NewObject()
 	op.SetName(c.Name)
 	op.SetNamespace(hostedv1.Namespace)
 	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, op, func() error {
 		*op.ConfigSpec() = spec
+		a, err := keeps.SetOn(op.GetAnnotations())
+		if err != nil {
+			return err
+		}
+		op.SetAnnotations(a)
 		return controllerutil.SetControllerReference(c, op, r.Client.Scheme())
 	})
 	return err
+}
+
+// keeps reads the user's "keep my value" answers in c's
+// engine.KeepAnnotation and returns those that answer a conflict op
+// records, for the operator object. The others are removed from c, each
+// with an event: ConflictAnswered when the operator object carried it
+// (the operator took the answer, or the conflict ended otherwise),
+// KeepIgnored (a warning) when it answered no recorded conflict — a
+// stale or mistyped entry — or the annotation does not parse. An entry is
+// dropped only after op, read again past the cache (APIReader), confirms
+// its conflict is gone.
+func (r *Reconciler[S, O]) keeps(ctx context.Context, c *mgmtv1.Cluster, op O) (engine.Keeps, error) {
+	ks, err := engine.KeepsOf(c.Annotations)
+	if err != nil {
+		r.Events.Eventf(c, nil, corev1.EventTypeWarning, "KeepIgnored", "Sync", "%v; removed", err)
+		return nil, r.setKeeps(ctx, c, nil)
+	}
+	live, gone := ks.Split(op.OperatorRecord().Conflicts)
+	if len(gone) == 0 {
+		return live, nil
+	}
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	current := r.Cloud.NewObject()
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(op), current); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	live, gone = ks.Split(current.OperatorRecord().Conflicts)
+	if len(gone) == 0 {
+		return live, nil
+	}
+	carried, _ := engine.KeepsOf(current.GetAnnotations())
+	for _, path := range slices.Sorted(maps.Keys(gone)) {
+		now, err := managed.Value(*r.Cloud.Config(c), path, r.Cloud.Options())
+		if err != nil {
+			now = nil // a path of no field: no conflict either
+		}
+		typ, reason, note := keepGone(path, gone[path], carried, current.OperatorRecord().Conflicts, now, r.Cloud.Name(), r.Cloud.ConfigField())
+		r.Events.Eventf(c, nil, typ, reason, "Sync", "%s", note)
+	}
+	return live, r.setKeeps(ctx, c, live)
+}
+
+// keepGone is the event (type, reason, note) reporting the removal of
+// the answer k at path, which answers none of the conflicts recorded now:
+// carried are the answers the operator object carries, now the config's
+// value at path (nil when unknown), cloud and field name the cloud and the
+// Cluster's config field in the note.
+func keepGone(path string, k engine.Keep, carried engine.Keeps, conflicts []hostedv1.FieldConflict, now []byte, cloud, field string) (typ, reason, note string) {
+	cf := hostedv1.FieldConflict{Path: path, Config: string(k.Config), Upstream: string(k.Upstream)}
+	for _, other := range conflicts {
+		if other.Path == path && carried.Answers(cf) {
+			return corev1.EventTypeWarning, "KeepIgnored", fmt.Sprintf("%s: %s moved again (config %s, upstream %s now) before your value %s was pushed over %s; answer the new conflict; removed from annotation %s",
+				path, cloud, other.Config, other.Upstream, k.Config, k.Upstream, engine.KeepAnnotation)
+		}
+	}
+	switch {
+	case carried.Answers(cf) && now != nil && managed.SameValue(now, k.Config):
+		return corev1.EventTypeNormal, "ConflictAnswered", fmt.Sprintf("%s: kept your value %s over %s's %s; removed from annotation %s",
+			path, k.Config, cloud, k.Upstream, engine.KeepAnnotation)
+	case carried.Answers(cf):
+		return corev1.EventTypeNormal, "ConflictAnswered", fmt.Sprintf("%s: the conflict ended otherwise (spec.%s.%s was edited to %s); removed from annotation %s",
+			path, field, path, now, engine.KeepAnnotation)
+	}
+	return corev1.EventTypeWarning, "KeepIgnored", fmt.Sprintf("%s: annotation %s keeps config %s over upstream %s, but no conflict with those values is recorded; removed",
+		path, engine.KeepAnnotation, k.Config, k.Upstream)
+}
+
+// setKeeps writes ks as c's engine.KeepAnnotation (removed when empty),
+// keeping c's status as it is in memory.
+func (r *Reconciler[S, O]) setKeeps(ctx context.Context, c *mgmtv1.Cluster, ks engine.Keeps) error {
+	a, err := ks.SetOn(c.Annotations)
+	if err != nil {
+		return err
+	}
+	c.Annotations = a
+	status := c.Status
+	if err := r.Client.Update(ctx, c); err != nil {
+		return err
+	}
+	c.Status = status
+	return nil
 }
 
 func show(v any) string {

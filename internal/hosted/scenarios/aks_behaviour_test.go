@@ -15,6 +15,9 @@ import (
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/aks/akstest"
+	"github.com/clustersync/clustersync/internal/hosted/engine"
+	"github.com/clustersync/clustersync/internal/hosted/management"
+	"github.com/clustersync/clustersync/internal/manager"
 )
 
 // What AKS needs beyond the scenario table: Azure's own rules, and the
@@ -146,6 +149,40 @@ func TestAKSPolicyTagEndsInConflict(t *testing.T) {
 	}
 	if c.Status.Phase == mgmtv1.PhaseUpdating {
 		t.Error("phase Updating for ever")
+	}
+}
+
+// Keeping the value of a tag conflict Azure Policy made pushes it once
+// more; the policy adds its tag back, which is a new Conflict, not an
+// endless push: the answer was removed once its conflict was gone.
+func TestAKSPolicyTagKeptOnce(t *testing.T) {
+	w, a := aksWorld(t, "aks-policy-keep")
+	a.srv.SetPolicyTags(map[string]string{"costcenter": "42"})
+	w.settle(t, 4)
+	w.edit(t, func(c *mgmtv1.Cluster) { c.Spec.AKSConfig.Tags = &map[string]string{"team": "b"} })
+	w.settle(t, 6)
+	if cond := condition(w.cluster(t), mgmtv1.ConditionConflict); cond == nil || cond.Status != metav1.ConditionTrue {
+		t.Fatalf("Conflict = %+v, want True", cond)
+	}
+	before := a.writeCalls()["managedClusters.updateTags"]
+	if _, err := management.Resolve(context.Background(), k, manager.Hosted, w.name, "tags", management.Keep); err != nil {
+		t.Fatal(err)
+	}
+	w.settle(t, 6)
+	first := a.writeCalls()["managedClusters.updateTags"]
+	if first != before+1 {
+		t.Errorf("updateTags calls %d → %d after keeping, want one push", before, first)
+	}
+	w.settle(t, 6)
+	if again := a.writeCalls()["managedClusters.updateTags"]; again != first {
+		t.Errorf("updateTags calls went from %d to %d: the kept tags are pushed again and again", first, again)
+	}
+	c := w.cluster(t)
+	if cond := condition(c, mgmtv1.ConditionConflict); cond == nil || cond.Status != metav1.ConditionTrue || !strings.Contains(cond.Message, "tags") {
+		t.Errorf("Conflict = %+v, want True naming tags again (the policy's tag is back)", cond)
+	}
+	if v, ok := c.Annotations[engine.KeepAnnotation]; ok {
+		t.Errorf("the answer %s is still on the Cluster", v)
 	}
 }
 

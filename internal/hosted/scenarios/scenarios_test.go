@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/hosted/engine"
+	"github.com/clustersync/clustersync/internal/hosted/management"
 	"github.com/clustersync/clustersync/internal/manager"
 )
 
@@ -60,7 +62,8 @@ var providers = []struct {
 // import (no cloud write), create, a user edit pushed, an outside change
 // adopted with an event, an outside change at 11:01 and a user edit at
 // 11:03 both kept (the race the sync-clusters reference admits), crossing
-// edits held as a Conflict until the user edits again, rapid edits (the
+// edits held as a Conflict until the user edits again or keeps the value
+// (pushed), rapid edits (the
 // last value wins), a pool made outside kept and one added and removed, a
 // refused push reported with nothing lost, transient errors retried, and
 // deletion of a created cluster (gone from the cloud) and of an imported
@@ -160,6 +163,33 @@ var scenarios = []struct {
 		}
 		if cond := condition(w.cluster(t), mgmtv1.ConditionConflict); cond == nil || cond.Status != metav1.ConditionFalse {
 			t.Errorf("Conflict = %+v after the answer, want False", cond)
+		}
+	}},
+	{"crossing-edits-kept", func(t *testing.T, start func(bool) *world) {
+		w := settled(t, start)
+		w.cloud.setCloudTags(t, map[string]string{"team": "console"})
+		w.edit(t, func(c *mgmtv1.Cluster) { w.cloud.setConfigTags(c, map[string]string{"team": "user"}) })
+		w.settle(t, 4)
+		if cond := condition(w.cluster(t), mgmtv1.ConditionConflict); cond == nil || cond.Status != metav1.ConditionTrue {
+			t.Fatalf("Conflict = %+v, want True", cond)
+		}
+		// "Keep my value", as the CLI and the dashboard answer.
+		if _, err := management.Resolve(context.Background(), k, manager.Hosted, w.name, w.cloud.tagsField(), management.Keep); err != nil {
+			t.Fatal(err)
+		}
+		w.settle(t, 4)
+		if got := w.cloud.cloudTags(t); !maps.Equal(got, map[string]string{"team": "user"}) {
+			t.Errorf("cloud tags %v after keeping the user's, want team=user", got)
+		}
+		c := w.cluster(t)
+		if cond := condition(c, mgmtv1.ConditionConflict); cond == nil || cond.Status != metav1.ConditionFalse {
+			t.Errorf("Conflict = %+v after keeping, want False", cond)
+		}
+		if got := w.cloud.configTags(c); !maps.Equal(got, map[string]string{"team": "user"}) {
+			t.Errorf("config tags %v after keeping, want team=user", got)
+		}
+		if v, ok := c.Annotations[engine.KeepAnnotation]; ok {
+			t.Errorf("the answer %s is still on the Cluster once taken", v)
 		}
 	}},
 	{"every-updatable-field", func(t *testing.T, start func(bool) *world) {

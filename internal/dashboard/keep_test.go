@@ -1,0 +1,196 @@
+package dashboard_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
+	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/dashboard"
+	"github.com/clustersync/clustersync/internal/hosted/eks"
+	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
+	"github.com/clustersync/clustersync/internal/hosted/engine"
+	"github.com/clustersync/clustersync/internal/manager"
+	"github.com/clustersync/clustersync/internal/testenv"
+)
+
+// runManager runs the manager in process (as `clustersync manager
+// --eks-refresh REFRESH --dashboard-addr ADDR`) against the EKS emulator
+// srv, tokens for the clusters' API servers being token, until t ends
+// (after deleting c); it returns the dashboard's URL.
+func runManager(t *testing.T, w *world, srv *ekstest.Server, token string, refresh time.Duration, c *mgmtv1.Cluster) string {
+	t.Helper()
+	mctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	started := make(chan struct{})
+	go func() {
+		done <- manager.Run(mctx, manager.Options{Config: env.Config, EKSEndpoint: srv.URL, EKSRefresh: refresh, EKSPoll: time.Second,
+			Tokens: func(context.Context, string, map[string][]byte, string) (string, error) { return token, nil }, Log: logr.Discard(),
+			DashboardAddr: addr, Started: func() { close(started) }})
+	}()
+	select {
+	case <-started:
+	case err := <-done:
+		t.Fatalf("manager: %v", err)
+	case <-time.After(time.Minute):
+		t.Fatal("the manager did not start in a minute")
+	}
+	t.Cleanup(func() {
+		_ = w.k.Delete(context.Background(), c)
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) { // the imported cluster's deletion is only a disconnect
+			if err := w.k.Get(context.Background(), client.ObjectKeyFromObject(c), &mgmtv1.Cluster{}); err != nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+	return "http://" + addr
+}
+
+// "Keep my value" on a hosted cluster's page: tags changed in the EKS
+// console while the user changes them in spec give a Conflict, shown with
+// its three values; a keep posted without the CSRF token is refused;
+// clicking "Keep my value" pushes the user's tags to EKS and the Conflict
+// clears on the open page, without a reload. The time from the click to
+// the page showing the conflict gone is logged (a figure, not a limit).
+func TestKeepMyValue(t *testing.T) {
+	w := start(t)
+	ctx := context.Background()
+	name := w.ns + "-keep"
+	endpoint, ca := env.APIServer(t)
+	token := env.AdminToken(t, w.ns)
+	srv := ekstest.New(ekstest.Options{Region: "us-west-2", EndpointFor: func(string) string { return endpoint }, CertificateAuthorityFor: func(string) []byte { return ca }})
+	t.Cleanup(srv.Close)
+	if err := srv.ImportCluster(ekstest.ClusterSpec{Name: name, Version: "1.31", EndpointPublicAccess: true, Tags: map[string]string{"team": "a"},
+		Nodegroups: []ekstest.NodegroupSpec{{Name: "pool1", MinSize: 1, MaxSize: 3, DesiredSize: 2}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.k.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: w.ns + "-aws", Namespace: hostedv1.Namespace},
+		StringData: map[string]string{eks.AccessKeyField: "a", eks.SecretKeyField: "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	c := &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: mgmtv1.ClusterSpec{DisplayName: name, EKSConfig: &eksv1.EKSClusterConfigSpec{
+		DisplayName: name, Region: "us-west-2", AmazonCredentialSecret: hostedv1.Namespace + ":" + w.ns + "-aws", Imported: true,
+		Tags: &map[string]string{"team": "a"}}}}
+	if err := w.k.Create(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	// A refresh no sooner than the test's end: the console change is not
+	// adopted before the user's edit crosses it.
+	base := runManager(t, w, srv, token, 10*time.Minute, c)
+
+	b := browser(t)
+	signIn(t, b, base, token)
+	run(t, b, "open the cluster until it is Active",
+		chromedp.Navigate(base+"/clusters/"+name),
+		chromedp.WaitVisible(chromedp.CSS(`h1 .phase-Active`)))
+	testenv.Eventually(t, 30*time.Second, func() error { // the operator recorded what EKS agrees with
+		var op eksv1.EKSClusterConfig
+		if err := w.k.Get(ctx, client.ObjectKey{Namespace: hostedv1.Namespace, Name: name}, &op); err != nil {
+			return err
+		}
+		if a := op.Status.AppliedSpec; a == nil || a.Tags == nil || (*a.Tags)["team"] != "a" {
+			return fmt.Errorf("applied %+v, want tags team: a", a)
+		}
+		return nil
+	})
+
+	// The console and the user change the tags at once.
+	snap, _ := srv.Cluster(name)
+	if err := srv.ConsoleSetTags(snap.ARN, map[string]string{"team": "console"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := w.k.Get(ctx, client.ObjectKeyFromObject(c), c); err != nil {
+			return err
+		}
+		c.Spec.EKSConfig.Tags = &map[string]string{"team": "user"}
+		return w.k.Update(ctx, c)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	run(t, b, "wait for the Conflict, without a reload", chromedp.WaitVisible(chromedp.CSS(`tr[data-path="tags"] form.keep button`)))
+	page := html(t, b)
+	for _, want := range []string{`<code>{"team":"user"}</code>`, `<code>{"team":"console"}</code>`, `<code>{"team":"a"}</code>`, "Take the cloud's value"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the conflict lacks %s", want)
+		}
+	}
+	shot(t, b, "keep")
+
+	// A keep without the CSRF token, with the browser's session.
+	jar, _ := cookiejar.New(nil)
+	u, _ := url.Parse(base)
+	jar.SetCookies(u, []*http.Cookie{{Name: dashboard.CookieName, Value: sessionOf(t, b)}})
+	hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.PostForm(base+"/clusters/"+name+"/keep", url.Values{"path": {"tags"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a keep without the CSRF token: %s, want 403", resp.Status)
+	}
+	if err := w.k.Get(ctx, client.ObjectKeyFromObject(c), c); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := c.Annotations[engine.KeepAnnotation]; ok {
+		t.Fatalf("a keep without the CSRF token was written: %s", v)
+	}
+
+	if _, err := chromedp.Run(b, chromedp.Evaluate[bool](`(window.__notReloaded = true)`)); err != nil {
+		t.Fatal(err)
+	}
+	clicked := time.Now()
+	run(t, b, "keep my value", chromedp.Click(chromedp.CSS(`tr[data-path="tags"] form.keep button`)))
+	if _, err := chromedp.Run(b, chromedp.Poll[bool](`!document.querySelector('table.conflicts') &&
+		[...document.querySelectorAll('section[aria-labelledby="conditions"] tr')].some(tr => tr.cells[0].textContent === 'Conflict' && tr.cells[1].textContent === 'False') &&
+		[...document.querySelectorAll('table.events td')].some(td => td.textContent === 'ConflictAnswered')`)); err != nil {
+		t.Fatalf("wait for the Conflict to clear, without a reload: %v", err)
+	}
+	t.Logf("kept: the open page showed the conflict gone %.1f s after the click (--eks-poll 1)", time.Since(clicked).Seconds())
+	kept, err := chromedp.Run(b, chromedp.Evaluate[bool](`window.__notReloaded === true`))
+	if err != nil || !kept {
+		t.Errorf("the page was reloaded to show the answer (%v)", err)
+	}
+	if snap, _ := srv.Cluster(name); snap.Tags["team"] != "user" || len(snap.Tags) != 1 {
+		t.Errorf("EKS tags %v after keeping, want the user's {team: user}", snap.Tags)
+	}
+	if err := w.k.Get(ctx, client.ObjectKeyFromObject(c), c); err != nil {
+		t.Fatal(err)
+	}
+	if got := *c.Spec.EKSConfig.Tags; len(got) != 1 || got["team"] != "user" {
+		t.Errorf("spec.eksConfig.tags %v after keeping, want the user's", got)
+	}
+	if v, ok := c.Annotations[engine.KeepAnnotation]; ok {
+		t.Errorf("the answer is still on the Cluster once taken: %s", v)
+	}
+	html(t, b)
+	shot(t, b, "keep-answered")
+}
