@@ -388,20 +388,16 @@ func TestRBACLimitsWhatIsShown(t *testing.T) {
 	}
 }
 
-// A change made in the cloud's console reaches the open cluster page
-// without a reload: the manager (in process, as `clustersync manager
-// --eks-refresh 10 --dashboard-addr ADDR`, the dashboard served by it)
-// adopts it and records an OutsideChange event,
-// and the page shows the adopted value and the event. The time from the
-// console change to the page showing it is logged (a figure, not a
-// limit).
-func TestLiveOutsideChange(t *testing.T) {
-	w := start(t)
+// emulatedEKS starts the EKS emulator with cluster name in it (tags
+// team: a, one node group) and creates its credential Secret and an
+// imported Cluster of it; token is a cluster-admin token of the test's API
+// server, which the emulated cluster's endpoint is.
+func (w *world) emulatedEKS(t *testing.T, name string) (srv *ekstest.Server, token string, c *mgmtv1.Cluster) {
+	t.Helper()
 	ctx := context.Background()
-	name := w.ns + "-live"
 	endpoint, ca := env.APIServer(t)
-	token := env.AdminToken(t, w.ns)
-	srv := ekstest.New(ekstest.Options{Region: "us-west-2", EndpointFor: func(string) string { return endpoint }, CertificateAuthorityFor: func(string) []byte { return ca }})
+	token = env.AdminToken(t, w.ns)
+	srv = ekstest.New(ekstest.Options{Region: "us-west-2", EndpointFor: func(string) string { return endpoint }, CertificateAuthorityFor: func(string) []byte { return ca }})
 	t.Cleanup(srv.Close)
 	if err := srv.ImportCluster(ekstest.ClusterSpec{Name: name, Version: "1.31", EndpointPublicAccess: true, Tags: map[string]string{"team": "a"},
 		Nodegroups: []ekstest.NodegroupSpec{{Name: "pool1", MinSize: 1, MaxSize: 3, DesiredSize: 2}}}); err != nil {
@@ -411,13 +407,22 @@ func TestLiveOutsideChange(t *testing.T) {
 		StringData: map[string]string{eks.AccessKeyField: "a", eks.SecretKeyField: "b"}}); err != nil {
 		t.Fatal(err)
 	}
-	c := &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: mgmtv1.ClusterSpec{DisplayName: name, EKSConfig: &eksv1.EKSClusterConfigSpec{
+	c = &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: mgmtv1.ClusterSpec{DisplayName: name, EKSConfig: &eksv1.EKSClusterConfigSpec{
 		DisplayName: name, Region: "us-west-2", AmazonCredentialSecret: hostedv1.Namespace + ":" + w.ns + "-aws", Imported: true,
 		Tags: &map[string]string{"team": "a"}}}}
 	if err := w.k.Create(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	mctx, stop := context.WithCancel(ctx)
+	return srv, token, c
+}
+
+// runManager runs the manager in process (as `clustersync manager
+// --eks-refresh REFRESH --dashboard-addr ADDR`) against the EKS emulator
+// srv, tokens for the clusters' API servers being token, until t ends
+// (after deleting Cluster name); it returns the dashboard's URL.
+func runManager(t *testing.T, w *world, srv *ekstest.Server, token string, refresh time.Duration, name string) string {
+	t.Helper()
+	mctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -427,7 +432,7 @@ func TestLiveOutsideChange(t *testing.T) {
 	ln.Close()
 	started := make(chan struct{})
 	go func() {
-		done <- manager.Run(mctx, manager.Options{Config: env.Config, EKSEndpoint: srv.URL, EKSRefresh: 10 * time.Second, EKSPoll: time.Second,
+		done <- manager.Run(mctx, manager.Options{Config: env.Config, EKSEndpoint: srv.URL, EKSRefresh: refresh, EKSPoll: time.Second,
 			Tokens: func(context.Context, string, map[string][]byte, string) (string, error) { return token, nil }, Log: logr.Discard(),
 			DashboardAddr: addr, Started: func() { close(started) }})
 	}()
@@ -438,12 +443,12 @@ func TestLiveOutsideChange(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the manager did not start in a minute")
 	}
-	base := "http://" + addr
 	t.Cleanup(func() {
-		_ = w.k.Delete(context.Background(), c)
+		key := client.ObjectKey{Name: name}
+		_ = w.k.Delete(context.Background(), &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}})
 		deadline := time.Now().Add(30 * time.Second)
 		for time.Now().Before(deadline) { // the imported cluster's deletion is only a disconnect
-			if err := w.k.Get(context.Background(), client.ObjectKeyFromObject(c), &mgmtv1.Cluster{}); err != nil {
+			if err := w.k.Get(context.Background(), key, &mgmtv1.Cluster{}); err != nil {
 				break
 			}
 			time.Sleep(100 * time.Millisecond)
@@ -453,6 +458,21 @@ func TestLiveOutsideChange(t *testing.T) {
 			t.Errorf("manager: %v", err)
 		}
 	})
+	return "http://" + addr
+}
+
+// A change made in the cloud's console reaches the open cluster page
+// without a reload: the manager (in process, as `clustersync manager
+// --eks-refresh 10 --dashboard-addr ADDR`, the dashboard served by it)
+// adopts it and records an OutsideChange event,
+// and the page shows the adopted value and the event. The time from the
+// console change to the page showing it is logged (a figure, not a
+// limit).
+func TestLiveOutsideChange(t *testing.T) {
+	w := start(t)
+	name := w.ns + "-live"
+	srv, token, _ := w.emulatedEKS(t, name)
+	base := runManager(t, w, srv, token, 10*time.Second, name)
 
 	b := browser(t)
 	signIn(t, b, base, token)

@@ -3,7 +3,6 @@ package dashboard_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -12,66 +11,15 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
-	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/dashboard"
-	"github.com/clustersync/clustersync/internal/hosted/eks"
-	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
 	"github.com/clustersync/clustersync/internal/hosted/engine"
-	"github.com/clustersync/clustersync/internal/manager"
 	"github.com/clustersync/clustersync/internal/testenv"
 )
-
-// runManager runs the manager in process (as `clustersync manager
-// --eks-refresh REFRESH --dashboard-addr ADDR`) against the EKS emulator
-// srv, tokens for the clusters' API servers being token, until t ends
-// (after deleting c); it returns the dashboard's URL.
-func runManager(t *testing.T, w *world, srv *ekstest.Server, token string, refresh time.Duration, c *mgmtv1.Cluster) string {
-	t.Helper()
-	mctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	started := make(chan struct{})
-	go func() {
-		done <- manager.Run(mctx, manager.Options{Config: env.Config, EKSEndpoint: srv.URL, EKSRefresh: refresh, EKSPoll: time.Second,
-			Tokens: func(context.Context, string, map[string][]byte, string) (string, error) { return token, nil }, Log: logr.Discard(),
-			DashboardAddr: addr, Started: func() { close(started) }})
-	}()
-	select {
-	case <-started:
-	case err := <-done:
-		t.Fatalf("manager: %v", err)
-	case <-time.After(time.Minute):
-		t.Fatal("the manager did not start in a minute")
-	}
-	t.Cleanup(func() {
-		_ = w.k.Delete(context.Background(), c)
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) { // the imported cluster's deletion is only a disconnect
-			if err := w.k.Get(context.Background(), client.ObjectKeyFromObject(c), &mgmtv1.Cluster{}); err != nil {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
-	return "http://" + addr
-}
 
 // "Keep my value" on a hosted cluster's page: tags changed in the EKS
 // console while the user changes them in spec give a Conflict, shown with
@@ -83,27 +31,10 @@ func TestKeepMyValue(t *testing.T) {
 	w := start(t)
 	ctx := context.Background()
 	name := w.ns + "-keep"
-	endpoint, ca := env.APIServer(t)
-	token := env.AdminToken(t, w.ns)
-	srv := ekstest.New(ekstest.Options{Region: "us-west-2", EndpointFor: func(string) string { return endpoint }, CertificateAuthorityFor: func(string) []byte { return ca }})
-	t.Cleanup(srv.Close)
-	if err := srv.ImportCluster(ekstest.ClusterSpec{Name: name, Version: "1.31", EndpointPublicAccess: true, Tags: map[string]string{"team": "a"},
-		Nodegroups: []ekstest.NodegroupSpec{{Name: "pool1", MinSize: 1, MaxSize: 3, DesiredSize: 2}}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.k.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: w.ns + "-aws", Namespace: hostedv1.Namespace},
-		StringData: map[string]string{eks.AccessKeyField: "a", eks.SecretKeyField: "b"}}); err != nil {
-		t.Fatal(err)
-	}
-	c := &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: mgmtv1.ClusterSpec{DisplayName: name, EKSConfig: &eksv1.EKSClusterConfigSpec{
-		DisplayName: name, Region: "us-west-2", AmazonCredentialSecret: hostedv1.Namespace + ":" + w.ns + "-aws", Imported: true,
-		Tags: &map[string]string{"team": "a"}}}}
-	if err := w.k.Create(ctx, c); err != nil {
-		t.Fatal(err)
-	}
+	srv, token, c := w.emulatedEKS(t, name)
 	// A refresh no sooner than the test's end: the console change is not
 	// adopted before the user's edit crosses it.
-	base := runManager(t, w, srv, token, 10*time.Minute, c)
+	base := runManager(t, w, srv, token, 10*time.Minute, name)
 
 	b := browser(t)
 	signIn(t, b, base, token)

@@ -152,6 +152,21 @@ func (r *Reconciler[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	return ctrl.Result{RequeueAfter: r.refresh()}, nil
 }
 
+// fresh reads operator object op from the API server (APIReader, else
+// the client), not the cache: ok false when it is gone. Errors are the
+// API's.
+func (r *Reconciler[S, O]) fresh(ctx context.Context, op O) (current O, ok bool, err error) {
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	current = r.Cloud.NewObject()
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(op), current); err != nil {
+		return current, false, client.IgnoreNotFound(err)
+	}
+	return current, true, nil
+}
+
 // adopt takes the outside changes upstream shows into c's config and
 // reports each as an OutsideChange event naming the field, the old and the
 // new value; it returns the new config, nil when nothing was adopted. op
@@ -164,13 +179,9 @@ func (r *Reconciler[S, O]) adopt(ctx context.Context, c *mgmtv1.Cluster, op O, c
 	if err != nil || !ready || len(plan.Adopt) == 0 {
 		return nil, err
 	}
-	reader := r.APIReader
-	if reader == nil {
-		reader = r.Client
-	}
-	current := r.Cloud.NewObject()
-	if err := reader.Get(ctx, client.ObjectKeyFromObject(op), current); err != nil {
-		return nil, client.IgnoreNotFound(err)
+	current, ok, err := r.fresh(ctx, op)
+	if !ok || err != nil {
+		return nil, err
 	}
 	if plan, ready, err = r.plan(current, config, upstream); err != nil || !ready || len(plan.Adopt) == 0 {
 		return nil, err
@@ -276,13 +287,9 @@ func (r *Reconciler[S, O]) keeps(ctx context.Context, c *mgmtv1.Cluster, op O) (
 	if len(gone) == 0 {
 		return live, nil
 	}
-	reader := r.APIReader
-	if reader == nil {
-		reader = r.Client
-	}
-	current := r.Cloud.NewObject()
-	if err := reader.Get(ctx, client.ObjectKeyFromObject(op), current); err != nil {
-		return nil, client.IgnoreNotFound(err)
+	current, ok, err := r.fresh(ctx, op)
+	if !ok || err != nil {
+		return nil, err
 	}
 	live, gone = ks.Split(current.OperatorRecord().Conflicts)
 	if len(gone) == 0 {
