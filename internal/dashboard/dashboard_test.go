@@ -422,6 +422,15 @@ func (w *world) emulatedEKS(t *testing.T, name string) (srv *ekstest.Server, tok
 // (after deleting Cluster name); it returns the dashboard's URL.
 func runManager(t *testing.T, w *world, srv *ekstest.Server, token string, refresh time.Duration, name string) string {
 	t.Helper()
+	return runManagerWith(t, w, manager.Options{EKSEndpoint: srv.URL, EKSRefresh: refresh, EKSPoll: time.Second,
+		Tokens: func(context.Context, string, map[string][]byte, string) (string, error) { return token, nil }}, name)
+}
+
+// runManagerWith runs the manager in process with o (its Config, Log,
+// DashboardAddr and Started set here) until t ends, after deleting
+// Clusters names; it returns the dashboard's URL.
+func runManagerWith(t *testing.T, w *world, o manager.Options, names ...string) string {
+	t.Helper()
 	mctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -432,9 +441,8 @@ func runManager(t *testing.T, w *world, srv *ekstest.Server, token string, refre
 	ln.Close()
 	started := make(chan struct{})
 	go func() {
-		done <- manager.Run(mctx, manager.Options{Config: env.Config, EKSEndpoint: srv.URL, EKSRefresh: refresh, EKSPoll: time.Second,
-			Tokens: func(context.Context, string, map[string][]byte, string) (string, error) { return token, nil }, Log: logr.Discard(),
-			DashboardAddr: addr, Started: func() { close(started) }})
+		o.Config, o.Log, o.DashboardAddr, o.Started = env.Config, logr.Discard(), addr, func() { close(started) }
+		done <- manager.Run(mctx, o)
 	}()
 	select {
 	case <-started:
@@ -444,13 +452,20 @@ func runManager(t *testing.T, w *world, srv *ekstest.Server, token string, refre
 		t.Fatal("the manager did not start in a minute")
 	}
 	t.Cleanup(func() {
-		key := client.ObjectKey{Name: name}
-		_ = w.k.Delete(context.Background(), &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}})
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) { // the imported cluster's deletion is only a disconnect
-			if err := w.k.Get(context.Background(), key, &mgmtv1.Cluster{}); err != nil {
-				break
+		for _, name := range names {
+			_ = w.k.Delete(context.Background(), &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		}
+		// An imported cluster's deletion is only a disconnect, which the
+		// manager makes before it stops.
+		gone := func() bool {
+			for _, name := range names {
+				if w.k.Get(context.Background(), client.ObjectKey{Name: name}, &mgmtv1.Cluster{}) == nil {
+					return false
+				}
 			}
+			return true
+		}
+		for deadline := time.Now().Add(30 * time.Second); !gone() && time.Now().Before(deadline); {
 			time.Sleep(100 * time.Millisecond)
 		}
 		stop()

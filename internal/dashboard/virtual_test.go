@@ -24,7 +24,13 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
+	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/dashboard"
+	"github.com/clustersync/clustersync/internal/hosted/aks"
+	"github.com/clustersync/clustersync/internal/hosted/aks/akstest"
+	"github.com/clustersync/clustersync/internal/manager"
 	"github.com/clustersync/clustersync/internal/virtual/syncer"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
@@ -267,4 +273,57 @@ func TestPhoneWidthAndKeyboard(t *testing.T) {
 		}
 		shot(t, b, p.name)
 	}
+}
+
+// The clusters table of the dashboard the manager serves (in process,
+// with the EKS and AKS emulators) lists, in one browser, an imported EKS
+// and an imported AKS cluster once the manager has read them from their
+// clouds (Active, with their node groups and pools), a registered cluster
+// and a virtual cluster.
+func TestEveryKindListed(t *testing.T) {
+	w := start(t)
+	ctx := context.Background()
+	eksName, aksName, edge := w.ns+"-eks", w.ns+"-aks", w.ns+"-edge"
+	eksSrv, token, _ := w.emulatedEKS(t, eksName)
+	endpoint, ca := env.APIServer(t)
+	aksSrv := akstest.New(akstest.Options{EndpointFor: func(string) string { return endpoint }, CertificateAuthorityFor: func(string) []byte { return ca },
+		TokenFor: func(string, string) string { return token }})
+	t.Cleanup(aksSrv.Close)
+	const subscription = "00000000-0000-0000-0000-000000000001"
+	rg := "rg-" + aksName
+	if err := aksSrv.ImportCluster(subscription, rg, akstest.ClusterSpec{Name: aksName, KubernetesVersion: "1.31",
+		Pools: []akstest.PoolSpec{{Name: "pool1", Count: 2, Mode: "System"}}}); err != nil {
+		t.Fatal(err)
+	}
+	objs := []client.Object{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: w.ns + "-azure", Namespace: hostedv1.Namespace}, StringData: map[string]string{
+			aks.SubscriptionIDField: subscription, aks.TenantIDField: "tenant", aks.ClientIDField: "client", aks.ClientSecretField: "secret"}},
+		&mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: aksName}, Spec: mgmtv1.ClusterSpec{DisplayName: aksName, AKSConfig: &aksv1.AKSClusterConfigSpec{
+			ResourceGroup: rg, ResourceLocation: "eastus", ClusterName: aksName, AzureCredentialSecret: hostedv1.Namespace + ":" + w.ns + "-azure", Imported: true}}},
+		&mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: edge}, Spec: mgmtv1.ClusterSpec{DisplayName: edge, ImportedConfig: &mgmtv1.ImportedConfig{}}},
+	}
+	for _, o := range objs {
+		if err := w.k.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	virtualCluster(t, w, "vc3", w.ns+"-tenant")
+	base := runManagerWith(t, w, manager.Options{EKSEndpoint: eksSrv.URL, EKSRefresh: time.Minute, EKSPoll: time.Second,
+		AKSEndpoint: aksSrv.URL, AKSRefresh: time.Minute, AKSPoll: time.Second,
+		Tokens: func(context.Context, string, map[string][]byte, string) (string, error) { return token, nil }}, eksName, aksName, edge)
+
+	b := browser(t)
+	signIn(t, b, base, token)
+	run(t, b, "wait for the EKS and AKS clusters to be Active, read from their clouds",
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-cluster="`+eksName+`"] td.phase-Active`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-cluster="`+aksName+`"] td.phase-Active`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-cluster="`+edge+`"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-cluster="`+w.ns+`/vc3"] td.phase-Running`)))
+	p := html(t, b)
+	for _, want := range []string{"<td>EKS</td>", "<td>AKS</td>", "<td>" + mgmtv1.DriverImported + "</td>", "<td>" + dashboard.DriverVirtual + "</td>"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("the clusters table lacks a row with %s", want)
+		}
+	}
+	shot(t, b, "clusters-every-kind")
 }
