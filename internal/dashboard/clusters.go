@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
@@ -458,8 +459,30 @@ type detailData struct {
 	Stream string
 }
 
-// eventRow is one event about the cluster.
-type eventRow struct{ Age, Type, Reason, Note string }
+// eventRow is one event on a page: how long ago it last happened, its
+// type, reason and note, and the object it is about ("Kind ns/name").
+type eventRow struct{ Age, Type, Reason, Note, Object string }
+
+// events lists with kube the events of namespace ns ("" for all) that
+// match fieldSelector ("" for all) and keep accepts, newest first, at most
+// limit of them (0 for all), as rows at now. Errors are the API's.
+func events(ctx context.Context, kube kubernetes.Interface, ns, fieldSelector string, keep func(eventsv1.Event) bool, limit int, now time.Time) ([]eventRow, error) {
+	evs, err := kube.EventsV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: fieldSelector})
+	if err != nil {
+		return nil, err
+	}
+	items := slices.DeleteFunc(evs.Items, func(e eventsv1.Event) bool { return !keep(e) })
+	slices.SortFunc(items, func(a, b eventsv1.Event) int { return eventTime(b).Compare(eventTime(a)) })
+	if limit > 0 {
+		items = items[:min(len(items), limit)]
+	}
+	rows := make([]eventRow, 0, len(items))
+	for _, e := range items {
+		rows = append(rows, eventRow{Age: duration.HumanDuration(now.Sub(eventTime(e))), Type: e.Type, Reason: e.Reason, Note: e.Note,
+			Object: e.Regarding.Kind + " " + e.Regarding.Namespace + "/" + e.Regarding.Name})
+	}
+	return rows, nil
+}
 
 func (s *Server) detail(ctx context.Context, sess *session, c *mgmtv1.Cluster) detailData {
 	d := detailData{Row: s.row(c), Conditions: c.Status.Conditions, Endpoint: c.Status.APIEndpoint, CSRF: sess.csrf,
@@ -471,15 +494,10 @@ func (s *Server) detail(ctx context.Context, sess *session, c *mgmtv1.Cluster) d
 	if c.Spec.ImportedConfig != nil {
 		d.Registered = s.registered(ctx, sess, c)
 	}
-	evs, err := sess.kube.EventsV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=" + c.Name})
+	var err error
+	d.Events, err = events(ctx, sess.kube, "", "regarding.name="+c.Name, func(e eventsv1.Event) bool { return e.Regarding.Kind == "Cluster" }, 0, s.now())
 	if err != nil {
 		d.EventsError = "events are not shown: " + listError(err)
-		return d
-	}
-	items := slices.DeleteFunc(evs.Items, func(e eventsv1.Event) bool { return e.Regarding.Kind != "Cluster" })
-	slices.SortFunc(items, func(a, b eventsv1.Event) int { return eventTime(b).Compare(eventTime(a)) })
-	for _, e := range items {
-		d.Events = append(d.Events, eventRow{Age: duration.HumanDuration(s.now().Sub(eventTime(e))), Type: e.Type, Reason: e.Reason, Note: e.Note})
 	}
 	return d
 }

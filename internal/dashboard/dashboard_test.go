@@ -476,6 +476,21 @@ func runManagerWith(t *testing.T, w *world, o manager.Options, names ...string) 
 	return "http://" + addr
 }
 
+// openEmulatedEKS is emulatedEKS's cluster name with the manager running
+// (runManager, refreshing every refresh), and a browser signed in to its
+// dashboard (at base) on the cluster's page, once the cluster is Active.
+func (w *world) openEmulatedEKS(t *testing.T, name string, refresh time.Duration) (b context.Context, base string, srv *ekstest.Server, c *mgmtv1.Cluster) {
+	t.Helper()
+	srv, token, c := w.emulatedEKS(t, name)
+	base = runManager(t, w, srv, token, refresh, name)
+	b = browser(t)
+	signIn(t, b, base, token)
+	run(t, b, "open the cluster until it is Active",
+		chromedp.Navigate(base+"/clusters/"+name),
+		chromedp.WaitVisible(chromedp.CSS(`h1 .phase-Active`)))
+	return b, base, srv, c
+}
+
 // A change made in the cloud's console reaches the open cluster page
 // without a reload: the manager (in process, as `clustersync manager
 // --eks-refresh 10 --dashboard-addr ADDR`, the dashboard served by it)
@@ -486,14 +501,7 @@ func runManagerWith(t *testing.T, w *world, o manager.Options, names ...string) 
 func TestLiveOutsideChange(t *testing.T) {
 	w := start(t)
 	name := w.ns + "-live"
-	srv, token, _ := w.emulatedEKS(t, name)
-	base := runManager(t, w, srv, token, 10*time.Second, name)
-
-	b := browser(t)
-	signIn(t, b, base, token)
-	run(t, b, "open the cluster until it is Active",
-		chromedp.Navigate(base+"/clusters/"+name),
-		chromedp.WaitVisible(chromedp.CSS(`h1 .phase-Active`)))
+	b, _, srv, _ := w.openEmulatedEKS(t, name, 10*time.Second)
 	if _, err := chromedp.Run(b, chromedp.Evaluate[bool](`(window.__notReloaded = true)`)); err != nil {
 		t.Fatal(err)
 	}

@@ -31,16 +31,9 @@ func TestKeepMyValue(t *testing.T) {
 	w := start(t)
 	ctx := context.Background()
 	name := w.ns + "-keep"
-	srv, token, c := w.emulatedEKS(t, name)
 	// A refresh no sooner than the test's end: the console change is not
 	// adopted before the user's edit crosses it.
-	base := runManager(t, w, srv, token, 10*time.Minute, name)
-
-	b := browser(t)
-	signIn(t, b, base, token)
-	run(t, b, "open the cluster until it is Active",
-		chromedp.Navigate(base+"/clusters/"+name),
-		chromedp.WaitVisible(chromedp.CSS(`h1 .phase-Active`)))
+	b, base, srv, c := w.openEmulatedEKS(t, name, 10*time.Minute)
 	testenv.Eventually(t, 30*time.Second, func() error { // the operator recorded what EKS agrees with
 		var op eksv1.EKSClusterConfig
 		if err := w.k.Get(ctx, client.ObjectKey{Namespace: hostedv1.Namespace, Name: name}, &op); err != nil {

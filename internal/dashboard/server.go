@@ -234,16 +234,9 @@ func (s *Server) renderFragment(w http.ResponseWriter, name, def string, status 
 	_, _ = buf.WriteTo(w)
 }
 
-// render writes template name with p; a template error is a 500.
+// render writes the whole page name with p; a template error is a 500.
 func (s *Server) render(w http.ResponseWriter, name string, status int, p page) {
-	var buf bytes.Buffer
-	if err := s.pages[name].ExecuteTemplate(&buf, name, p); err != nil {
-		http.Error(w, "dashboard: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = buf.WriteTo(w)
+	s.renderFragment(w, name, name, status, p)
 }
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -114,14 +113,11 @@ type virtualData struct {
 	// SyncErrors are the virtual cluster's Warning events of the syncer:
 	// SyncError (the host refused a copy) and PolicyEnforced (an isolation
 	// rule changed it), newest first.
-	SyncErrors []syncEvent
+	SyncErrors []eventRow
 	// HostEvents are the Warning events of its control plane pod on the
 	// host (a failing container's message), newest first.
 	HostEvents []eventRow
 }
-
-// syncEvent is a SyncError or PolicyEnforced event of a virtual object.
-type syncEvent struct{ Age, Object, Reason, Note string }
 
 // virtualPage shows virtual cluster {name} of host namespace {namespace}:
 // its state, the connect command, the kubeconfig download (for a user who
@@ -150,7 +146,8 @@ func (s *Server) virtualPage(w http.ResponseWriter, r *http.Request, sess *sessi
 		d.Namespace = "default"
 	}
 	if pod != nil {
-		d.HostEvents = s.warnings(ctx, sess.kube, ns, pod.Name)
+		d.HostEvents, _ = events(ctx, sess.kube, ns, "regarding.name="+pod.Name,
+			func(e eventsv1.Event) bool { return e.Type == corev1.EventTypeWarning }, 0, s.now())
 	}
 	s.readVirtual(ctx, sess, &d)
 	s.render(w, "virtual.html", http.StatusOK, page{Title: name, User: sess.user, CSRF: sess.csrf, Data: d})
@@ -215,7 +212,7 @@ func (s *Server) readVirtual(ctx context.Context, sess *session, d *virtualData)
 	if d.Objects, err = inspect.Namespace(ctx, vc, sess.client, tr, d.Namespace); err != nil {
 		d.Note = "Its objects are not shown: " + err.Error()
 	}
-	d.SyncErrors = syncEvents(ctx, kube, s.now())
+	d.SyncErrors, _ = events(ctx, kube, "", "", isSyncEvent, maxSyncEvents, s.now()) // none when they cannot be listed
 }
 
 // virtualServer is where the dashboard reaches the API server of virtual
@@ -228,39 +225,10 @@ func (s *Server) virtualServer(ctx context.Context, kube kubernetes.Interface, n
 	return deploy.ServiceServer(ctx, kube, name, ns)
 }
 
-// syncEvents are the SyncError and PolicyEnforced events of virtual
-// cluster kube, newest first, at most maxSyncEvents; none when they cannot
-// be listed.
-func syncEvents(ctx context.Context, kube kubernetes.Interface, now time.Time) []syncEvent {
-	evs, err := kube.EventsV1().Events("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil
-	}
-	items := slices.DeleteFunc(evs.Items, func(e eventsv1.Event) bool {
-		return e.Reason != syncer.ReasonSyncError && e.Reason != syncer.ReasonPolicyEnforced
-	})
-	slices.SortFunc(items, func(a, b eventsv1.Event) int { return eventTime(b).Compare(eventTime(a)) })
-	var out []syncEvent
-	for _, e := range items[:min(len(items), maxSyncEvents)] {
-		out = append(out, syncEvent{Age: duration.HumanDuration(now.Sub(eventTime(e))), Reason: e.Reason, Note: e.Note,
-			Object: e.Regarding.Kind + " " + e.Regarding.Namespace + "/" + e.Regarding.Name})
-	}
-	return out
-}
-
-// warnings are the Warning events of host pod ns/name, newest first.
-func (s *Server) warnings(ctx context.Context, kube kubernetes.Interface, ns, name string) []eventRow {
-	evs, err := kube.EventsV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=" + name})
-	if err != nil {
-		return nil
-	}
-	items := slices.DeleteFunc(evs.Items, func(e eventsv1.Event) bool { return e.Type != corev1.EventTypeWarning })
-	slices.SortFunc(items, func(a, b eventsv1.Event) int { return eventTime(b).Compare(eventTime(a)) })
-	var out []eventRow
-	for _, e := range items {
-		out = append(out, eventRow{Age: duration.HumanDuration(s.now().Sub(eventTime(e))), Type: e.Type, Reason: e.Reason, Note: e.Note})
-	}
-	return out
+// isSyncEvent reports whether e is one of the syncer's: SyncError (the
+// host refused a copy) or PolicyEnforced (an isolation rule changed it).
+func isSyncEvent(e eventsv1.Event) bool {
+	return e.Reason == syncer.ReasonSyncError || e.Reason == syncer.ReasonPolicyEnforced
 }
 
 // virtualKubeconfig downloads the kubeconfig of virtual cluster {name} of

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	"github.com/clustersync/clustersync/internal/hosted/managed"
@@ -71,15 +72,8 @@ func (ks Keeps) Answers(cf hostedv1.FieldConflict) bool {
 // never was recorded with those values). Either is nil when empty.
 func (ks Keeps) Split(conflicts []hostedv1.FieldConflict) (live, gone Keeps) {
 	for path, k := range ks {
-		answered := false
-		for _, cf := range conflicts {
-			if cf.Path == path && (Keeps{path: k}).Answers(cf) {
-				answered = true
-				break
-			}
-		}
 		to := &gone
-		if answered {
+		if slices.ContainsFunc(conflicts, func(cf hostedv1.FieldConflict) bool { return cf.Path == path && ks.Answers(cf) }) {
 			to = &live
 		}
 		if *to == nil {
