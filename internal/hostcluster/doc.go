@@ -3,8 +3,8 @@
 // tooling, kwokctl, with its "binary" runtime: kwokctl starts etcd,
 // kube-apiserver, kube-controller-manager, kube-scheduler and the
 // kwok-controller as ordinary processes from the prebuilt binaries of package
-// binaries, generates their TLS certificates and picks free ports; this package
-// adds a state folder, readiness checks with client-go and error messages that
+// binaries and generates their TLS certificates; this package leases their
+// ports from the machine's port registry (package ports) and adds a state folder, readiness checks with client-go and error messages that
 // show the end of kwokctl's and the failed component's logs. The nodes are
 // fake: kwok-controller plays their kubelets, so a pod the scheduler places on
 // one is given that node, a pod IP and the Running phase within seconds, with

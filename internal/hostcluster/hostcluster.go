@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/clustersync/clustersync/internal/binaries"
+	"github.com/clustersync/clustersync/internal/ports"
 )
 
 const (
@@ -65,6 +66,9 @@ type Options struct {
 	// Timeout bounds the whole of Create, readiness included, and later calls
 	// of Start and ScaleNodes on the returned Cluster; DefaultTimeout when 0.
 	Timeout time.Duration
+	// Ports is the port registry the components' ports are leased from;
+	// the machine's (ports.Default()) when nil.
+	Ports *ports.Registry
 }
 
 // Cluster is a host cluster that kwokctl runs from a state folder.
@@ -89,6 +93,7 @@ type Cluster struct {
 	Timeout time.Duration
 
 	kwokctl string // the kwokctl binary
+	ports   *ports.Registry
 }
 
 // Create starts the host cluster in opts.Dir and returns it once the API
@@ -103,11 +108,12 @@ type Cluster struct {
 // kwokctl's output and of the log of the component that exited. Missing
 // binaries are reported by binaries.Set.Check before anything runs.
 //
-// kwokctl picks the ports of a new cluster by probing for free ones, so
-// creating and starting clusters is serialized machine-wide (a lock file in
-// the temporary folder): parallel test packages may each Create their own
-// cluster. A stopped cluster keeps its ports, though, and fails to start while
-// another cluster has taken them.
+// The components' ports are leased to Dir from the machine's port registry
+// (package ports) before kwokctl creates the cluster, and stay its own until
+// Delete, also while it is stopped: parallel test packages may each Create
+// their own cluster, and a stopped cluster starts again on its ports. A
+// cluster created before the registry keeps the ports kwokctl gave it,
+// leased to it when it starts.
 func Create(ctx context.Context, opts Options) (*Cluster, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("hostcluster: Options.Dir is required")
@@ -164,6 +170,9 @@ func Create(ctx context.Context, opts Options) (*Cluster, error) {
 	if opts.Timeout > 0 {
 		c.Timeout = opts.Timeout
 	}
+	if opts.Ports != nil {
+		c.ports = opts.Ports
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
 
@@ -175,10 +184,16 @@ func Create(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	var create []string
 	if !c.kwokClusterExists() {
-		if err := c.writeKwokctlConfig(); err != nil {
+		p, err := c.reservePorts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.writeKwokctlConfig(p); err != nil {
 			return nil, err
 		}
 		create = c.createArgs(opts.Binaries, opts.ExtraArgs)
+	} else if err := c.holdPorts(ctx); err != nil {
+		return nil, err
 	}
 	if err := c.up(ctx, create); err != nil {
 		return nil, err
@@ -218,10 +233,11 @@ func newCluster(dir string, st state) *Cluster {
 		Log:         io.Discard,
 		Timeout:     DefaultTimeout,
 		kwokctl:     st.Kwokctl,
+		ports:       ports.Default(),
 	}
 }
 
-// Server is the API server URL, e.g. https://127.0.0.1:32764, or "" when
+// Server is the API server URL, e.g. https://127.0.0.1:20002, or "" when
 // Config is nil.
 func (c *Cluster) Server() string {
 	if c.Config == nil {
@@ -267,6 +283,9 @@ func (c *Cluster) Start(ctx context.Context) error {
 	if !c.kwokClusterExists() {
 		return fmt.Errorf("hostcluster: host cluster %q in %s was never created (its creation failed); delete it and create it again", c.Name, c.Dir)
 	}
+	if err := c.holdPorts(ctx); err != nil {
+		return err
+	}
 	return c.up(ctx, nil)
 }
 
@@ -289,7 +308,9 @@ func (c *Cluster) up(ctx context.Context, create []string) (err error) {
 		fmt.Fprintf(c.Log, "Starting host cluster %q in %s…\n", c.Name, c.Dir)
 		startedHere = true
 		c.removeStalePids()
-		err = c.runUp(ctx, c.args("start", "cluster"))
+		if err = c.waitPortsReleased(ctx); err == nil {
+			err = c.runUp(ctx, c.args("start", "cluster"))
+		}
 	}
 	defer func() {
 		if err == nil || !startedHere {
@@ -434,6 +455,10 @@ func (c *Cluster) uninstall(ctx context.Context) error {
 // kwokctl.log and the real node's folder.
 func (c *Cluster) deleteControlPlane(ctx context.Context) error {
 	pids := c.pids()
+	p, err := c.componentPorts()
+	if err != nil {
+		return err
+	}
 	if c.kwokClusterExists() {
 		args := append(c.args("delete", "cluster"), "--kubeconfig", c.Kubeconfig)
 		if err := c.run(ctx, args); err != nil {
@@ -442,6 +467,16 @@ func (c *Cluster) deleteControlPlane(ctx context.Context) error {
 	}
 	if err := c.waitExited(ctx, pids); err != nil {
 		return err
+	}
+	// The ports go back to the registry once the kernel has released
+	// them, so that the next cluster can bind them.
+	for _, port := range p.all() {
+		if err := ports.WaitReleased(ctx, port, pids...); err != nil {
+			return fmt.Errorf("hostcluster: host cluster %q deleted, but %w", c.Name, err)
+		}
+	}
+	if err := c.ports.Release(ctx, c.Dir); err != nil {
+		return fmt.Errorf("hostcluster: %w", err)
 	}
 	for _, p := range []string{c.kwokWorkdir(), c.Kubeconfig, c.kwokctlConfigPath(), c.statePath()} {
 		if err := os.RemoveAll(p); err != nil {

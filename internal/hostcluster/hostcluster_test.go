@@ -20,6 +20,7 @@ import (
 
 	"github.com/clustersync/clustersync/internal/binaries"
 	"github.com/clustersync/clustersync/internal/hostcluster"
+	"github.com/clustersync/clustersync/internal/proc"
 )
 
 // testLog is an io.Writer that passes progress lines to t.Log.
@@ -94,14 +95,7 @@ func componentPids(t *testing.T, c *hostcluster.Cluster) map[string]int {
 }
 
 // running reports whether pid is a live (not zombie) process (Linux).
-func running(pid int) bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(stat), ')')
-	return i < 0 || i+2 >= len(stat) || (stat[i+2] != 'Z' && stat[i+2] != 'X')
-}
+func running(pid int) bool { return proc.Running(pid) }
 
 func dirExists(p string) bool {
 	_, err := os.Stat(p)

@@ -136,14 +136,8 @@ func (c *Cluster) run(ctx context.Context, args []string) error {
 // kube-apiserver exited at once (after waiting 2 minutes for it). A component
 // that exits fails runUp at once, with its log. Once every component runs and
 // the API server is ready, kwokctl is given kwokctlGrace to finish and is then
-// stopped. A machine-wide lock (lockPorts) keeps other clusters from being
-// created or started meanwhile.
+// stopped.
 func (c *Cluster) runUp(ctx context.Context, args []string) error {
-	unlock, err := lockPorts(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
 	kctx, stopKwokctl := context.WithCancel(ctx)
 	defer stopKwokctl()
 	out, done, err := c.start(kctx, args)
@@ -260,6 +254,9 @@ func (c *Cluster) failure(step string, err error, output []byte, focus string) e
 		fmt.Fprintf(&b, "\ncomponent %s %s (last %d lines of %s):", name, state, len(lines), path)
 		for _, l := range lines {
 			b.WriteString("\n    " + cut(l))
+		}
+		for _, why := range c.portsInUse(lines) {
+			b.WriteString("\n  " + why)
 		}
 	}
 	return &stepError{msg: b.String(), err: err}

@@ -19,20 +19,14 @@ import (
 // leader lease lasts (after SIGTERM), and are started again with it. It
 // is meant for fault-injection tests (test/chaos).
 //
-// The API server's port is free while it is down, and kwokctl picks the
-// ports of new clusters by probing for free ones, so RestartAPIServer
-// holds the machine-wide lock of Create from before the stop until the
-// API server listens again: a cluster created meanwhile on this machine
-// (by another test package) cannot take the port. The whole restart is
-// bounded by c.Timeout.
+// The API server's port stays leased to the cluster while it is down
+// (see Create), so no cluster created meanwhile can take it, and the new
+// process is started once the kernel has released the port of the old one,
+// which it does only after every thread of the old one has exited
+// (ports.WaitReleased). The whole restart is bounded by c.Timeout.
 func (c *Cluster) RestartAPIServer(ctx context.Context, sig syscall.Signal) error {
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
-	unlock, err := lockPorts(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
 	pid := c.pid("kube-apiserver")
 	if !alive(pid) {
 		return fmt.Errorf("hostcluster: kube-apiserver of host cluster %q is not running", c.Name)
@@ -54,9 +48,12 @@ func (c *Cluster) RestartAPIServer(ctx context.Context, sig syscall.Signal) erro
 }
 
 // startStopped runs `kwokctl start cluster`, which starts the components
-// that do not run, until they all run and the API server is ready, as
-// runUp does but without taking the lock, which the caller holds.
+// that do not run, once their ports are released, until they all run and
+// the API server is ready, as runUp does.
 func (c *Cluster) startStopped(ctx context.Context) error {
+	if err := c.waitPortsReleased(ctx); err != nil {
+		return err
+	}
 	args := c.args("start", "cluster")
 	kctx, stopKwokctl := context.WithCancel(ctx)
 	defer stopKwokctl()

@@ -56,13 +56,14 @@ func (c *Cluster) saveState() error {
 
 func (c *Cluster) kwokctlConfigPath() string { return filepath.Join(c.Dir, "kwokctl.yaml") }
 
-// kwokctlConfig is Dir/kwokctl.yaml. Every component listens on 127.0.0.1
+// kwokctlConfig is Dir/kwokctl.yaml, with the components' ports p. Every
+// component listens on 127.0.0.1
 // (kwokctl's default, 0.0.0.0, would expose etcd's unauthenticated client
 // port to the network); kube-apiserver alone is then given 0.0.0.0 in
 // realNodeExtraArgs. Its serving certificate also covers the first address
 // of the Service range, the "kubernetes" Service's cluster IP, which pods
 // call their API server at.
-func (c *Cluster) kwokctlConfig() (string, error) {
+func (c *Cluster) kwokctlConfig(p componentPorts) (string, error) {
 	prefix, err := netip.ParsePrefix(c.ServiceCIDR)
 	if err != nil {
 		return "", fmt.Errorf("hostcluster: service CIDR: %w", err)
@@ -72,12 +73,12 @@ kind: KwokctlConfiguration
 options:
   bindAddress: 127.0.0.1
   kubeApiserverCertSANs: [%q]
-`, prefix.Masked().Addr().Next()), nil
+%s`, prefix.Masked().Addr().Next(), p.yaml()), nil
 }
 
 // writeKwokctlConfig writes Dir/kwokctl.yaml, passed to kwokctl create with -c.
-func (c *Cluster) writeKwokctlConfig() error {
-	cfg, err := c.kwokctlConfig()
+func (c *Cluster) writeKwokctlConfig(p componentPorts) error {
+	cfg, err := c.kwokctlConfig(p)
 	if err != nil {
 		return err
 	}

@@ -1,17 +1,15 @@
 package hostcluster
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/clustersync/clustersync/internal/proc"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -51,26 +49,9 @@ func (c *Cluster) pids() []int {
 	return pids
 }
 
-// alive reports whether process pid runs. An exited child of kwokctl that
-// kwokctl has not reaped (it never does while it runs) is a zombie, which
-// signal 0 would still find, so /proc is asked first.
-func alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
-		// "pid (comm) S ...": the state follows the last ')'.
-		if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
-			s := stat[i+2]
-			return s != 'Z' && s != 'X'
-		}
-		return true
-	} else if _, err := os.Stat("/proc/self/stat"); err == nil {
-		return false // /proc works and has no such process
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
+// alive is proc.Running: a component that exited is a zombie until
+// someone reaps it, which kwokctl never does while it runs.
+func alive(pid int) bool { return proc.Running(pid) }
 
 // deadComponents returns the components that have a pid file but no process.
 func (c *Cluster) deadComponents() []string {

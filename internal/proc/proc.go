@@ -5,6 +5,7 @@
 package proc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -123,6 +124,28 @@ func Alive(pid int) bool {
 	}
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// Running reports whether process pid runs: it exists and is not a zombie
+// (an exited process its parent has not reaped, which signal 0 would still
+// find). A process whose main thread is a zombie may still have threads
+// exiting and its sockets open: see ports.WaitReleased. /proc is read where
+// it exists, else signal 0 is sent.
+func Running(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+		// "pid (comm) S ...": the state follows the last ')'.
+		if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
+			s := stat[i+2]
+			return s != 'Z' && s != 'X'
+		}
+		return true
+	} else if _, err := os.Stat("/proc/self/stat"); err == nil {
+		return false // /proc works and has no such process
+	}
+	return Alive(pid)
 }
 
 // FreePort asks the kernel for a free TCP port on 127.0.0.1.

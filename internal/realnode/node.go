@@ -28,7 +28,7 @@ import (
 
 // Join is the cluster a real node registers with.
 type Join struct {
-	// Server is the API server URL, e.g. https://127.0.0.1:32764.
+	// Server is the API server URL, e.g. https://127.0.0.1:20002.
 	Server string
 	// CACertFile and CAKeyFile are the cluster CA (PEM files). The node's
 	// client certificates are signed with it (the kubelet as
