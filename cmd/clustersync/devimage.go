@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -20,7 +21,7 @@ import (
 	"github.com/clustersync/clustersync/internal/binaries"
 	"github.com/clustersync/clustersync/internal/hostcluster"
 	"github.com/clustersync/clustersync/internal/images"
-	"github.com/clustersync/clustersync/internal/proc"
+	"github.com/clustersync/clustersync/internal/ports"
 	"github.com/clustersync/clustersync/internal/registry"
 )
 
@@ -29,29 +30,41 @@ import (
 func registryDir(hostDir string) string { return filepath.Join(hostDir, "registry") }
 
 // registryAddr returns the address the local registry of hostDir listens
-// on: the one recorded in its state folder, else a free loopback port,
+// on: the one recorded in its state folder, else a loopback port leased
+// from the machine's port registry (package ports) to that folder,
 // recorded there so that the address stays the same across restarts (the
-// node's runtime configuration names it).
-func registryAddr(hostDir string) (string, error) {
-	file := filepath.Join(registryDir(hostDir), "addr")
-	if data, err := os.ReadFile(file); err == nil {
-		return strings.TrimSpace(string(data)), nil
-	}
-	port, err := proc.FreePort()
+// node's runtime configuration names it) and no other local server is
+// handed the port while the registry is stopped.
+func registryAddr(ctx context.Context, hostDir string) (string, error) {
+	dir, err := filepath.Abs(registryDir(hostDir))
 	if err != nil {
 		return "", err
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	if err := os.MkdirAll(registryDir(hostDir), 0o700); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
+	file := filepath.Join(dir, "addr")
+	if data, err := os.ReadFile(file); err == nil {
+		addr := strings.TrimSpace(string(data))
+		_, p, err := net.SplitHostPort(addr)
+		port, perr := strconv.Atoi(p)
+		if err != nil || perr != nil {
+			return "", fmt.Errorf("%s: %q is not host:port", file, addr)
+		}
+		return addr, ports.Default().Hold(ctx, dir, []int{port})
+	}
+	leased, err := ports.Default().Reserve(ctx, dir, 1)
+	if err != nil {
+		return "", err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(leased[0])
 	return addr, os.WriteFile(file, []byte(addr+"\n"), 0o600)
 }
 
 // launchRegistry starts the local registry of hostDir in the background (or
 // finds it running) and returns its address.
 func launchRegistry(ctx context.Context, hostDir string) (string, error) {
-	addr, err := registryAddr(hostDir)
+	addr, err := registryAddr(ctx, hostDir)
 	if err != nil {
 		return "", err
 	}
@@ -84,7 +97,7 @@ blobs on disk, manifests kept in a journal so that images survive a restart.
 				d = registryDir(hostDir(""))
 			}
 			if addr == "" {
-				a, err := registryAddr(filepath.Dir(d))
+				a, err := registryAddr(cmd.Context(), filepath.Dir(d))
 				if err != nil {
 					return err
 				}

@@ -8,9 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -173,30 +171,8 @@ func (c *Cluster) waitPortsReleased(ctx context.Context) error {
 	return nil
 }
 
-// addrInUse matches Go's bind error in a component's log and captures the
-// port.
-var addrInUse = regexp.MustCompile(`:(\d+): bind: address already in use`)
-
 // portsInUse explains each "address already in use" of lines: who holds
 // the port now, and which state folder leases it.
 func (c *Cluster) portsInUse(lines []string) []string {
-	var out []string
-	seen := map[int]bool{}
-	for _, l := range lines {
-		m := addrInUse.FindStringSubmatch(l)
-		if m == nil {
-			continue
-		}
-		port, _ := strconv.Atoi(m[1])
-		if seen[port] {
-			continue
-		}
-		seen[port] = true
-		owner := "no cluster"
-		if o := c.ports.Owner(port); o != "" {
-			owner = o
-		}
-		out = append(out, fmt.Sprintf("%s; leased to %s", ports.Describe(port), owner))
-	}
-	return out
+	return c.ports.ExplainInUse(strings.Join(lines, "\n"))
 }

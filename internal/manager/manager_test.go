@@ -24,7 +24,7 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
 	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
 	"github.com/clustersync/clustersync/internal/manager"
-	"github.com/clustersync/clustersync/internal/proc"
+	"github.com/clustersync/clustersync/internal/ports"
 )
 
 var env *hostedtest.Env
@@ -172,11 +172,7 @@ func TestLeaderElection(t *testing.T) {
 	o := manager.Options{EKSEndpoint: srv.URL, LeaderElection: true, LeaderElectionID: "le-test", HealthAddr: ""}
 	addrs := map[string]string{}
 	for _, id := range []string{"a", "b"} {
-		port, err := proc.FreePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		addrs[id] = fmt.Sprintf("127.0.0.1:%d", port)
+		addrs[id] = fmt.Sprintf("127.0.0.1:%d", ports.ForTest(t, 1)[0])
 	}
 	listens := func(id string) bool {
 		c, err := net.DialTimeout("tcp", addrs[id], time.Second)

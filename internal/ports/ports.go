@@ -151,6 +151,40 @@ func (r *Registry) Reserve(ctx context.Context, owner string, n int) ([]int, err
 	return got, err
 }
 
+// Ensure returns the n lowest ports leased to owner, leasing more first if
+// it has fewer: for a server whose port is not recorded anywhere else and
+// must stay the same across its restarts.
+func (r *Registry) Ensure(ctx context.Context, owner string, n int) ([]int, error) {
+	if err := checkOwner(owner); err != nil {
+		return nil, err
+	}
+	var got []int
+	err := r.locked(ctx, func(leases []lease) ([]lease, error) {
+		held := map[int]bool{}
+		var mine []int
+		for _, l := range leases {
+			for _, p := range l.Ports {
+				held[p] = true
+			}
+			if l.Owner == owner {
+				mine = l.Ports
+			}
+		}
+		if len(mine) >= n {
+			got = mine[:n]
+			return leases, nil
+		}
+		more, err := pick(r.Band, r.Exclude, held, r.InUse, n-len(mine))
+		if err != nil {
+			return nil, err
+		}
+		leases = addPorts(leases, owner, more)
+		got = slices.Sorted(slices.Values(slices.Concat(mine, more)))
+		return leases, nil
+	})
+	return got, err
+}
+
 // Hold records ports as owner's, e.g. ports a cluster got before this
 // registry existed, or after the temporary folder was emptied; ports owner
 // holds already are left as they are. A port another owner holds is an

@@ -130,6 +130,16 @@ func TestRegistry(t *testing.T) {
 	if got := r.Owner(100); got != "" {
 		t.Errorf("Owner(100) after Release(a) = %q", got)
 	}
+	d := t.TempDir()
+	if got, err := r.Ensure(ctx, d, 1); err != nil || !slices.Equal(got, []int{100}) {
+		t.Errorf("Ensure(d, 1) = %v, %v; want a's released port 100", got, err)
+	}
+	if got, err := r.Ensure(ctx, d, 1); err != nil || !slices.Equal(got, []int{100}) {
+		t.Errorf("Ensure(d, 1) again = %v, %v; want the same port", got, err)
+	}
+	if got, err := r.Ensure(ctx, d, 2); err != nil || !slices.Equal(got, []int{100, 101}) {
+		t.Errorf("Ensure(d, 2) = %v, %v; want one more", got, err)
+	}
 	if _, err := r.Reserve(ctx, "relative/dir", 1); err == nil {
 		t.Error("Reserve for a relative owner succeeded")
 	}

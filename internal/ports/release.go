@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -199,4 +200,29 @@ func WaitReleased(ctx context.Context, port int, stopped ...int) error {
 		}
 	}
 	return nil
+}
+
+// addrInUse matches Go's bind error in a server's log or error and
+// captures the port.
+var addrInUse = regexp.MustCompile(`:(\d+): bind: address already in use`)
+
+// ExplainInUse explains each "bind: address already in use" of text (a
+// server's log lines or error): who holds the port now and which state
+// folder leases it, one line per port.
+func (r *Registry) ExplainInUse(text string) []string {
+	var out []string
+	seen := map[int]bool{}
+	for _, m := range addrInUse.FindAllStringSubmatch(text, -1) {
+		port, _ := strconv.Atoi(m[1])
+		if seen[port] {
+			continue
+		}
+		seen[port] = true
+		owner := "no state folder"
+		if o := r.Owner(port); o != "" {
+			owner = o
+		}
+		out = append(out, fmt.Sprintf("%s; leased to %s", Describe(port), owner))
+	}
+	return out
 }

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -146,16 +145,6 @@ func Running(pid int) bool {
 		return false // /proc works and has no such process
 	}
 	return Alive(pid)
-}
-
-// FreePort asks the kernel for a free TCP port on 127.0.0.1.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // HTTPOK GETs url with c (http.DefaultClient when nil) and returns nil on

@@ -49,6 +49,7 @@ import (
 
 	"github.com/clustersync/clustersync/internal/binaries"
 	"github.com/clustersync/clustersync/internal/hostcluster"
+	"github.com/clustersync/clustersync/internal/ports"
 	"github.com/clustersync/clustersync/internal/proc"
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
@@ -279,16 +280,16 @@ func startSyncer(ctx context.Context, o options, exe string, cp *controlplane.Co
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		return nil, "", err
 	}
-	port, err := proc.FreePort()
+	owner, err := filepath.Abs(o.dir)
 	if err != nil {
 		return nil, "", err
 	}
-	health := fmt.Sprintf("127.0.0.1:%d", port)
-	mport, err := proc.FreePort()
+	leased, err := ports.Default().Ensure(ctx, owner, 2)
 	if err != nil {
 		return nil, "", err
 	}
-	metricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", mport)
+	health := fmt.Sprintf("127.0.0.1:%d", leased[0])
+	metricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", leased[1])
 	stateDir := filepath.Join(o.dir, "syncer")
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return nil, "", err

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -20,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clustersync/clustersync/internal/ports"
 	"github.com/clustersync/clustersync/internal/testenv"
 )
 
@@ -148,16 +148,12 @@ func TestHostedUserPath(t *testing.T) {
 	})
 }
 
-// freeAddr returns a loopback address no one listens on.
+// freeAddr returns a loopback address for a server the test starts in
+// another process: its port leased to the test (ports.ForTest), so that no
+// other local server, in any package running meanwhile, is handed it.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
+	return fmt.Sprintf("127.0.0.1:%d", ports.ForTest(t, 1)[0])
 }
 
 // background runs clustersync with args until t ends (interrupted, then

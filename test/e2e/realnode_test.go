@@ -31,7 +31,7 @@ import (
 	"github.com/clustersync/clustersync/internal/binaries"
 	"github.com/clustersync/clustersync/internal/hostcluster"
 	"github.com/clustersync/clustersync/internal/images"
-	"github.com/clustersync/clustersync/internal/proc"
+	"github.com/clustersync/clustersync/internal/ports"
 	"github.com/clustersync/clustersync/internal/testenv"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 	"github.com/clustersync/clustersync/test/internal/harness"
@@ -85,10 +85,7 @@ func TestRealNodeWorkload(t *testing.T) {
 	virtual := clientFor(t, kubeconfig)
 	// connect through a port-forward (a local port forces one), running a
 	// command against the virtual cluster.
-	fwdPort, err := proc.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	fwdPort := ports.ForTest(t, 1)[0]
 	if ns := cli(t, "virtual", "connect", "rn", "--local-port", strconv.Itoa(fwdPort), "--", "kubectl", "get", "ns"); !strings.Contains(ns, "kube-system") ||
 		!strings.Contains(ns, "default") || strings.Contains(ns, "vc-rn") {
 		t.Errorf("virtual connect rn --local-port %d -- kubectl get ns: want the virtual cluster's namespaces:\n%s", fwdPort, ns)

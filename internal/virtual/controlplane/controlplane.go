@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/clustersync/clustersync/internal/binaries"
+	"github.com/clustersync/clustersync/internal/ports"
 	"github.com/clustersync/clustersync/internal/proc"
 )
 
@@ -54,6 +54,9 @@ type Options struct {
 	// AdvertiseAddress is the IP kube-apiserver advertises; "" means
 	// 127.0.0.1.
 	AdvertiseAddress string
+	// Ports is the registry the ports are leased from; the machine's
+	// (ports.Default()) when nil.
+	Ports *ports.Registry
 	// Scheduler runs kube-scheduler too (the virtual scheduler,
 	// controlPlane.advanced.virtualScheduler.enabled).
 	Scheduler bool
@@ -89,46 +92,35 @@ type ControlPlane struct {
 // (and, with o.Scheduler, kube-scheduler) /healthz. A component that fails to start yields an error with the last
 // lines of its log; whatever had started is stopped again.
 //
-// Ports are chosen by asking the kernel for free ones (proc.FreePort), and
-// another process can take one before the component binds it. On a fresh
-// state folder Start then starts over with new ports (at most
-// freshAttempts times): a loop of our own, because the choice and its use
-// are ours and no library owns them. A state folder with ports on record
-// keeps them (they are in its kubeconfigs and certificates): the error is
-// returned.
-func Start(ctx context.Context, o Options) (*ControlPlane, error) {
-	l := Layout{Dir: o.Dir}
-	_, statErr := os.Stat(l.Ports())
-	fresh := errors.Is(statErr, fs.ErrNotExist)
-	for attempt := 1; ; attempt++ {
-		cp, err := startOnce(ctx, o)
-		if err == nil || !fresh || attempt == freshAttempts || !strings.Contains(err.Error(), "address already in use") {
-			return cp, err
-		}
-		for _, path := range []string{l.Ports(), filepath.Dir(l.PKI("x")), l.EtcdData(), l.AdminKubeconfig()} {
-			if rerr := os.RemoveAll(path); rerr != nil {
-				return nil, fmt.Errorf("%w (and starting over: %v)", err, rerr)
-			}
-		}
-	}
-}
-
-// freshAttempts bounds how often Start starts over on a fresh state folder
-// whose ports were taken.
-const freshAttempts = 3
-
-func startOnce(ctx context.Context, o Options) (_ *ControlPlane, err error) {
+// Ports are leased to the state folder from o.Ports (the machine's port
+// registry by default) when first needed and kept in it, leased for as
+// long as the folder exists, so a restart gets them back and no other
+// local server is handed them meanwhile. A port another process has taken
+// is an error naming that process.
+func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 	l := Layout{Dir: o.Dir}
 	if o.ServiceCIDR == "" {
 		return nil, errors.New("controlplane: ServiceCIDR is required")
 	}
+	if o.Ports == nil {
+		o.Ports = ports.Default()
+	}
 	if err := os.MkdirAll(filepath.Dir(l.Log("x")), 0o700); err != nil {
 		return nil, err
 	}
-	ports, err := loadOrChoosePorts(l)
+	p, err := loadOrChoosePorts(ctx, l, o.Ports)
 	if err != nil {
 		return nil, err
 	}
+	cp, err := startComponents(ctx, o, l, p)
+	if err != nil && strings.Contains(err.Error(), "address already in use") {
+		err = fmt.Errorf("%w\n%s", err, strings.Join(o.Ports.ExplainInUse(err.Error()), "\n"))
+	}
+	return cp, err
+}
+
+// startComponents starts the components on ports, each once its ports are free.
+func startComponents(ctx context.Context, o Options, l Layout, ports Ports) (_ *ControlPlane, err error) {
 	server := fmt.Sprintf("https://127.0.0.1:%d", ports.APIServer)
 	if err := ensureCerts(l, o.Name, server); err != nil {
 		return nil, err
@@ -237,25 +229,45 @@ func (cp *ControlPlane) Stop() {
 	}
 }
 
-func loadOrChoosePorts(l Layout) (Ports, error) {
+func loadOrChoosePorts(ctx context.Context, l Layout, r *ports.Registry) (Ports, error) {
 	var p Ports
 	if data, err := os.ReadFile(l.Ports()); err == nil {
 		if err := json.Unmarshal(data, &p); err != nil {
 			return p, fmt.Errorf("%s: %w", l.Ports(), err)
 		}
-		if p.Scheduler != 0 {
-			return p, nil
+	}
+	owner, err := filepath.Abs(l.Dir)
+	if err != nil {
+		return p, err
+	}
+	all := []*int{&p.APIServer, &p.Etcd, &p.EtcdPeer, &p.ControllerManager, &p.Scheduler}
+	var onRecord []int // in the kubeconfigs and certificates: kept
+	var missing []*int
+	for _, port := range all {
+		if *port != 0 {
+			onRecord = append(onRecord, *port)
+		} else {
+			missing = append(missing, port)
 		}
 	}
-	for _, port := range []*int{&p.APIServer, &p.Etcd, &p.EtcdPeer, &p.ControllerManager, &p.Scheduler} {
-		if *port != 0 {
-			continue // on record: in the kubeconfigs and certificates
-		}
-		n, err := proc.FreePort()
+	if err := r.Hold(ctx, owner, onRecord); err != nil {
+		return p, fmt.Errorf("controlplane: %w", err)
+	}
+	if len(missing) > 0 {
+		got, err := r.Reserve(ctx, owner, len(missing))
 		if err != nil {
-			return p, err
+			return p, fmt.Errorf("controlplane: %w", err)
 		}
-		*port = n
+		for i, port := range missing {
+			*port = got[i]
+		}
+	}
+	for _, port := range all {
+		// A component of an earlier run that was killed may still be
+		// releasing its port.
+		if err := ports.WaitReleased(ctx, *port); err != nil {
+			return p, fmt.Errorf("controlplane: %w", err)
+		}
 	}
 	data, _ := json.MarshalIndent(p, "", "  ")
 	return p, os.WriteFile(l.Ports(), data, 0o600)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/clustersync/clustersync/internal/binaries"
+	"github.com/clustersync/clustersync/internal/ports"
 	"github.com/clustersync/clustersync/internal/proc"
 )
 
@@ -75,14 +76,11 @@ func TestRestartKeepsStateAndAddress(t *testing.T) {
 func TestExternalEtcd(t *testing.T) {
 	b := bins(t)
 	dir := t.TempDir()
-	client, err := proc.FreePort()
+	leased, err := ports.Default().Reserve(t.Context(), dir, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	peer, err := proc.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, peer := leased[0], leased[1]
 	url := fmt.Sprintf("http://127.0.0.1:%d", client)
 	etcd, err := proc.Start("etcd", b.Etcd, []string{
 		"--data-dir", filepath.Join(dir, "etcd"), "--listen-client-urls", url, "--advertise-client-urls", url,

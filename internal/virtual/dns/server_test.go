@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/clustersync/clustersync/internal/binaries"
+	"github.com/clustersync/clustersync/internal/ports"
 	"github.com/clustersync/clustersync/internal/proc"
 	"github.com/clustersync/clustersync/internal/testenv"
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
@@ -180,17 +181,8 @@ func startUpstream(t *testing.T, name, ip string) (string, *atomic.Int32) {
 	return pc.LocalAddr().String(), testenv.ServeDNS(t, pc, name, ip)
 }
 
+// freePorts returns n ports leased to t (ports.ForTest).
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	var ports []int
-	for len(ports) < n {
-		p, err := proc.FreePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Contains(ports, p) {
-			ports = append(ports, p)
-		}
-	}
-	return ports
+	return ports.ForTest(t, n)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/clustersync/clustersync/internal/binaries"
+	"github.com/clustersync/clustersync/internal/ports"
 	"github.com/clustersync/clustersync/internal/proc"
 	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
@@ -45,17 +46,22 @@ func Serve(ctx context.Context, dir, exe string, log io.Writer) error {
 	defer cp.Stop()
 	fmt.Fprintf(log, "%s control plane ready at https://127.0.0.1:%d\n", now(), cp.Ports.APIServer)
 
-	port, err := proc.FreePort()
+	syncerDir, err := filepath.Abs(filepath.Join(i.Dir, "syncer"))
 	if err != nil {
 		return err
 	}
-	health := fmt.Sprintf("127.0.0.1:%d", port)
-	args := []string{"syncer", "--name", i.Name, "--host-namespace", i.HostNamespace,
-		"--virtual-kubeconfig", i.Kubeconfig(), "--host-kubeconfig", i.HostKubeconfig,
-		"--config", i.ConfigFile(), "--state-dir", filepath.Join(i.Dir, "syncer"), "--health-addr", health}
-	if err := os.MkdirAll(filepath.Join(i.Dir, "syncer"), 0o700); err != nil {
+	if err := os.MkdirAll(syncerDir, 0o700); err != nil {
 		return err
 	}
+	// The syncer's health port, the same across its restarts.
+	port, err := ports.Default().Ensure(ctx, syncerDir, 1)
+	if err != nil {
+		return err
+	}
+	health := fmt.Sprintf("127.0.0.1:%d", port[0])
+	args := []string{"syncer", "--name", i.Name, "--host-namespace", i.HostNamespace,
+		"--virtual-kubeconfig", i.Kubeconfig(), "--host-kubeconfig", i.HostKubeconfig,
+		"--config", i.ConfigFile(), "--state-dir", syncerDir, "--health-addr", health}
 	startSyncer := func() (*proc.Process, error) {
 		p, err := proc.Start("syncer", exe, args, i.Log("syncer"), nil)
 		if err != nil {

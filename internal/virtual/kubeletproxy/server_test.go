@@ -22,7 +22,7 @@ import (
 
 	"github.com/clustersync/clustersync/internal/binaries"
 	"github.com/clustersync/clustersync/internal/pki"
-	"github.com/clustersync/clustersync/internal/proc"
+	"github.com/clustersync/clustersync/internal/ports"
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 	"github.com/clustersync/clustersync/internal/virtual/mtls"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
@@ -78,11 +78,7 @@ func TestServesOnlyItsOwnPods(t *testing.T) {
 	if err := os.WriteFile(files.ClientCAFile, ca.CertPEM(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	port, err := proc.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	addr := fmt.Sprintf("127.0.0.1:%d", ports.ForTest(t, 1)[0])
 	serveCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- mtls.Serve(serveCtx, "kubelet proxy", addr, files, p) }()
