@@ -13,7 +13,7 @@ TEST_ARGS ?=
 ARGS      ?=
 BENCH_ARGS ?=
 
-.PHONY: all build binaries run-binaries conformance-binaries test unit run bench crds fmt vet clean image fuzz chaos conformance
+.PHONY: all build binaries run-binaries conformance-binaries test unit run bench crds fmt vet clean image fuzz chaos conformance flake
 
 all: build
 
@@ -45,6 +45,17 @@ test: binaries build
 	@$(MAKE) --no-print-directory chaos CHAOS_OBJECTS=300 CHAOS_SYNCER_KILLS=3 CHAOS_POD_DELETES=1 CHAOS_APISERVER_RESTARTS=1
 	@$(MAKE) --no-print-directory conformance CONFORMANCE_FOCUS='$(CONFORMANCE_SHORT)'
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=20000x
+
+# Catches a flaky test before it lands: runs the packages whose tests start
+# clusters, API servers or a browser FLAKE_RUNS times in a row, as make test
+# runs them (-p $(TEST_P), -count=1), and reports every failure with its
+# package and test; a failed test's output is saved in bin/flake/
+# (hack/flake). FLAKE_PKGS picks the packages, e.g.
+#   make flake FLAKE_RUNS=10 FLAKE_PKGS='./internal/hostcluster/ ./internal/dashboard/'
+FLAKE_RUNS ?= 10
+FLAKE_PKGS ?=
+flake: binaries build
+	$(GO) run ./hack/flake -runs $(FLAKE_RUNS) -p $(TEST_P) $(FLAKE_PKGS)
 
 # The fault-injection suite (test/chaos): a seeded churn of CHAOS_OBJECTS
 # creates, with updates, deletes and host-side edits, of pods, services,
