@@ -130,38 +130,29 @@ func (r *Registry) leaseFile(owner string) string {
 // It waits for the registry's lock at most until ctx ends. Errors: owner
 // not absolute or missing, no n free ports in the band, or I/O.
 func (r *Registry) Reserve(ctx context.Context, owner string, n int) ([]int, error) {
-	if err := checkOwner(owner); err != nil {
-		return nil, err
-	}
-	var got []int
-	err := r.locked(ctx, func(leases []lease) ([]lease, error) {
-		held := map[int]bool{}
-		for _, l := range leases {
-			for _, p := range l.Ports {
-				held[p] = true
-			}
-		}
-		var err error
-		got, err = pick(r.Band, r.Exclude, held, r.InUse, n)
-		if err != nil {
-			return nil, err
-		}
-		return addPorts(leases, owner, got), nil
-	})
-	return got, err
+	_, added, err := r.lease(ctx, owner, func([]int) int { return n })
+	return added, err
 }
 
 // Ensure returns the n lowest ports leased to owner, leasing more first if
 // it has fewer: for a server whose port is not recorded anywhere else and
-// must stay the same across its restarts.
+// must stay the same across its restarts. Errors are Reserve's.
 func (r *Registry) Ensure(ctx context.Context, owner string, n int) ([]int, error) {
-	if err := checkOwner(owner); err != nil {
+	mine, added, err := r.lease(ctx, owner, func(mine []int) int { return max(n-len(mine), 0) })
+	if err != nil {
 		return nil, err
 	}
-	var got []int
-	err := r.locked(ctx, func(leases []lease) ([]lease, error) {
+	return slices.Sorted(slices.Values(slices.Concat(mine, added)))[:n], nil
+}
+
+// lease leases want(owner's ports) new ports to owner; it returns the
+// ports owner had and the ones added.
+func (r *Registry) lease(ctx context.Context, owner string, want func(mine []int) int) (mine, added []int, err error) {
+	if err := checkOwner(owner); err != nil {
+		return nil, nil, err
+	}
+	err = r.locked(ctx, func(leases []lease) ([]lease, error) {
 		held := map[int]bool{}
-		var mine []int
 		for _, l := range leases {
 			for _, p := range l.Ports {
 				held[p] = true
@@ -170,19 +161,13 @@ func (r *Registry) Ensure(ctx context.Context, owner string, n int) ([]int, erro
 				mine = l.Ports
 			}
 		}
-		if len(mine) >= n {
-			got = mine[:n]
-			return leases, nil
-		}
-		more, err := pick(r.Band, r.Exclude, held, r.InUse, n-len(mine))
-		if err != nil {
+		var err error
+		if added, err = pick(r.Band, r.Exclude, held, r.InUse, want(mine)); err != nil {
 			return nil, err
 		}
-		leases = addPorts(leases, owner, more)
-		got = slices.Sorted(slices.Values(slices.Concat(mine, more)))
-		return leases, nil
+		return addPorts(leases, owner, added), nil
 	})
-	return got, err
+	return mine, added, err
 }
 
 // Hold records ports as owner's, e.g. ports a cluster got before this

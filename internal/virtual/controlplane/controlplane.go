@@ -119,7 +119,8 @@ func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 	return cp, err
 }
 
-// startComponents starts the components on ports, each once its ports are free.
+// startComponents starts the components on ports (free: see
+// loadOrChoosePorts) and waits until each is ready.
 func startComponents(ctx context.Context, o Options, l Layout, ports Ports) (_ *ControlPlane, err error) {
 	server := fmt.Sprintf("https://127.0.0.1:%d", ports.APIServer)
 	if err := ensureCerts(l, o.Name, server); err != nil {
@@ -229,6 +230,8 @@ func (cp *ControlPlane) Stop() {
 	}
 }
 
+// loadOrChoosePorts returns the ports on record in the state folder, with
+// any missing leased from r, all leased to the folder and free to bind.
 func loadOrChoosePorts(ctx context.Context, l Layout, r *ports.Registry) (Ports, error) {
 	var p Ports
 	if data, err := os.ReadFile(l.Ports()); err == nil {
