@@ -15,8 +15,8 @@
 package main
 
 import (
-	"cmp"
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
