@@ -85,7 +85,10 @@ func TestAddEKSImport(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`nav a[href="/add"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#add-form`)),
 		chromedp.SetValue(chromedp.CSS(`#kind`), "eks"),
-		chromedp.Click(chromedp.CSS(`form.choose button`)),
+		// The select's change has htmx swap in the EKS form, and Choose
+		// then loads /add?kind=eks: wait for that page, as #f-region is
+		// on the page it leaves too.
+		follow(`form.choose button`),
 		chromedp.WaitVisible(chromedp.CSS(`#f-region`)))
 	p := pageWithout(t, b, value)
 	ref := hostedv1.Namespace + ":" + cred
