@@ -301,16 +301,13 @@ func (c *Cluster) up(ctx context.Context, create []string) (err error) {
 	case create != nil:
 		fmt.Fprintf(c.Log, "Creating host cluster %q in %s (kwokctl, runtime binary)…\n", c.Name, c.Dir)
 		startedHere = true
-		err = c.runUp(ctx, create)
+		err = c.runUp(ctx, create, kwokctlGrace)
 	case c.allRunning():
 		fmt.Fprintf(c.Log, "Host cluster %q is already running\n", c.Name)
 	default:
 		fmt.Fprintf(c.Log, "Starting host cluster %q in %s…\n", c.Name, c.Dir)
 		startedHere = true
-		c.removeStalePids()
-		if err = c.waitPortsReleased(ctx); err == nil {
-			err = c.runUp(ctx, c.args("start", "cluster"))
-		}
+		err = c.startCluster(ctx)
 	}
 	defer func() {
 		if err == nil || !startedHere {

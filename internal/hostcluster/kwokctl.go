@@ -23,7 +23,7 @@ const (
 	// tailLines is how many lines of kwokctl's output and of a component's
 	// log an error shows.
 	tailLines = 20
-	// kwokctlGrace is how long runUp lets kwokctl go on after the cluster is
+	// kwokctlGrace is how long runUp lets kwokctl create go on after the cluster is
 	// ready before stopping it. kwokctl waits up to 2 minutes for the API
 	// server through `kubectl get --raw /version` and, with no kubectl on
 	// PATH, tries to download one, which fails offline; that wait would
@@ -133,11 +133,12 @@ func (c *Cluster) run(ctx context.Context, args []string) error {
 
 // runUp runs `kwokctl create cluster` or `kwokctl start cluster` while
 // watching the components, because kwokctl does not: it exits 0 even when
-// kube-apiserver exited at once (after waiting 2 minutes for it). A component
-// that exits fails runUp at once, with its log. Once every component runs and
-// the API server is ready, kwokctl is given kwokctlGrace to finish and is then
-// stopped.
-func (c *Cluster) runUp(ctx context.Context, args []string) error {
+// kube-apiserver exited at once (after waiting 2 minutes for it), and it
+// may exit 0 before the API server is ready (it waits for /version only).
+// A component that exits fails runUp at once, with its log. Once every
+// component runs and the API server is ready, kwokctl is given grace to
+// finish and is then stopped.
+func (c *Cluster) runUp(ctx context.Context, args []string, grace time.Duration) error {
 	kctx, stopKwokctl := context.WithCancel(ctx)
 	defer stopKwokctl()
 	out, done, err := c.start(kctx, args)
@@ -147,10 +148,15 @@ func (c *Cluster) runUp(ctx context.Context, args []string) error {
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	var readyAt time.Time
-	stopped := false
+	stopped, exited := false, false
 	for {
+		var kwokctlDone <-chan error // nil once kwokctl has exited
+		if !exited {
+			kwokctlDone = done
+		}
 		select {
-		case err := <-done:
+		case err := <-kwokctlDone:
+			exited = true
 			if err != nil && !stopped {
 				focus := "kube-apiserver"
 				if ctx.Err() != nil {
@@ -158,24 +164,36 @@ func (c *Cluster) runUp(ctx context.Context, args []string) error {
 				}
 				return c.failure(commandString(args), withContext(ctx, err), out.Bytes(), focus)
 			}
-			return nil
+			if stopped || !readyAt.IsZero() {
+				return nil
+			}
+			continue // done before the components are ready: watch on
+		case <-ctx.Done(): // kwokctl had exited: nothing else ends the wait
+			return c.failure(commandString(args), withContext(ctx, ctx.Err()), out.Bytes(), "kube-apiserver")
 		case <-tick.C:
 		}
 		if stopped {
 			continue
 		}
 		if dead := c.deadComponents(); len(dead) > 0 {
-			stopKwokctl()
-			<-done
+			if !exited {
+				stopKwokctl()
+				<-done
+			}
 			return c.failure(commandString(args), fmt.Errorf("%s exited", strings.Join(dead, ", ")), out.Bytes(), "")
 		}
 		switch {
 		case readyAt.IsZero():
 			if c.allRunning() && c.apiReady(ctx) == nil {
 				readyAt = time.Now()
+				if exited {
+					return nil
+				}
 			}
-		case time.Since(readyAt) > kwokctlGrace:
-			fmt.Fprintf(c.Log, "The API server is ready but kwokctl is still waiting for it (is kubectl on PATH?); stopping kwokctl\n")
+		case time.Since(readyAt) >= grace:
+			if grace > 0 {
+				fmt.Fprintf(c.Log, "The API server is ready but kwokctl is still waiting for it (is kubectl on PATH?); stopping kwokctl\n")
+			}
 			stopped = true
 			stopKwokctl()
 		}

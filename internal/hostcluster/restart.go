@@ -3,7 +3,6 @@ package hostcluster
 import (
 	"context"
 	"fmt"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -43,55 +42,17 @@ func (c *Cluster) RestartAPIServer(ctx context.Context, sig syscall.Signal) erro
 		case <-tick.C:
 		}
 	}
-	c.removeStalePids()
-	return c.startStopped(ctx)
+	return c.startCluster(ctx)
 }
 
-// startStopped runs `kwokctl start cluster`, which starts the components
-// that do not run, once their ports are released, until they all run and
-// the API server is ready, as runUp does.
-func (c *Cluster) startStopped(ctx context.Context) error {
+// startCluster runs `kwokctl start cluster`, which starts the components
+// that do not run, once their ports are released (waitPortsReleased),
+// until they all run and the API server is ready (runUp). kwokctl has
+// nothing left to do then but wait for kubectl, so it is stopped at once.
+func (c *Cluster) startCluster(ctx context.Context) error {
+	c.removeStalePids()
 	if err := c.waitPortsReleased(ctx); err != nil {
 		return err
 	}
-	args := c.args("start", "cluster")
-	kctx, stopKwokctl := context.WithCancel(ctx)
-	defer stopKwokctl()
-	out, done, err := c.start(kctx, args)
-	if err != nil {
-		return err
-	}
-	// kwokctl goes on waiting for kubectl (see kwokctlGrace) after the
-	// components run: it is stopped as soon as they do.
-	exited := false
-	defer func() {
-		if !exited {
-			stopKwokctl()
-			<-done
-		}
-	}()
-	tick := time.NewTicker(pollInterval)
-	defer tick.Stop()
-	for {
-		if dead := c.deadComponents(); len(dead) > 0 {
-			return c.failure(commandString(args), fmt.Errorf("%s exited", strings.Join(dead, ", ")), out.Bytes(), "")
-		}
-		if c.allRunning() && c.apiReady(ctx) == nil {
-			return nil
-		}
-		var kwokctlDone <-chan error // nil once kwokctl has exited: never ready
-		if !exited {
-			kwokctlDone = done
-		}
-		select {
-		case <-ctx.Done():
-			return c.failure(commandString(args), withContext(ctx, ctx.Err()), out.Bytes(), "kube-apiserver")
-		case err := <-kwokctlDone:
-			exited = true
-			if err != nil {
-				return c.failure(commandString(args), withContext(ctx, err), out.Bytes(), "kube-apiserver")
-			}
-		case <-tick.C:
-		}
-	}
+	return c.runUp(ctx, c.args("start", "cluster"), 0)
 }

@@ -9,11 +9,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/clustersync/clustersync/internal/proc"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/clustersync/clustersync/internal/proc"
 )
 
 // components are the processes kwokctl runs for a cluster created by this

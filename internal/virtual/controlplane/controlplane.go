@@ -113,8 +113,10 @@ func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 	cp, err := startComponents(ctx, o, l, p)
-	if err != nil && strings.Contains(err.Error(), "address already in use") {
-		err = fmt.Errorf("%w\n%s", err, strings.Join(o.Ports.ExplainInUse(err.Error()), "\n"))
+	if err != nil {
+		if why := o.Ports.ExplainInUse(err.Error()); len(why) > 0 {
+			err = fmt.Errorf("%w\n%s", err, strings.Join(why, "\n"))
+		}
 	}
 	return cp, err
 }
