@@ -168,7 +168,7 @@ func (c *Cluster) runUp(ctx context.Context, args []string, grace time.Duration)
 				return nil
 			}
 			continue // done before the components are ready: watch on
-		case <-ctx.Done(): // kwokctl had exited: nothing else ends the wait
+		case <-ctx.Done(): // once kwokctl has exited, only this ends the wait
 			return c.failure(commandString(args), withContext(ctx, ctx.Err()), out.Bytes(), "kube-apiserver")
 		case <-tick.C:
 		}
