@@ -53,10 +53,25 @@ func (c *Cluster) createArgs(b binaries.Set, extra []string) []string {
 		"--kwok-controller-binary", b.Kwok,
 		"--extra-args", "kube-apiserver=service-cluster-ip-range="+c.ServiceCIDR,
 	)
-	for _, e := range append(c.realNodeExtraArgs(), extra...) {
+	for _, e := range append(append(singleMemberArgs(), c.realNodeExtraArgs()...), extra...) {
 		args = append(args, "--extra-args", e)
 	}
 	return args
+}
+
+// singleMemberArgs are kwokctl --extra-args of every new cluster that turn
+// off leader election in kube-controller-manager and kube-scheduler: the
+// cluster has one of each, and with leader election each exits when it
+// cannot renew its lease for its renew deadline (10 s; an API server
+// restarting on a busy machine), and one started again waits for the lease
+// its predecessor held to expire (15 s) before it works. See --leader-elect
+// in https://kubernetes.io/docs/reference/command-line-tools-reference/kube-scheduler/
+// and .../kube-controller-manager/.
+func singleMemberArgs() []string {
+	return []string{
+		"kube-controller-manager=leader-elect=false",
+		"kube-scheduler=leader-elect=false",
+	}
 }
 
 // kwokEnv is the environment of kwokctl: ours without KWOK_* variables

@@ -136,9 +136,9 @@ func (in *injector) deletePod(ctx context.Context) error {
 
 // restartAPIServer restarts the host's kube-apiserver, a crash (SIGKILL)
 // and a graceful stop (SIGTERM) in turns, with hostcluster's
-// RestartAPIServer: it starts the process again with its flags of before,
-// holding the machine-wide lock under which host clusters pick their
-// ports, so that no cluster another test makes meanwhile takes the port.
+// RestartAPIServer: it starts the process again with its flags of before
+// on the port the cluster keeps leased meanwhile, and starts a fresh
+// kube-scheduler with it (see RestartAPIServer for why).
 func (in *injector) restartAPIServer(ctx context.Context) error {
 	c, err := hostcluster.Open(in.hostDir)
 	if err != nil {
