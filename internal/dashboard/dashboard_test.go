@@ -71,8 +71,12 @@ func browser(t *testing.T) context.Context {
 	if err != nil {
 		t.Fatal("chromium is not installed: run make binaries (it installs Debian's chromium), or apt-get install chromium")
 	}
+	// Chromium's profile and temporary files (the folder of its singleton
+	// socket, /tmp/org.chromium.Chromium.*, among them) live in the test's
+	// own folder, which the test removes even when chromium is killed.
+	tmp := t.TempDir()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(1280, 800),
-		chromedp.Flag("disable-dev-shm-usage", true))
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(filepath.Join(tmp, "profile")), chromedp.Env("TMPDIR="+tmp))
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	t.Cleanup(cancel)
 	ctx, cancelTab := chromedp.NewContext(actx)
