@@ -191,7 +191,7 @@ func TestConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	cmd := e2eCommand(suite, kubeconfig, report, labels, focus, skip, parallel)
+	cmd := e2eCommand(suite, kubeconfig, report, t.TempDir(), labels, focus, skip, parallel)
 	cmd.Stdout = io.MultiWriter(log, os.Stdout)
 	cmd.Stderr = cmd.Stdout
 	t.Logf("running %s\n  (output in %s; the e2e log in %s)", strings.Join(cmd.Args, " "), report, log.Name())
@@ -223,8 +223,9 @@ func TestConformance(t *testing.T) {
 // ginkgo's parallel runner for more. It runs the specs that the label
 // filter labels picks (labelFilter: the 462 [Conformance] specs, or some of
 // them) and that focus (a regexp, "" for all) matches and skip does not,
-// printing nothing for the others.
-func e2eCommand(suite binaries.ConformanceSet, kubeconfig, report, labels, focus, skip string, parallel int) *exec.Cmd {
+// printing nothing for the others. Its temporary files (the suite makes
+// some it never removes, such as test-kuberc*) go to tmp.
+func e2eCommand(suite binaries.ConformanceSet, kubeconfig, report, tmp, labels, focus, skip string, parallel int) *exec.Cmd {
 	e2eArgs := []string{"--provider=skeleton", "--kubeconfig=" + kubeconfig, "--report-dir=" + report, "--disable-log-dump"}
 	var cmd *exec.Cmd
 	if parallel == 1 {
@@ -235,7 +236,7 @@ func e2eCommand(suite binaries.ConformanceSet, kubeconfig, report, labels, focus
 			"--focus=" + focus, "--skip=" + skip, "--timeout=24h", "--no-color", "--silence-skips",
 			suite.E2ETest, "--"}, e2eArgs...)...)
 	}
-	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(suite.Kubectl)+string(os.PathListSeparator)+os.Getenv("PATH"), "KUBECONFIG="+kubeconfig)
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(suite.Kubectl)+string(os.PathListSeparator)+os.Getenv("PATH"), "KUBECONFIG="+kubeconfig, "TMPDIR="+tmp)
 	cmd.Dir = report
 	return cmd
 }

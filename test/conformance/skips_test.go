@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -18,9 +19,12 @@ func TestSkipsNameOneSpec(t *testing.T) {
 		t.Skip(err)
 	}
 	ran := regexp.MustCompile(`Will run (\d+) of \d+ specs`)
+	tmp := t.TempDir() // for the folders the suite makes and never removes (test-kuberc*)
 	for name := range Skips() {
-		out, err := exec.Command(suite.E2ETest, "--ginkgo.label-filter=Conformance", "--ginkgo.focus="+regexp.QuoteMeta(name),
-			"--ginkgo.dry-run", "--ginkgo.no-color", "--ginkgo.silence-skips").CombinedOutput()
+		cmd := exec.Command(suite.E2ETest, "--ginkgo.label-filter=Conformance", "--ginkgo.focus="+regexp.QuoteMeta(name),
+			"--ginkgo.dry-run", "--ginkgo.no-color", "--ginkgo.silence-skips")
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("dry run: %v\n%s", err, out)
 		}
