@@ -277,27 +277,27 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			yaml: "sinc: {}\n",
-			want: []string{"sinc: unknown key (known: controlPlane, deploy, experimental, exportKubeConfig, external, integrations, logging, networking, plugin, plugins, policies, privateNodes, pro, rbac, serviceCIDR, sleepMode, sync, syncer, telemetry)"},
+			want: []string{"sinc: unknown key; did you mean sync? (known: controlPlane, deletion, deploy, experimental, exportKubeConfig, external, global, integrations, logging, networking, platform, plugin, plugins, policies, privateNodes, pro, rbac, serviceCIDR, sleep, sleepMode, snapshots, sync, syncer, telemetry)"},
 		},
 		{
 			name: "unknown nested key",
 			yaml: "sync:\n  toHost:\n    podz:\n      enabled: true\n",
-			want: []string{"sync.toHost.podz: unknown key (known: configMaps, customResources, endpointSlices, endpoints, ingresses,"},
+			want: []string{"sync.toHost.podz: unknown key; did you mean pods? (known: configMaps, customResources, endpointSlices, endpoints, gatewayApi, ingresses,"},
 		},
 		{
 			name: "keys are case-sensitive",
 			yaml: "sync:\n  toHost:\n    pods:\n      Enabled: true\n",
-			want: []string{"sync.toHost.pods.Enabled: unknown key (known: enabled, enforceTolerations,"},
+			want: []string{"sync.toHost.pods.Enabled: unknown key; did you mean enabled? (known: enabled, enforceTolerations,"},
 		},
 		{
 			name: "unknown key inside a map entry",
 			yaml: "sync:\n  toHost:\n    customResources:\n      widgets.example.com:\n        enabeld: true\n",
-			want: []string{"sync.toHost.customResources[widgets.example.com].enabeld: unknown key (known: enabled, patches, scope, translate)"},
+			want: []string{"sync.toHost.customResources[widgets.example.com].enabeld: unknown key; did you mean enabled? (known: enabled, patches, scope, translate)"},
 		},
 		{
 			name: "unknown key inside a list item",
 			yaml: "sync:\n  toHost:\n    secrets:\n      translate:\n        - path: data.x\n        - pth: data.y\n",
-			want: []string{"sync.toHost.secrets.translate[1].pth: unknown key (known: expression, labels, path, reference, reverseExpression)"},
+			want: []string{"sync.toHost.secrets.translate[1].pth: unknown key; did you mean path? (known: expression, labels, path, reference, reverseExpression)"},
 		},
 		{
 			// FuzzParse: the key's line break split the error over two
@@ -664,7 +664,10 @@ func quantity(list map[string]resource.Quantity, name string) string {
 // A vcluster.yaml written for vCluster 0.2x/0.3x parses unchanged: the
 // current spelling `patches`, an image object, the backing store of
 // vCluster's default (its database; no etcd switch on), top-level and
-// controlPlane sections clustersync does not act on, which NoEffect lists.
+// controlPlane sections clustersync does not act on, of which NoEffect
+// lists those set to other than vCluster's defaults (replicas: 1 and
+// clusterDomain: cluster.local are vCluster's; distro k8s and no telemetry
+// are what clustersync does anyway).
 func TestVClusterFileIsAccepted(t *testing.T) {
 	const file = `
 sync:
@@ -714,22 +717,19 @@ telemetry:
 	if got := string(cfg.Sync.ToHost.Pods.RewriteHosts.InitContainer.Image); got != "registry.example.com/library/alpine:3.20" {
 		t.Errorf("the image object decodes to %q", got)
 	}
-	want := []string{
-		"controlPlane.backingStore.database.embedded.enabled",
-		"controlPlane.backingStore.etcd (neither embedded nor external enabled: clustersync runs its embedded etcd)",
-		"controlPlane.backingStore.etcd.deploy.enabled",
-		"controlPlane.distro.k8s.enabled",
-		"controlPlane.statefulSet.highAvailability.replicas",
-		"exportKubeConfig.context",
-		"exportKubeConfig.server",
-		"networking.advanced.clusterDomain",
-		"telemetry.enabled",
+	want := []NoEffectKey{
+		{"controlPlane.backingStore.database.embedded.enabled", ReasonBacking},
+		{"exportKubeConfig.context", ReasonNotYet},
+		{"exportKubeConfig.server", ReasonNotYet},
 	}
 	if got := cfg.NoEffect(); !slices.Equal(got, want) {
 		t.Errorf("NoEffect:\n got %q\nwant %q", got, want)
 	}
-	if msg := cfg.NoEffectMessage(); !strings.HasPrefix(msg, "accepted, no effect in clustersync: controlPlane.backingStore.database.embedded.enabled, ") {
-		t.Errorf("NoEffectMessage: %q", msg)
+	wantMsg := "accepted, no effect in clustersync (3 keys set to other than vCluster's default):\n" +
+		"  clustersync stores in etcd: embedded in the control plane pod, or external (controlPlane.backingStore.etcd): controlPlane.backingStore.database.embedded.enabled\n" +
+		"  not implemented in clustersync yet: exportKubeConfig.context, exportKubeConfig.server"
+	if msg := cfg.NoEffectMessage(); msg != wantMsg {
+		t.Errorf("NoEffectMessage:\n%s\nwant\n%s", msg, wantMsg)
 	}
 	if got := Default().NoEffect(); len(got) != 0 {
 		t.Errorf("the defaults have no-effect keys: %q", got)
@@ -764,7 +764,7 @@ func TestVClusterSpellingErrors(t *testing.T) {
 		{
 			name: "a key in neither schema",
 			file: "netwroking: {}\n",
-			want: []string{"netwroking: unknown key (known: "},
+			want: []string{"netwroking: unknown key; did you mean networking? (known: "},
 		},
 		{
 			name: "both etcds",
@@ -810,7 +810,8 @@ func TestSchemaIsGenerated(t *testing.T) {
 // The keys of vCluster's current sync schema beyond the reference's parse:
 // patches on every toHost kind are honoured (kept as patches); the keys
 // clustersync does not act on — also inside a customResources entry — are
-// listed by NoEffect.
+// listed by NoEffect when set to other than vCluster's default, a map
+// (mappings.byName, matchLabels) once.
 func TestCurrentVClusterSyncKeys(t *testing.T) {
 	cfg, err := Parse([]byte(`
 sync:
@@ -851,14 +852,11 @@ sync:
 		t.Errorf("scope %q", s)
 	}
 	want := []string{
-		"sync.fromHost.configMaps.enabled", "sync.fromHost.configMaps.mappings.byName.a/*",
-		"sync.fromHost.csiDrivers.patches", "sync.fromHost.customResources.gadgets.example.com.patches",
-		"sync.fromHost.events.patches", "sync.fromHost.ingressClasses.selector.matchLabels.a",
-		"sync.fromHost.nodes.patches", "sync.fromHost.storageClasses.selector",
-		"sync.toHost.namespaces.enabled", "sync.toHost.pods.hybridScheduling.enabled", "sync.toHost.pods.runtimeClassName",
-		"sync.toHost.volumeSnapshotContents.enabled",
+		"sync.fromHost.configMaps.enabled", "sync.fromHost.configMaps.mappings.byName",
+		"sync.fromHost.ingressClasses.selector.matchLabels",
+		"sync.toHost.pods.runtimeClassName", "sync.toHost.volumeSnapshotContents.enabled",
 	}
-	got := cfg.NoEffect()
+	got := noEffectPaths(cfg)
 	for _, w := range want {
 		if !slices.Contains(got, w) {
 			t.Errorf("NoEffect lacks %s:\n%v", w, got)
@@ -875,19 +873,20 @@ sync:
 }
 
 // The controlPlane keys of vCluster's current schema that clustersync does
-// not act on parse and are listed by NoEffect.
+// not act on parse and are listed by NoEffect (set to other than vCluster's
+// defaults).
 func TestCurrentVClusterControlPlaneKeys(t *testing.T) {
 	cfg, err := Parse([]byte(`
 controlPlane:
   endpoint: vc.example.com:443
-  proxy: {bindAddress: 0.0.0.0, port: 8443, extraSANs: [vc.example.com]}
+  proxy: {bindAddress: 127.0.0.1, port: 9443, extraSANs: [vc.example.com]}
   backingStore:
     etcd:
-      embedded: {enabled: true, migrateFromDeployedEtcd: false, extraArgs: []}
+      embedded: {enabled: true, migrateFromDeployedEtcd: true, extraArgs: [--quota-backend-bytes=1]}
   statefulSet:
     persistence:
-      volumeClaim: {enabled: auto, retentionPolicy: Retain}
-      addVolumes: []
+      volumeClaim: {enabled: auto, retentionPolicy: Delete}
+      addVolumes: [{name: x, emptyDir: {}}]
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -895,7 +894,7 @@ controlPlane:
 	if got := cfg.ControlPlane.Proxy.ExtraSANs; len(got) != 1 || got[0] != "vc.example.com" {
 		t.Errorf("extraSANs %v", got)
 	}
-	got := cfg.NoEffect()
+	got := noEffectPaths(cfg)
 	for _, w := range []string{"controlPlane.endpoint", "controlPlane.proxy.bindAddress", "controlPlane.proxy.port",
 		"controlPlane.backingStore.etcd.embedded.migrateFromDeployedEtcd", "controlPlane.backingStore.etcd.embedded.extraArgs",
 		"controlPlane.statefulSet.persistence.volumeClaim.retentionPolicy", "controlPlane.statefulSet.persistence.addVolumes"} {
@@ -903,4 +902,13 @@ controlPlane:
 			t.Errorf("NoEffect lacks %s:\n%v", w, got)
 		}
 	}
+}
+
+// noEffectPaths is the paths of cfg.NoEffect().
+func noEffectPaths(cfg *Config) []string {
+	var out []string
+	for _, k := range cfg.NoEffect() {
+		out = append(out, k.Path)
+	}
+	return out
 }

@@ -46,7 +46,7 @@ syncer:
 	// Output:
 	// sync.fromHost.storageClasses.enabled: expected true, false or "auto", got string "sometimes"
 	// sync.toHost.customResources[widgets.example.com].translate[0].reference.kind: expected a string, got number 7
-	// sync.toHost.podz: unknown key (known: configMaps, customResources, endpointSlices, endpoints, ingresses, namespaces, networkPolicies, persistentVolumeClaims, persistentVolumes, podDisruptionBudgets, pods, priorityClasses, resourceClaimTemplates, resourceClaims, secrets, serviceAccounts, services, storageClasses, volumeSnapshotContents, volumeSnapshots)
+	// sync.toHost.podz: unknown key; did you mean pods? (known: configMaps, customResources, endpointSlices, endpoints, gatewayApi, ingresses, namespaces, networkPolicies, persistentVolumeClaims, persistentVolumes, podDisruptionBudgets, pods, priorityClasses, resourceClaimTemplates, resourceClaims, secrets, serviceAccounts, services, storageClasses, volumeSnapshotContents, volumeSnapshots)
 	// sync.toHost.secrets.all: expected a boolean, got string "yes"
 	// syncer.hostBurst: expected an integer, got number 1.5
 	// syncer.workers: must be at least 1, got 0

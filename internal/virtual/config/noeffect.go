@@ -2,74 +2,134 @@ package config
 
 import (
 	"fmt"
-	"maps"
-	"reflect"
 	"slices"
 	"strings"
 )
 
-// NoEffect lists the keys of the file that clustersync accepts and does
-// not act on, as dotted paths of their leaves, sorted (e.g.
-// "networking.advanced.clusterDomain"): what is set under the vCluster
-// sections kept as written (fields tagged config:"vcluster"), and a
-// backing store with neither etcd switch on, which clustersync runs as its
-// embedded etcd. `virtual create` prints the list once.
-func (c *Config) NoEffect() []string {
-	var out []string
-	walkVCluster("", reflect.ValueOf(c).Elem(), &out)
-	if etcd := c.ControlPlane.BackingStore.Etcd; !etcd.Embedded.Enabled && !etcd.External.Enabled {
-		out = append(out, "controlPlane.backingStore.etcd (neither embedded nor external enabled: clustersync runs its embedded etcd)")
+// NoEffectKey is a key of the file that clustersync accepts, because
+// vCluster has it, and does not act on.
+type NoEffectKey struct {
+	// Path is the key's dotted path, e.g. "exportKubeConfig.context"; a map
+	// (annotations, labels) is named once, not each of its entries.
+	Path string
+	// Reason says why clustersync does not act on it (one of the reasons
+	// of NoEffectReasons).
+	Reason string
+}
+
+// The reasons a vCluster key has no effect in clustersync.
+const (
+	ReasonPlatform    = "a vCluster Platform feature"
+	ReasonDistro      = "clustersync's control plane is upstream Kubernetes (controlPlane.distro.k8s)"
+	ReasonBacking     = "clustersync stores in etcd: embedded in the control plane pod, or external (controlPlane.backingStore.etcd)"
+	ReasonOwnNodes    = "for vCluster's private nodes and standalone modes: clustersync's tenants run on the host's nodes"
+	ReasonDocker      = "for vCluster's Docker driver"
+	ReasonTelemetry   = "clustersync collects no telemetry"
+	ReasonPlugins     = "vCluster plugins are vCluster's own extension API"
+	ReasonHelmGlobal  = "Helm's values for subcharts: clustersync's chart has none"
+	ReasonServiceCIDR = "deprecated in vCluster; clustersync takes the service range from the host"
+	ReasonNotYet      = "not implemented in clustersync yet"
+)
+
+// noEffectReasons maps the dotted path of a vCluster section, or of a key,
+// to why clustersync does not act on it; the longest prefix of a key's
+// path that the table has wins, and ReasonNotYet stands for the rest.
+func noEffectReasons() map[string]string {
+	return map[string]string{
+		"platform":                              ReasonPlatform,
+		"external":                              ReasonPlatform,
+		"sleepMode":                             ReasonPlatform,
+		"sleep":                                 ReasonPlatform,
+		"snapshots":                             ReasonPlatform,
+		"deletion":                              ReasonPlatform,
+		"pro":                                   ReasonPlatform,
+		"controlPlane.hostPathMapper.central":   ReasonPlatform,
+		"controlPlane.distro.k3s":               ReasonDistro,
+		"controlPlane.distro.k0s":               ReasonDistro,
+		"controlPlane.distro.eks":               ReasonDistro,
+		"controlPlane.backingStore.database":    ReasonBacking,
+		"controlPlane.backingStore.etcd.deploy": ReasonBacking,
+		"controlPlane.standalone":               ReasonOwnNodes,
+		"privateNodes":                          ReasonOwnNodes,
+		"deploy":                                ReasonOwnNodes,
+		"controlPlane.advanced.konnectivity":    ReasonOwnNodes,
+		"controlPlane.advanced.kubeVip":         ReasonOwnNodes,
+		"controlPlane.advanced.registry":        ReasonOwnNodes,
+		"controlPlane.advanced.cloudControllerManager": ReasonOwnNodes,
+		"experimental.docker":                          ReasonDocker,
+		"telemetry":                                    ReasonTelemetry,
+		"plugin":                                       ReasonPlugins,
+		"plugins":                                      ReasonPlugins,
+		"global":                                       ReasonHelmGlobal,
+		"serviceCIDR":                                  ReasonServiceCIDR,
 	}
-	slices.Sort(out)
+}
+
+// asClustersyncDoes lists vCluster keys whose value states what clustersync
+// does anyway, so setting them is no news: a file that picks the k8s distro
+// gets the k8s distro, one that turns telemetry off gets none.
+func asClustersyncDoes() map[string]any {
+	return map[string]any{
+		"controlPlane.distro.k8s.enabled": true,
+		"telemetry.enabled":               false,
+	}
+}
+
+// reasonFor returns why the vCluster key at path has no effect.
+func reasonFor(path string, reasons map[string]string) string {
+	for p := dottedPath(path); p != ""; {
+		if r, ok := reasons[p]; ok {
+			return r
+		}
+		i := strings.LastIndexByte(p, '.')
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	return ReasonNotYet
+}
+
+// NoEffect lists the keys of the file that clustersync accepts and does
+// not act on, sorted by path, each with why: the vCluster keys that Parse
+// found set to a value that no vCluster release (v0.20.0 on) gives them by
+// default. A vCluster values.yaml as vCluster ships it has none.
+func (c *Config) NoEffect() []NoEffectKey {
+	reasons := noEffectReasons()
+	var out []NoEffectKey
+	for _, p := range slices.Compact(slices.Sorted(slices.Values(c.noted))) {
+		out = append(out, NoEffectKey{Path: p, Reason: reasonFor(p, reasons)})
+	}
 	return out
 }
 
-// walkVCluster appends the leaves of the config:"vcluster" fields of the
-// struct v at path, also in the entries of maps of structs
-// (customResources).
-func walkVCluster(path string, v reflect.Value, out *[]string) {
-	t := v.Type()
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		p := keyPath(path, name)
-		switch {
-		case f.Tag.Get("config") == "vcluster":
-			if val := v.Field(i).Interface(); val != nil {
-				leaves(p, val, out)
-			}
-		case f.Type.Kind() == reflect.Struct && f.IsExported():
-			walkVCluster(p, v.Field(i), out)
-		case f.Type.Kind() == reflect.Map && f.Type.Elem().Kind() == reflect.Struct && f.IsExported():
-			m := v.Field(i)
-			keys := m.MapKeys()
-			slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
-			for _, k := range keys {
-				walkVCluster(keyPath(p, k.String()), m.MapIndex(k), out)
-			}
-		}
-	}
-}
-
-// leaves appends the dotted paths of the leaves of the generic value v at
-// path; a list counts as one leaf.
-func leaves(path string, v any, out *[]string) {
-	m, ok := v.(map[string]any)
-	if !ok || len(m) == 0 {
-		*out = append(*out, path)
-		return
-	}
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		leaves(keyPath(path, k), m[k], out)
-	}
-}
-
-// NoEffectMessage is NoEffect as the one line `virtual create` prints, ""
-// when the list is empty.
+// NoEffectMessage is NoEffect as `virtual create` prints it: a first line,
+// then one line per reason with its keys; "" when there are none.
 func (c *Config) NoEffectMessage() string {
 	keys := c.NoEffect()
 	if len(keys) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("accepted, no effect in clustersync: %s", strings.Join(keys, ", "))
+	var order []string
+	byReason := map[string][]string{}
+	for _, k := range keys {
+		if _, ok := byReason[k.Reason]; !ok {
+			order = append(order, k.Reason)
+		}
+		byReason[k.Reason] = append(byReason[k.Reason], k.Path)
+	}
+	slices.Sort(order)
+	var b strings.Builder
+	fmt.Fprintf(&b, "accepted, no effect in clustersync (%d %s set to other than vCluster's default):", len(keys), plural(len(keys), "key"))
+	for _, r := range order {
+		fmt.Fprintf(&b, "\n  %s: %s", r, strings.Join(byReason[r], ", "))
+	}
+	return b.String()
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
 }

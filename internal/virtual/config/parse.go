@@ -48,11 +48,11 @@ func Parse(data []byte) (*Config, error) {
 		return nil, err
 	}
 	cfg := Default()
-	var d decoder
+	d := decoder{keys: vclusterKeys()}
 	switch tree.(type) {
 	case nil:
 	case map[string]any:
-		d.decode("", tree, reflect.ValueOf(cfg).Elem())
+		d.decode("", nil, tree, reflect.ValueOf(cfg).Elem(), d.keys.root)
 	default:
 		d.fail("", "expected an object at the top level, got %s", describeValue(tree))
 	}
@@ -67,6 +67,7 @@ func Parse(data []byte) (*Config, error) {
 	if err := joinFieldErrors(errs); err != nil {
 		return nil, err
 	}
+	cfg.noted = d.noted
 	return cfg, nil
 }
 
@@ -123,9 +124,14 @@ func prefixErrors(prefix string, err error) error {
 
 // decoder assigns a generic tree to a Go value by reflection, checking
 // every key and type against the json tags and field types, and collecting
-// a FieldError for each problem instead of stopping at the first.
+// a FieldError for each problem instead of stopping at the first. A key
+// that clustersync's types lack and a vCluster release has is accepted
+// and checked against vCluster's keys (vclusterValue), as is the content
+// of the sections kept as written.
 type decoder struct {
-	errs []*FieldError
+	keys  *VClusterKeys
+	errs  []*FieldError
+	noted []string // see Config.noted
 }
 
 // fail records a problem at path.
@@ -155,8 +161,10 @@ func isUnder(path, parent string) bool {
 }
 
 // decode assigns v, found at path, to dst. Objects are merged into the
-// struct or map already in dst; everything else replaces it.
-func (d *decoder) decode(path string, v any, dst reflect.Value) {
+// struct or map already in dst; everything else replaces it. segs are
+// path's keys (a key may have dots of its own); vc is the node of
+// vCluster's keys at path, nil where vCluster has none.
+func (d *decoder) decode(path string, segs []string, v any, dst reflect.Value, vc *keyNode) {
 	t := dst.Type()
 	if v == nil {
 		d.mismatch(path, t, v)
@@ -202,7 +210,7 @@ func (d *decoder) decode(path string, v any, dst reflect.Value) {
 		if !dst.IsNil() {
 			elem.Elem().Set(dst.Elem())
 		}
-		d.decode(path, v, elem.Elem())
+		d.decode(path, segs, v, elem.Elem(), vc)
 		dst.Set(elem)
 
 	case reflect.Struct:
@@ -223,14 +231,14 @@ func (d *decoder) decode(path string, v any, dst reflect.Value) {
 				setBy[index] = key
 			}
 			switch {
-			case !known && len(fields) == 0:
-				d.fail(keyPath(path, key), "unknown key (no keys are allowed here)")
+			case !known && vc.child(key) != nil:
+				d.vclusterValue(keyPath(path, key), with(segs, key), keyPath(path, key), obj[key], vc.child(key))
 			case !known:
-				d.fail(keyPath(path, key), "unknown key (known: %s)", strings.Join(slices.Sorted(maps.Keys(fields)), ", "))
+				d.unknownKey(path, key, slices.Concat(slices.Collect(maps.Keys(fields)), vc.names()))
 			case obj[key] == nil:
 				// null, or a key with nothing after it: keep the default.
 			default:
-				d.decode(keyPath(path, key), obj[key], dst.Field(index))
+				d.decode(keyPath(path, key), with(segs, key), obj[key], dst.Field(index), vc.child(key))
 			}
 		}
 
@@ -249,7 +257,7 @@ func (d *decoder) decode(path string, v any, dst reflect.Value) {
 			if old := dst.MapIndex(k); old.IsValid() {
 				elem.Set(old)
 			}
-			d.decode(entryPath(path, key), obj[key], elem)
+			d.decode(entryPath(path, key), with(segs, key), obj[key], elem, vc.child(key))
 			dst.SetMapIndex(k, elem)
 		}
 
@@ -261,12 +269,18 @@ func (d *decoder) decode(path string, v any, dst reflect.Value) {
 		}
 		items := reflect.MakeSlice(t, len(list), len(list))
 		for i, item := range list {
-			d.decode(indexPath(path, i), item, items.Index(i))
+			d.decode(indexPath(path, i), nil, item, items.Index(i), nil)
 		}
 		dst.Set(items)
 
 	case reflect.Interface:
-		// A section clustersync accepts as written (Config.NoEffect).
+		// A section clustersync accepts as written (Config.NoEffect),
+		// checked against vCluster's keys.
+		if vc != nil {
+			d.vclusterValue(path, segs, path, v, vc)
+		} else if !isZero(v) {
+			d.noted = append(d.noted, path)
+		}
 		dst.Set(reflect.ValueOf(v))
 
 	case reflect.Bool:

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/invopop/jsonschema"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -43,11 +44,60 @@ func Schema(sourceDir string) ([]byte, error) {
 	}
 	s := r.Reflect(&Config{})
 	s.ID = SchemaID
+	addVClusterKeys(s, s.Definitions, vclusterKeys().root)
 	out, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return nil, err
 	}
 	return append(out, '\n'), nil
+}
+
+// addVClusterKeys adds to the object schema s (its definition when it is
+// a $ref into defs) the keys of vCluster's node n that it lacks, so that
+// Helm accepts, before Parse checks them, the vCluster keys Parse accepts:
+// a leaf with its types, an object with any content. A definition shared
+// by several keys gets the vCluster keys of each (Parse tells them apart).
+func addVClusterKeys(s *jsonschema.Schema, defs jsonschema.Definitions, n *keyNode) {
+	if s == nil || n == nil {
+		return
+	}
+	if name, ok := strings.CutPrefix(s.Ref, "#/$defs/"); ok {
+		s = defs[name]
+	}
+	if s == nil || s.Properties == nil {
+		return // a map or a value kept as written: anything goes already
+	}
+	for _, key := range n.names() {
+		if key == "*" {
+			continue
+		}
+		child := n.children[key]
+		if p, ok := s.Properties.Get(key); ok {
+			addVClusterKeys(p, defs, child)
+			continue
+		}
+		s.Properties.Set(key, vclusterSchema(child))
+	}
+}
+
+// vclusterSchema is the schema of a vCluster key that clustersync's types
+// lack: its types when it is a leaf, else any object.
+func vclusterSchema(n *keyNode) *jsonschema.Schema {
+	desc := "A vCluster key clustersync accepts and does not act on."
+	if n.leaf == nil || len(n.leaf.Types) == 0 || len(n.children) > 0 {
+		if n.leaf == nil {
+			return &jsonschema.Schema{Type: "object", Description: desc}
+		}
+		return &jsonschema.Schema{Description: desc}
+	}
+	if len(n.leaf.Types) == 1 {
+		return &jsonschema.Schema{Type: n.leaf.Types[0], Description: desc}
+	}
+	var one []*jsonschema.Schema
+	for _, t := range n.leaf.Types {
+		one = append(one, &jsonschema.Schema{Type: t})
+	}
+	return &jsonschema.Schema{AnyOf: one, Description: desc}
 }
 
 func imageObjectSchema() *jsonschema.Schema {

@@ -23,8 +23,9 @@ type Config struct {
 
 	// The other top-level sections of vCluster's vcluster.yaml (0.2x,
 	// 0.3x): accepted as written, so that a vCluster file is usable
-	// unchanged, and not acted on. NoEffect lists what they set; their
-	// content is not checked.
+	// unchanged, and not acted on. Their content is checked against
+	// vCluster's keys (vcluster-keys.json); NoEffect lists what they set
+	// to other than vCluster's defaults.
 	ExportKubeConfig any `json:"exportKubeConfig,omitempty" config:"vcluster"`
 	Networking       any `json:"networking,omitempty" config:"vcluster"`
 	RBAC             any `json:"rbac,omitempty" config:"vcluster"`
@@ -40,6 +41,11 @@ type Config struct {
 	SleepMode        any `json:"sleepMode,omitempty" config:"vcluster"`
 	ServiceCIDR      any `json:"serviceCIDR,omitempty" config:"vcluster"`
 	Pro              any `json:"pro,omitempty" config:"vcluster"`
+
+	// noted are the paths of the vCluster keys Parse accepted that are set
+	// to a value no vCluster release gives them by default and that
+	// clustersync does not act on (NoEffect).
+	noted []string
 }
 
 // Sync describes how to sync resources from the virtual cluster to the host
@@ -402,7 +408,8 @@ type PatchLabels struct{}
 // ControlPlane configures the virtual cluster's control plane.
 type ControlPlane struct {
 	// The other keys of vCluster's controlPlane: accepted as written, not
-	// acted on. NoEffect lists what they set; their content is not checked.
+	// acted on. Their content is checked against vCluster's
+	// keys; NoEffect lists what they set to other than vCluster's defaults.
 	Distro         any `json:"distro,omitempty" config:"vcluster"`
 	CoreDNS        any `json:"coredns,omitempty" config:"vcluster"`
 	Service        any `json:"service,omitempty" config:"vcluster"`
@@ -431,8 +438,9 @@ type ControlPlaneAdvanced struct {
 	VirtualScheduler VirtualScheduler `json:"virtualScheduler"`
 
 	// The other keys of vCluster's controlPlane.advanced: accepted as
-	// written, not acted on. NoEffect lists what they set; their content
-	// is not checked.
+	// written, not acted on. Their content is checked against
+	// vCluster's keys; NoEffect lists what they set to other than
+	// vCluster's defaults.
 	DefaultImageRegistry   any `json:"defaultImageRegistry,omitempty" config:"vcluster"`
 	ServiceAccount         any `json:"serviceAccount,omitempty" config:"vcluster"`
 	WorkloadServiceAccount any `json:"workloadServiceAccount,omitempty" config:"vcluster"`
@@ -481,8 +489,8 @@ type ControlPlaneStatefulSet struct {
 	Resources Resources `json:"resources"`
 
 	// The other keys of vCluster's controlPlane.statefulSet: accepted as
-	// written, not acted on. NoEffect lists what they set; their content is
-	// not checked.
+	// written, not acted on. Their content is checked against vCluster's
+	// keys; NoEffect lists what they set to other than vCluster's defaults.
 	HighAvailability   any `json:"highAvailability,omitempty" config:"vcluster"`
 	Scheduling         any `json:"scheduling,omitempty" config:"vcluster"`
 	Security           any `json:"security,omitempty" config:"vcluster"`

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/clustersync/clustersync/internal/virtual/config"
 )
 
@@ -178,5 +180,47 @@ func TestValuesConformanceProfile(t *testing.T) {
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("the profile does not validate: %v", err)
+	}
+}
+
+// The values.yaml of each vCluster minor release from 0.20 on (its newest
+// patch), the file every `vcluster create` starts from, passes the chart's
+// schema and Parse, merges with the chart's values.yaml without a Helm
+// warning, and gives no note: it sets nothing to other than vCluster's
+// defaults.
+func TestValuesTakeEveryVClusterRelease(t *testing.T) {
+	k := config.VCluster()
+	newest := map[string]string{} // minor → newest release
+	for _, r := range k.Releases {
+		minor := strings.Join(strings.SplitN(r, ".", 3)[:2], ".")
+		newest[minor] = r
+	}
+	if len(newest) < 18 {
+		t.Fatalf("releases of %d minor versions, want 0.20 to 0.37", len(newest))
+	}
+	for _, r := range newest {
+		t.Run(r, func(t *testing.T) {
+			data, err := yaml.Marshal(k.Values(r))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := filepath.Join(t.TempDir(), "values.yaml")
+			if err := os.WriteFile(f, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var cfg *config.Config
+			warnings := helmWarnings(t, func() {
+				_, cfg, err = Values([]string{f}, nil)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if warnings != "" {
+				t.Errorf("Helm warned:\n%s", warnings)
+			}
+			if msg := cfg.NoEffectMessage(); msg != "" {
+				t.Errorf("note: %s", msg)
+			}
+		})
 	}
 }

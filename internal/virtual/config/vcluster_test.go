@@ -1,0 +1,200 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// setPath sets the dotted path p in the document doc to v.
+func setPath(doc map[string]any, p string, v any) { setKeys(doc, strings.Split(p, "."), v) }
+
+// setKeys sets the path of keys segs in the document doc to v.
+func setKeys(doc map[string]any, segs []string, v any) {
+	for _, s := range segs[:len(segs)-1] {
+		next, ok := doc[s].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			doc[s] = next
+		}
+		doc = next
+	}
+	doc[segs[len(segs)-1]] = v
+}
+
+// Every vCluster release's own values.yaml — the file each `vcluster
+// create` starts from — parses, and sets no key to other than its
+// defaults, so the note is empty.
+func TestVClusterReleaseValuesParse(t *testing.T) {
+	k := vclusterKeys()
+	if len(k.Releases) < 80 || k.Releases[0] != "v0.20.0" {
+		t.Fatalf("vcluster-keys.json holds releases %v, want v0.20.0 on", k.Releases)
+	}
+	for _, r := range k.Releases {
+		data, err := yaml.Marshal(k.Values(r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Parse(data)
+		if err != nil {
+			t.Errorf("vCluster %s values.yaml:\n%v", r, err)
+			continue
+		}
+		if msg := cfg.NoEffectMessage(); msg != "" {
+			t.Errorf("vCluster %s values.yaml: %s", r, msg)
+		}
+	}
+}
+
+// sample is a value of JSON Schema type typ.
+func sample(typ string) any {
+	switch typ {
+	case "boolean":
+		return true
+	case "integer":
+		return json.Number("1")
+	case "number":
+		return json.Number("1.5")
+	case "array":
+		return []any{}
+	case "object":
+		return map[string]any{}
+	}
+	return "x"
+}
+
+// Every key of every vCluster release, set alone to a value of each type
+// vCluster's schema allows it, is accepted: no "unknown key" and no type
+// error at its path (a value may still be refused for what it says, e.g.
+// an external etcd without an endpoint).
+func TestVClusterEveryKeyAccepted(t *testing.T) {
+	k := vclusterKeys()
+	refused := 0
+	for _, key := range k.Keys {
+		types := key.Types
+		if len(types) == 0 {
+			types = []string{"string"}
+		}
+		for _, typ := range types {
+			doc := map[string]any{}
+			p := strings.ReplaceAll(key.Path, "*", "x")
+			value := sample(typ)
+			// A string key with a default takes one of its defaults
+			// ("auto" of the true/false/"auto" switches).
+			for _, d := range k.defaults[strings.ReplaceAll(key.Path, ".", sep)] {
+				if str, ok := d.(string); ok && typ == "string" && str != "" {
+					value = str
+				}
+			}
+			setPath(doc, p, value)
+			data, err := json.Marshal(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Parse(data)
+			for _, e := range fieldErrors(err) {
+				if strings.Contains(e.Message, "unknown key") || strings.HasPrefix(e.Message, "expected ") {
+					refused++
+					t.Errorf("%s (%s, in %v) = %v: %v", key.Path, typ, key.In, value, e)
+				}
+			}
+		}
+	}
+	t.Logf("%d keys of %d releases (%s to %s) tried, %d refused", len(k.Keys), len(k.Releases), k.Releases[0], k.Releases[len(k.Releases)-1], refused)
+}
+
+// fieldErrors is the FieldErrors err joins.
+func fieldErrors(err error) []*FieldError {
+	var out []*FieldError
+	if multi, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range multi.Unwrap() {
+			out = append(out, fieldErrors(e)...)
+		}
+		return out
+	}
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		out = append(out, fe)
+	}
+	return out
+}
+
+// Keys clustersync's types lack are checked against vCluster's: a typo is
+// refused with the key meant, a value of the wrong type with vCluster's
+// types; a vCluster key is accepted and, set to other than vCluster's
+// default, noted once (a map once, not each entry) with why.
+func TestVClusterKeysCheckedAndNoted(t *testing.T) {
+	tests := []struct {
+		name, file string
+		errs       []string      // each error's text, in order; none when nil
+		noted      []NoEffectKey // when errs is nil
+	}{
+		{
+			name: "a typo inside a section kept as written",
+			file: "exportKubeConfig: {contxt: my-vcluster}\n",
+			errs: []string{"exportKubeConfig.contxt: unknown key; did you mean context? (known: additionalSecrets, context, insecure, secret, server, serviceAccount)"},
+		},
+		{
+			name: "a typo in a section of clustersync's types, among vCluster's keys",
+			file: "controlPlane:\n  tlsRoot: {enabled: true}\n",
+			errs: []string{"controlPlane.tlsRoot: unknown key; did you mean tlsRoute? (known: "},
+		},
+		{
+			name: "a wrong type inside a section kept as written",
+			file: "exportKubeConfig: {context: 5}\n",
+			errs: []string{"exportKubeConfig.context: expected string, got number 5"},
+		},
+		{
+			name: "a vCluster key of 0.3x beside clustersync's own",
+			file: "controlPlane:\n  tlsRoute: {enabled: true}\n  statefulSet: {hostAliases: [{ip: 10.0.0.1, hostnames: [a]}]}\n",
+			noted: []NoEffectKey{
+				{"controlPlane.statefulSet.hostAliases", ReasonNotYet},
+				{"controlPlane.tlsRoute.enabled", ReasonNotYet},
+			},
+		},
+		{
+			name:  "a map is noted once",
+			file:  "controlPlane:\n  ingress: {annotations: {a: b, c.example.com/d: e}}\n",
+			noted: []NoEffectKey{{"controlPlane.ingress.annotations", ReasonNotYet}},
+		},
+		{
+			name: "reasons",
+			file: "platform: {apiKey: {secretName: key}}\ncontrolPlane:\n  distro: {k3s: {enabled: true}}\ntelemetry: {enabled: true}\n",
+			noted: []NoEffectKey{
+				{"controlPlane.distro.k3s.enabled", ReasonDistro},
+				{"platform.apiKey.secretName", ReasonPlatform},
+			},
+		},
+		{
+			name: "vCluster's defaults and what clustersync does anyway are not noted",
+			file: "controlPlane:\n  distro: {k8s: {enabled: true}}\n  ingress: {enabled: false, pathType: ImplementationSpecific}\ntelemetry: {enabled: false}\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Parse([]byte(tt.file))
+			if tt.errs != nil {
+				fes := fieldErrors(err)
+				if len(fes) != len(tt.errs) {
+					t.Fatalf("errors %v, want %d", err, len(tt.errs))
+				}
+				for i, want := range tt.errs {
+					if !strings.HasPrefix(fes[i].Error(), want) {
+						t.Errorf("error %d:\n got %s\nwant %s…", i, fes[i], want)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.NoEffect(); !slices.Equal(got, tt.noted) {
+				t.Errorf("NoEffect:\n got %q\nwant %q", got, tt.noted)
+			}
+		})
+	}
+}
