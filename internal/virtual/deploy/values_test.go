@@ -31,6 +31,28 @@ func helmWarnings(t *testing.T, fn func()) string {
 	return buf.String()
 }
 
+// valuesOfFile runs Values on a file holding data and returns the
+// configuration; an error or a Helm warning fails t.
+func valuesOfFile(t *testing.T, data []byte) *config.Config {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "values.yaml")
+	if err := os.WriteFile(f, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var cfg *config.Config
+	var err error
+	warnings := helmWarnings(t, func() {
+		_, cfg, err = Values([]string{f}, nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if warnings != "" {
+		t.Errorf("Helm warned:\n%s", warnings)
+	}
+	return cfg
+}
+
 // A vCluster file is taken as the pod will read it: its patches, in either
 // spelling, and its image, as a string or an object, merge with the chart's
 // values.yaml without a conflict and without a Helm warning, and the
@@ -61,20 +83,7 @@ func TestValuesTakeAVClusterFile(t *testing.T) {
 		{"only the image, as an object", "sync:\n  toHost:\n    pods:\n      rewriteHosts:\n        initContainer:\n          image: {registry: r.example.com, repository: alpine, tag: \"3\"}\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := filepath.Join(t.TempDir(), "vcluster.yaml")
-			if err := os.WriteFile(f, []byte(tt.file), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			var cfg *config.Config
-			warnings := helmWarnings(t, func() {
-				_, cfg, err = Values([]string{f}, nil)
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if warnings != "" {
-				t.Errorf("Helm warned:\n%s", warnings)
-			}
+			cfg := valuesOfFile(t, []byte(tt.file))
 			if !strings.HasPrefix(tt.name, "only") {
 				if want == nil {
 					want = cfg
@@ -204,21 +213,7 @@ func TestValuesTakeEveryVClusterRelease(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := filepath.Join(t.TempDir(), "values.yaml")
-			if err := os.WriteFile(f, data, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			var cfg *config.Config
-			warnings := helmWarnings(t, func() {
-				_, cfg, err = Values([]string{f}, nil)
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if warnings != "" {
-				t.Errorf("Helm warned:\n%s", warnings)
-			}
-			if msg := cfg.NoEffectMessage(); msg != "" {
+			if msg := valuesOfFile(t, data).NoEffectMessage(); msg != "" {
 				t.Errorf("note: %s", msg)
 			}
 		})
