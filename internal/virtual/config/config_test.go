@@ -583,6 +583,10 @@ func TestValidate(t *testing.T) {
 			c.ControlPlane.Advanced.VirtualScheduler.Enabled = true
 			c.Sync.FromHost.Nodes.Enabled = true
 		}, ""},
+		{"three replicas", func(c *Config) { c.ControlPlane.StatefulSet.HighAvailability.Replicas = 3 },
+			"controlPlane.statefulSet.highAvailability.replicas: 3: clustersync runs one control plane pod; a highly available control plane is not implemented yet"},
+		{"no replica", func(c *Config) { c.ControlPlane.StatefulSet.HighAvailability.Replicas = 0 },
+			"controlPlane.statefulSet.highAvailability.replicas: 0: clustersync runs one control plane pod; to stop it, run clustersync virtual pause"},
 		{"disabled external is not checked", func(c *Config) {
 			c.ControlPlane.BackingStore.Etcd.External.Endpoint = "not a URL"
 		}, ""},

@@ -88,6 +88,7 @@ func Default() *Config {
 					Limits:   map[string]resource.Quantity{"memory": resource.MustParse("2Gi")},
 					Requests: map[string]resource.Quantity{"cpu": resource.MustParse("200m"), "memory": resource.MustParse("256Mi")},
 				},
+				HighAvailability: HighAvailability{Replicas: 1},
 			},
 			Proxy: ControlPlaneProxy{ExtraSANs: []string{}},
 		},

@@ -487,11 +487,13 @@ type ControlPlaneStatefulSet struct {
 	Persistence Persistence `json:"persistence"`
 	// Resources are the syncer container's requests and limits.
 	Resources Resources `json:"resources"`
+	// HighAvailability is the number of control plane pods: one, until a
+	// highly available control plane exists.
+	HighAvailability HighAvailability `json:"highAvailability"`
 
 	// The other keys of vCluster's controlPlane.statefulSet: accepted as
 	// written, not acted on. Their content is checked against vCluster's
 	// keys; NoEffect lists what they set to other than vCluster's defaults.
-	HighAvailability   any `json:"highAvailability,omitempty" config:"vcluster"`
 	Scheduling         any `json:"scheduling,omitempty" config:"vcluster"`
 	Security           any `json:"security,omitempty" config:"vcluster"`
 	Probes             any `json:"probes,omitempty" config:"vcluster"`
@@ -505,6 +507,22 @@ type ControlPlaneStatefulSet struct {
 	EnableServiceLinks any `json:"enableServiceLinks,omitempty" config:"vcluster"`
 	DNSConfig          any `json:"dnsConfig,omitempty" config:"vcluster"`
 	DNSPolicy          any `json:"dnsPolicy,omitempty" config:"vcluster"`
+}
+
+// HighAvailability is vCluster's controlPlane.statefulSet.highAvailability.
+type HighAvailability struct {
+	// Replicas is the number of control plane pods. clustersync runs one
+	// and refuses any other number: more would be one in silence, as no
+	// highly available control plane exists yet, and none is `virtual
+	// pause`'s job.
+	Replicas int `json:"replicas"`
+
+	// vCluster's leader-election timings of its replicas: accepted, not
+	// acted on (NoEffect lists what they set to other than vCluster's
+	// defaults).
+	LeaseDuration any `json:"leaseDuration,omitempty" config:"vcluster"`
+	RenewDeadline any `json:"renewDeadline,omitempty" config:"vcluster"`
+	RetryPeriod   any `json:"retryPeriod,omitempty" config:"vcluster"`
 }
 
 // Image names a container image as registry/repository:tag.

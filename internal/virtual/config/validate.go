@@ -17,7 +17,8 @@ import (
 // /etc/hosts rewrite has an init container image; the control plane's
 // image has a repository, its pull policy is one Kubernetes knows, its
 // claim size is positive and every extra SAN is a host name or an IP; the
-// virtual scheduler has real nodes to place pods on. All problems are
+// virtual scheduler has real nodes to place pods on; the control plane has
+// one replica (controlPlane.statefulSet.highAvailability.replicas). All problems are
 // returned as FieldErrors joined with errors.Join, sorted by path.
 func (c *Config) Validate() error {
 	return joinFieldErrors(c.validate())
@@ -49,6 +50,13 @@ func (c *Config) validate() []*FieldError {
 		if b.burst < 1 {
 			fail(b.path, "must be at least 1, got %d", b.burst)
 		}
+	}
+
+	switch n := c.ControlPlane.StatefulSet.HighAvailability.Replicas; {
+	case n > 1:
+		fail("controlPlane.statefulSet.highAvailability.replicas", "%d: clustersync runs one control plane pod; a highly available control plane is not implemented yet, so more replicas are refused rather than run as one", n)
+	case n < 1:
+		fail("controlPlane.statefulSet.highAvailability.replicas", "%d: clustersync runs one control plane pod; to stop it, run clustersync virtual pause", n)
 	}
 
 	const etcdPath = "controlPlane.backingStore.etcd"
