@@ -355,7 +355,7 @@ func (w *keyWalker) addVCluster(g *keyGroup, path []segment, prop *schemaNode) {
 		g.rows[n-1].keys = append(g.rows[n-1].keys, key)
 		return
 	}
-	g.rows = append(g.rows, &keyRow{keys: []string{key}, segments: path, typ: "any (not checked)",
+	g.rows = append(g.rows, &keyRow{keys: []string{key}, segments: path, typ: "as in vCluster",
 		def: none, status: statusNoEffect, desc: firstSentence(prop.Description)})
 }
 
