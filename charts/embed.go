@@ -53,15 +53,16 @@ func Load(name string) (*chart.Chart, error) {
 	return c, nil
 }
 
-// Render returns the manifests that `helm template RELEASE CHART -n
-// NAMESPACE` prints for embedded chart name with vals, keyed "Kind/name"
+// Template returns what `helm template RELEASE CHART -n NAMESPACE` prints
+// for embedded chart name with vals: its manifests, each after a "---" and
+// a "# Source: CHART/templates/FILE" line, in Helm's install order
 // (Kubernetes v1.37 as the target; no cluster is asked, so lookups find
-// nothing). It returns the chart's rendering error, or one naming a
-// manifest that is not YAML.
-func Render(name, release, namespace string, vals map[string]any) (map[string]string, error) {
+// nothing). It returns the chart's rendering error, or one of the values
+// against the chart's values.schema.json.
+func Template(name, release, namespace string, vals map[string]any) (string, error) {
 	c, err := Load(name)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	in := action.NewInstall(&action.Configuration{})
 	in.DryRun, in.ClientOnly, in.Replace = true, true, true
@@ -69,10 +70,20 @@ func Render(name, release, namespace string, vals map[string]any) (map[string]st
 	in.KubeVersion = &chartutil.KubeVersion{Version: "v1.37.0", Major: "1", Minor: "37"}
 	rel, err := in.Run(c, vals)
 	if err != nil {
-		return nil, fmt.Errorf("helm template %s: %w", name, err)
+		return "", fmt.Errorf("helm template %s: %w", name, err)
+	}
+	return rel.Manifest, nil
+}
+
+// Render returns the manifests of Template keyed "Kind/name". It returns
+// Template's errors, or one naming a manifest that is not YAML.
+func Render(name, release, namespace string, vals map[string]any) (map[string]string, error) {
+	manifest, err := Template(name, release, namespace, vals)
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]string{}
-	for _, m := range releaseutil.SplitManifests(rel.Manifest) {
+	for _, m := range releaseutil.SplitManifests(manifest) {
 		var meta struct {
 			Kind     string
 			Metadata struct{ Name string }

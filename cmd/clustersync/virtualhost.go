@@ -89,7 +89,7 @@ func newVirtualCreateCommand() *cobra.Command {
 	var o struct {
 		namespace, hostKubeconfig, configFile, kubeconfigOut string
 		files, sets                                          []string
-		local, connect                                       bool
+		local, connect, dryRun                               bool
 		timeout                                              time.Duration
 	}
 	cmd := &cobra.Command{
@@ -119,6 +119,9 @@ docs/configuration.md; a vcluster.yaml for vCluster 0.2x/0.3x works as it is)
 and --set KEY=VALUE, as helm takes them. Unknown keys and wrong types are
 refused with their path before anything is installed, and so is whatever the
 control plane pod would refuse in the chart's values merged with them.
+--dry-run stops there, with no host: it prints the note to standard error and
+the objects create would install to standard output (as helm template does),
+and exits 1 on a refusal — the check to run on a vcluster.yaml in CI.
 
 While it waits (--timeout), create prints every 5 s which containers are
 starting, and stops at once when the pod cannot start without a change (an
@@ -155,6 +158,9 @@ The host is --host-kubeconfig, else $KUBECONFIG, else the local host of
 			vals, cfg, err := deploy.Values(o.files, o.sets)
 			if err != nil {
 				return err
+			}
+			if o.dryRun {
+				return dryRun(cmd, name, hostNamespace(name, o.namespace), vals, cfg)
 			}
 			if msg := cfg.NoEffectMessage(); msg != "" {
 				fmt.Fprintln(out, "Note: "+msg)
@@ -215,7 +221,24 @@ The host is --host-kubeconfig, else $KUBECONFIG, else the local host of
 	f.BoolVar(&o.connect, "connect", true, "add a kube context for the virtual cluster and make it current")
 	f.StringVar(&o.kubeconfigOut, "kubeconfig-out", "", "kubeconfig file connect writes the context to (default $KUBECONFIG, else ~/.kube/config)")
 	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long to wait for the control plane to become ready")
+	f.BoolVar(&o.dryRun, "dry-run", false, "check the values as create does and print the objects it would install, without a host")
 	return cmd
+}
+
+// dryRun is `virtual create|upgrade --dry-run`: the values were checked
+// as for a real run (deploy.Values); it prints the note to standard error
+// and the objects the chart would install to standard output, so that the
+// output can go to a file or to kubectl as it is.
+func dryRun(cmd *cobra.Command, name, namespace string, vals map[string]any, cfg *config.Config) error {
+	manifest, err := deploy.Template(name, namespace, vals)
+	if err != nil {
+		return err
+	}
+	if msg := cfg.NoEffectMessage(); msg != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), "Note: "+msg)
+	}
+	_, err = fmt.Fprint(cmd.OutOrStdout(), manifest)
+	return err
 }
 
 // createLocal is `virtual create --local`: the control plane as processes
@@ -620,6 +643,7 @@ func newVirtualUpgradeCommand() *cobra.Command {
 		namespace, hostKubeconfig string
 		files, sets               []string
 		timeout                   time.Duration
+		dryRun                    bool
 	}
 	cmd := &cobra.Command{
 		Use:   "upgrade NAME",
@@ -630,7 +654,8 @@ vc-NAME): ` + "`helm upgrade`" + ` of its release with the embedded chart and th
 replace the old ones entirely (what they leave out takes the chart's
 default), as ` + "`helm upgrade`" + ` without --reuse-values does: give the whole
 configuration. The control plane pod is replaced (its data stays on its
-claim) and upgrade waits until the new one is ready. At its start the syncer
+claim) and upgrade waits until the new one is ready. --dry-run only checks
+the values and prints the objects upgrade would install (no host is asked). At its start the syncer
 deletes the host copies of the kinds the new configuration switches off.
 
 Virtual clusters made with --local are not upgraded: edit
@@ -641,6 +666,9 @@ $CLUSTERSYNC_HOME/virtual/NAME/config.yaml, then virtual stop and start.`,
 			vals, cfg, err := deploy.Values(o.files, o.sets)
 			if err != nil {
 				return err
+			}
+			if o.dryRun {
+				return dryRun(cmd, name, hostNamespace(name, o.namespace), vals, cfg)
 			}
 			if msg := cfg.NoEffectMessage(); msg != "" {
 				fmt.Fprintln(out, "Note: "+msg)
@@ -675,6 +703,7 @@ $CLUSTERSYNC_HOME/virtual/NAME/config.yaml, then virtual stop and start.`,
 	f.StringArrayVarP(&o.files, "values", "f", nil, "values file: the configuration file format (repeatable; later files win)")
 	f.StringArrayVar(&o.sets, "set", nil, "set a value, e.g. --set sync.toHost.ingresses.enabled=true (repeatable)")
 	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long to wait for the new control plane to become ready")
+	f.BoolVar(&o.dryRun, "dry-run", false, "check the values as upgrade does and print the objects it would install, without a host")
 	return cmd
 }
 

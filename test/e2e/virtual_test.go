@@ -3,8 +3,10 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,10 +15,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/clustersync/clustersync/internal/testenv"
+	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/instance"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 	"github.com/clustersync/clustersync/test/internal/harness"
@@ -279,4 +285,64 @@ func itemsOf(list client.ObjectList) []string {
 		}
 	}
 	return names
+}
+
+// `virtual create --dry-run` is the check to run on a vcluster.yaml in CI:
+// with no host at all, the values.yaml of vCluster's newest release passes
+// and the objects create would install come out on standard output as
+// YAML (the StatefulSet in the host namespace among them), with no note;
+// a file the control plane would refuse exits 1 with the reason, and
+// nothing on standard output; upgrade --dry-run checks the same way.
+func TestVirtualDryRun(t *testing.T) {
+	k := config.VCluster()
+	newest := k.Releases[len(k.Releases)-1]
+	data, err := yaml.Marshal(k.Values(newest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "vcluster.yaml")
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "no-such-kubeconfig")
+	for _, verb := range []string{"create", "upgrade"} {
+		start := time.Now()
+		stdout, stderr, code := tests.Output("virtual", verb, "team-a", "-f", file, "--dry-run", "--host-kubeconfig", missing)
+		t.Logf("virtual %s --dry-run of vCluster %s's values.yaml: %.2f s", verb, newest, time.Since(start).Seconds())
+		if code != 0 || stderr != "" {
+			t.Fatalf("virtual %s --dry-run: exit %d, stderr:\n%s", verb, code, stderr)
+		}
+		var kinds []string
+		dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(stdout), 4096)
+		for {
+			var obj unstructured.Unstructured
+			if err := dec.Decode(&obj.Object); err != nil {
+				if err != io.EOF {
+					t.Fatalf("virtual %s --dry-run: standard output is not YAML: %v\n%s", verb, err, stdout)
+				}
+				break
+			}
+			if obj.Object == nil {
+				continue
+			}
+			kinds = append(kinds, obj.GetKind()+"/"+obj.GetName())
+			if obj.GetKind() == "StatefulSet" && (obj.GetName() != "team-a" || obj.GetNamespace() != "vc-team-a") {
+				t.Errorf("StatefulSet %s/%s, want vc-team-a/team-a", obj.GetNamespace(), obj.GetName())
+			}
+		}
+		if !slices.Contains(kinds, "StatefulSet/team-a") || !slices.Contains(kinds, "Service/team-a") {
+			t.Errorf("virtual %s --dry-run printed %v", verb, kinds)
+		}
+	}
+
+	bad := filepath.Join(t.TempDir(), "ha.yaml")
+	if err := os.WriteFile(bad, []byte("controlPlane:\n  statefulSet:\n    highAvailability: {replicas: 3}\nexportKubeConfig: {contxt: team-a}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := tests.Output("virtual", "create", "team-a", "-f", bad, "--dry-run")
+	if code != 1 || stdout != "" ||
+		!strings.Contains(stderr, "controlPlane.statefulSet.highAvailability.replicas: 3: clustersync runs one control plane pod") ||
+		!strings.Contains(stderr, "exportKubeConfig.contxt: unknown key; did you mean context?") {
+		t.Errorf("a refused file: exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/clustersync/clustersync/charts"
 	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/runner"
 )
 
 // ChartName is the name in the chart's Chart.yaml; releases of other charts
@@ -32,11 +33,13 @@ func Chart() (*chart.Chart, error) { return charts.Load(ChartName) }
 // will read: it renders the chart with them (charts.Render, Helm's own
 // merge with the chart's values.yaml and its templates) and parses the
 // configuration file the chart writes for the pod (ConfigFile) with
-// config.Parse, the code the pod runs. So whatever the pod would refuse is
-// refused here, before anything is installed: unknown keys and wrong types
-// are errors naming their path, a template that fails is an error naming
-// the chart. It returns the values to install (the user's, unmerged, as
-// Helm takes them) and the configuration they mean.
+// config.Parse and runner.CheckConfig, the code the pod runs at its start.
+// So whatever the pod would refuse is refused here, before anything is
+// installed: unknown keys and wrong types are errors naming their path, as
+// are patches that do not compile and settings clustersync cannot honour; a
+// template that fails is an error naming the chart. It returns the values
+// to install (the user's, unmerged, as Helm takes them) and the
+// configuration they mean.
 func Values(files, sets []string) (map[string]any, *config.Config, error) {
 	opts := values.Options{ValueFiles: files, Values: sets}
 	vals, err := opts.MergeValues(getter.Providers{})
@@ -60,7 +63,17 @@ func Values(files, sets []string) (map[string]any, *config.Config, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("values merged with the chart's values.yaml (the configuration file the control plane pod reads): %w", err)
 	}
+	if err := runner.CheckConfig(cfg); err != nil {
+		return nil, nil, fmt.Errorf("values: %w", err)
+	}
 	return vals, cfg, nil
+}
+
+// Template returns the manifests that installing virtual cluster name in
+// host namespace namespace with vals would create, as `helm template`
+// prints them (charts.Template).
+func Template(name, namespace string, vals map[string]any) (string, error) {
+	return charts.Template(ChartName, name, namespace, vals)
 }
 
 // checkRelease is the release name ConfigFile renders the chart as; the

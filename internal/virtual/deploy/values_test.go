@@ -129,6 +129,23 @@ func TestValuesRefuseBothSpellings(t *testing.T) {
 	}
 }
 
+// What the syncer refuses at its start (runner.CheckConfig), Values
+// refuses: a toleration it cannot parse, a patch that does not compile.
+func TestValuesRefuseWhatTheSyncerRefuses(t *testing.T) {
+	for file, want := range map[string]string{
+		"sync:\n  toHost:\n    pods:\n      enforceTolerations: [\"=v:NoSchedule\"]\n": "sync.toHost.pods.enforceTolerations[0]",
+		"sync:\n  toHost:\n    services:\n      patches: [{path: metadata.annotations.a, expression: \"value +\"}]\n": "sync.toHost.services.patches[0]",
+	} {
+		f := filepath.Join(t.TempDir(), "vcluster.yaml")
+		if err := os.WriteFile(f, []byte(file), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := Values([]string{f}, nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err %v, want one naming %s", file, err, want)
+		}
+	}
+}
+
 // ConfigFile is what the chart writes for the pod: the chart's values.yaml
 // with the given values merged in by Helm.
 func TestConfigFile(t *testing.T) {

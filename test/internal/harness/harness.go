@@ -93,6 +93,22 @@ func (h Home) Run(args ...string) (string, error) {
 	return string(out), err
 }
 
+// Output runs clustersync with args in h, as Run does, and returns its
+// standard output and standard error apart, and its exit code (-1 when it
+// did not exit).
+func (h Home) Output(args ...string) (stdout, stderr string, code int) {
+	cmd := exec.Command(h.Exe, args...)
+	cmd.Env = append(os.Environ(), "CLUSTERSYNC_HOME="+h.Dir, "KUBECONFIG=")
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	_ = cmd.Run()
+	code = -1
+	if cmd.ProcessState != nil {
+		code = cmd.ProcessState.ExitCode()
+	}
+	return o.String(), e.String(), code
+}
+
 // MustRun is Run, failing t (with the output) when the command fails.
 func (h Home) MustRun(t testing.TB, args ...string) string {
 	t.Helper()
