@@ -133,7 +133,7 @@ func TestValuesRefuseBothSpellings(t *testing.T) {
 // refuses: a toleration it cannot parse, a patch that does not compile.
 func TestValuesRefuseWhatTheSyncerRefuses(t *testing.T) {
 	for file, want := range map[string]string{
-		"sync:\n  toHost:\n    pods:\n      enforceTolerations: [\"=v:NoSchedule\"]\n": "sync.toHost.pods.enforceTolerations[0]",
+		"sync:\n  toHost:\n    pods:\n      enforceTolerations: [\"=v:NoSchedule\"]\n":                                "sync.toHost.pods.enforceTolerations[0]",
 		"sync:\n  toHost:\n    services:\n      patches: [{path: metadata.annotations.a, expression: \"value +\"}]\n": "sync.toHost.services.patches[0]",
 	} {
 		f := filepath.Join(t.TempDir(), "vcluster.yaml")
