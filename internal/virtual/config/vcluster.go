@@ -407,3 +407,59 @@ func dottedPath(path string) string {
 func with(segs []string, key string) []string {
 	return append(slices.Clip(segs), key)
 }
+
+// KeyStatus is what clustersync does with one vCluster key.
+type KeyStatus struct {
+	// Path is the key's path, as VClusterKey.Path.
+	Path string
+	// Reason is "" when the key takes effect in clustersync, else why it
+	// has none (one of the Reason constants of noeffect.go).
+	Reason string
+}
+
+// Statuses returns what clustersync does with every key of vCluster
+// release (a tag of Releases), sorted by path: a key that reaches a field
+// of clustersync's configuration types takes effect; any other (a vCluster
+// section kept as written, a key the types lack) is accepted and has
+// none, for the reason NoEffect would give. It returns nil for a release
+// not in Releases.
+func (k *VClusterKeys) Statuses(release string) []KeyStatus {
+	if !slices.Contains(k.Releases, release) {
+		return nil
+	}
+	reasons := noEffectReasons()
+	var out []KeyStatus
+	for _, key := range k.Keys {
+		if !has(k.Releases, key.In, release) {
+			continue
+		}
+		s := KeyStatus{Path: key.Path}
+		if !typed(reflect.TypeFor[Config](), strings.Split(key.Path, ".")) {
+			s.Reason = reasonFor(key.Path, reasons)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// typed tells whether the path of keys segs ("*" for a map entry) leads
+// through the configuration type t to a field of clustersync's own, not a
+// vCluster section kept as written.
+func typed(t reflect.Type, segs []string) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case len(segs) == 0:
+		return t.Kind() != reflect.Interface
+	case t.Kind() == reflect.Map:
+		return typed(t.Elem(), segs[1:])
+	case t.Kind() != reflect.Struct:
+		return false
+	}
+	index, ok := jsonFields(t)[segs[0]]
+	if !ok || t.Field(index).Tag.Get("config") == "vcluster" {
+		return false
+	}
+	return typed(t.Field(index).Type, segs[1:])
+}

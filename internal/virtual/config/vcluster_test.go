@@ -198,3 +198,38 @@ func TestVClusterKeysCheckedAndNoted(t *testing.T) {
 		})
 	}
 }
+
+// Statuses follows the types: a key of clustersync's types takes effect, a
+// key inside a section kept as written or one the types lack has the
+// reason NoEffect gives; no key of the newest release is left out.
+func TestVClusterStatuses(t *testing.T) {
+	k := vclusterKeys()
+	newest := k.Releases[len(k.Releases)-1]
+	got := map[string]string{}
+	for _, s := range k.Statuses(newest) {
+		got[s.Path] = s.Reason
+	}
+	for path, want := range map[string]string{
+		"sync.toHost.pods.enabled":                                "",
+		"sync.toHost.customResources.*.enabled":                   "",
+		"controlPlane.statefulSet.highAvailability.replicas":      "",
+		"controlPlane.statefulSet.highAvailability.leaseDuration": ReasonNotYet,
+		"controlPlane.tlsRoute.enabled":                           ReasonNotYet,
+		"privateNodes.enabled":                                    ReasonOwnNodes,
+		"exportKubeConfig.context":                                ReasonNotYet,
+		"platform.apiKey.secretName":                              ReasonPlatform,
+	} {
+		if r, ok := got[path]; !ok || r != want {
+			t.Errorf("%s: reason %q (listed %v), want %q", path, r, ok, want)
+		}
+	}
+	n := 0
+	for _, key := range k.Keys {
+		if has(k.Releases, key.In, newest) {
+			n++
+		}
+	}
+	if len(got) != n {
+		t.Errorf("%d statuses, want one per key of %s, %d", len(got), newest, n)
+	}
+}

@@ -578,13 +578,17 @@ func firstSentence(s string) string {
 // spliceKeys returns doc with the text between its key table markers
 // replaced by table. It returns an error unless doc holds each marker
 // once, on a line of its own, the begin marker first.
-func spliceKeys(doc, table string) (string, error) {
-	_, afterBegin := markerLine(doc, beginKeys)
-	end, _ := markerLine(doc, endKeys)
-	if afterBegin < 0 || end < 0 || end < afterBegin {
-		return "", fmt.Errorf("the key table's markers are missing, repeated or out of order; want once each, in this order, the lines\n%s\n%s", beginKeys, endKeys)
+func spliceKeys(doc, table string) (string, error) { return splice(doc, beginKeys, endKeys, table) }
+
+// splice returns doc with text between the lines begin and end, which must
+// each be in doc once, begin first.
+func splice(doc, begin, end, text string) (string, error) {
+	_, afterBegin := markerLine(doc, begin)
+	endAt, _ := markerLine(doc, end)
+	if afterBegin < 0 || endAt < 0 || endAt < afterBegin {
+		return "", fmt.Errorf("the generated table's markers are missing, repeated or out of order; want once each, in this order, the lines\n%s\n%s", begin, end)
 	}
-	return doc[:afterBegin] + "\n" + table + "\n" + doc[end:], nil
+	return doc[:afterBegin] + "\n" + text + "\n" + doc[endAt:], nil
 }
 
 // markerLine returns the offsets in doc of the start of the line that is

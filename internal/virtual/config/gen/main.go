@@ -7,6 +7,12 @@
 //	<!-- BEGIN GENERATED: keys (go generate ./internal/virtual/config) -->
 //	<!-- END GENERATED: keys -->
 //
+// and the table of every key of vCluster's newest release with what
+// clustersync does with it (vclusterTable) between the lines
+//
+//	<!-- BEGIN GENERATED: vcluster-keys (go generate ./internal/virtual/config) -->
+//	<!-- END GENERATED: vcluster-keys -->
+//
 // leaving the rest of FILE as it is. `go generate ./internal/virtual/config`
 // runs it from the package's folder, for
 // charts/virtual-cluster/values.schema.json and docs/configuration.md.
@@ -61,11 +67,20 @@ func run(schemaOut, docs string) error {
 }
 
 // docsWithKeys returns doc, a Markdown file, with the key table of schema
-// (config.Schema's output) between its markers.
+// (config.Schema's output) between its markers, and the table of the keys
+// of vCluster's newest release between theirs.
 func docsWithKeys(schema []byte, doc string) (string, error) {
 	table, err := keyTable(schema)
 	if err != nil {
 		return "", err
 	}
-	return spliceKeys(doc, table)
+	if doc, err = spliceKeys(doc, table); err != nil {
+		return "", err
+	}
+	k := config.VCluster()
+	table, err = vclusterTable(k, k.Releases[len(k.Releases)-1])
+	if err != nil {
+		return "", err
+	}
+	return splice(doc, beginVCluster, endVCluster, table)
 }
