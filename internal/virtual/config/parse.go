@@ -237,6 +237,8 @@ func (d *decoder) decode(path string, segs []string, v any, dst reflect.Value, v
 				d.unknownKey(path, key, slices.Concat(slices.Collect(maps.Keys(fields)), vc.names()))
 			case obj[key] == nil:
 				// null, or a key with nothing after it: keep the default.
+			case t.Field(index).Tag.Get("config") == "vcluster":
+				d.kept(keyPath(path, key), with(segs, key), obj[key], dst.Field(index), vc.child(key))
 			default:
 				d.decode(keyPath(path, key), with(segs, key), obj[key], dst.Field(index), vc.child(key))
 			}
@@ -274,13 +276,7 @@ func (d *decoder) decode(path string, segs []string, v any, dst reflect.Value, v
 		dst.Set(items)
 
 	case reflect.Interface:
-		// A section clustersync accepts as written (Config.NoEffect),
-		// checked against vCluster's keys.
-		if vc != nil {
-			d.vclusterValue(path, segs, path, v, vc)
-		} else if !isZero(v) {
-			d.noted = append(d.noted, path)
-		}
+		// An object as Kubernetes writes it, which clustersync passes on.
 		dst.Set(reflect.ValueOf(v))
 
 	case reflect.Bool:
@@ -332,6 +328,19 @@ func (d *decoder) decode(path string, segs []string, v any, dst reflect.Value, v
 	default:
 		panic(fmt.Sprintf("config: no decoding for %s at %q", t, path))
 	}
+}
+
+// kept keeps v, found at path, in dst, a field of a vCluster section that
+// clustersync accepts as written (tagged config:"vcluster"): checked
+// against vCluster's keys at vc and noted where it sets other than
+// vCluster's defaults (Config.NoEffect).
+func (d *decoder) kept(path string, segs []string, v any, dst reflect.Value, vc *keyNode) {
+	if vc != nil {
+		d.vclusterValue(path, segs, path, v, vc)
+	} else if !isZero(v) {
+		d.noted = append(d.noted, path)
+	}
+	dst.Set(reflect.ValueOf(v))
 }
 
 // wholeNumber tells whether n is a whole number, in integer (16) or

@@ -170,6 +170,10 @@ func TestVClusterKeysCheckedAndNoted(t *testing.T) {
 			},
 		},
 		{
+			name: "an object clustersync passes on to Kubernetes is not noted",
+			file: "policies:\n  resourceQuota:\n    scopeSelector: {matchExpressions: [{scopeName: PriorityClass, operator: Exists}]}\n",
+		},
+		{
 			name: "vCluster's defaults and what clustersync does anyway are not noted",
 			file: "controlPlane:\n  distro: {k8s: {enabled: true}}\n  ingress: {enabled: false, pathType: ImplementationSpecific}\ntelemetry: {enabled: false}\n",
 		},
