@@ -490,6 +490,15 @@ type ControlPlaneStatefulSet struct {
 	// HighAvailability is the number of control plane pods: one, until a
 	// highly available control plane exists.
 	HighAvailability HighAvailability `json:"highAvailability"`
+	// Labels are labels of the StatefulSet besides clustersync's own (app,
+	// release, app.kubernetes.io/name, …/instance, …/managed-by and
+	// helm.sh/chart, which they cannot replace).
+	Labels map[string]string `json:"labels"`
+	// Annotations are annotations of the StatefulSet besides clustersync's
+	// own (clustersync.io/persistence, which they cannot replace).
+	Annotations map[string]string `json:"annotations"`
+	// Pods are labels and annotations of the control plane pod.
+	Pods PodMetadata `json:"pods"`
 
 	// The other keys of vCluster's controlPlane.statefulSet: accepted as
 	// written, not acted on. Their content is checked against vCluster's
@@ -497,9 +506,6 @@ type ControlPlaneStatefulSet struct {
 	Scheduling         any `json:"scheduling,omitempty" config:"vcluster"`
 	Security           any `json:"security,omitempty" config:"vcluster"`
 	Probes             any `json:"probes,omitempty" config:"vcluster"`
-	Labels             any `json:"labels,omitempty" config:"vcluster"`
-	Annotations        any `json:"annotations,omitempty" config:"vcluster"`
-	Pods               any `json:"pods,omitempty" config:"vcluster"`
 	Env                any `json:"env,omitempty" config:"vcluster"`
 	Args               any `json:"args,omitempty" config:"vcluster"`
 	Command            any `json:"command,omitempty" config:"vcluster"`
@@ -507,6 +513,17 @@ type ControlPlaneStatefulSet struct {
 	EnableServiceLinks any `json:"enableServiceLinks,omitempty" config:"vcluster"`
 	DNSConfig          any `json:"dnsConfig,omitempty" config:"vcluster"`
 	DNSPolicy          any `json:"dnsPolicy,omitempty" config:"vcluster"`
+}
+
+// PodMetadata is vCluster's controlPlane.statefulSet.pods: metadata of the
+// control plane pod.
+type PodMetadata struct {
+	// Labels are labels of the pod besides the StatefulSet's selector (app
+	// and release, which they cannot replace).
+	Labels map[string]string `json:"labels"`
+	// Annotations are annotations of the pod besides clustersync's own
+	// (checksum/config, which they cannot replace).
+	Annotations map[string]string `json:"annotations"`
 }
 
 // HighAvailability is vCluster's controlPlane.statefulSet.highAvailability.

@@ -2,10 +2,25 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 )
+
+// StatefulSetLabels are the label keys the chart gives the control plane
+// StatefulSet itself (charts/virtual-cluster/templates/_helpers.tpl,
+// vc.labels), which controlPlane.statefulSet.labels cannot replace.
+func StatefulSetLabels() []string {
+	return []string{"app", "release", "app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/managed-by", "helm.sh/chart"}
+}
+
+// PodSelectorLabels are the label keys of the StatefulSet's selector
+// (vc.selector), which controlPlane.statefulSet.pods.labels cannot replace.
+func PodSelectorLabels() []string { return []string{"app", "release"} }
 
 // Validate checks the semantic rules that the types alone cannot express:
 // syncer.workers is at least 1, every QPS is greater than 0 and every burst
@@ -18,7 +33,9 @@ import (
 // image has a repository, its pull policy is one Kubernetes knows, its
 // claim size is positive and every extra SAN is a host name or an IP; the
 // virtual scheduler has real nodes to place pods on; the control plane has
-// one replica (controlPlane.statefulSet.highAvailability.replicas). All problems are
+// one replica (controlPlane.statefulSet.highAvailability.replicas); the
+// labels and annotations of the StatefulSet and its pods are valid keys
+// and values and leave clustersync's own alone. All problems are
 // returned as FieldErrors joined with errors.Join, sorted by path.
 func (c *Config) Validate() error {
 	return joinFieldErrors(c.validate())
@@ -59,6 +76,31 @@ func (c *Config) validate() []*FieldError {
 		fail("controlPlane.statefulSet.highAvailability.replicas", "%d: clustersync runs one control plane pod; to stop it, run clustersync virtual pause", n)
 	}
 
+	sts := c.ControlPlane.StatefulSet
+	for _, m := range []struct {
+		path     string
+		values   map[string]string
+		label    bool
+		reserved []string
+	}{
+		{"controlPlane.statefulSet.labels", sts.Labels, true, StatefulSetLabels()},
+		{"controlPlane.statefulSet.annotations", sts.Annotations, false, []string{"clustersync.io/persistence"}},
+		{"controlPlane.statefulSet.pods.labels", sts.Pods.Labels, true, PodSelectorLabels()},
+		{"controlPlane.statefulSet.pods.annotations", sts.Pods.Annotations, false, []string{"checksum/config"}},
+	} {
+		for _, k := range slices.Sorted(maps.Keys(m.values)) {
+			p := entryPath(m.path, k)
+			switch {
+			case slices.Contains(m.reserved, k):
+				fail(p, "clustersync sets this key itself (%s)", strings.Join(m.reserved, ", "))
+			case len(validation.IsQualifiedName(k)) > 0:
+				fail(p, "invalid key: %s", strings.Join(validation.IsQualifiedName(k), "; "))
+			case m.label && len(validation.IsValidLabelValue(m.values[k])) > 0:
+				fail(p, "invalid value %q: %s", m.values[k], strings.Join(validation.IsValidLabelValue(m.values[k]), "; "))
+			}
+		}
+	}
+
 	const etcdPath = "controlPlane.backingStore.etcd"
 	etcd := c.ControlPlane.BackingStore.Etcd
 	switch {
@@ -77,7 +119,6 @@ func (c *Config) validate() []*FieldError {
 		}
 	}
 
-	sts := c.ControlPlane.StatefulSet
 	switch sts.ImagePullPolicy {
 	case "", "Always", "IfNotPresent", "Never":
 	default:

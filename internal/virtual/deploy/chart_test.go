@@ -390,3 +390,45 @@ func TestChartSchema(t *testing.T) {
 		t.Errorf("a vCluster file's keys: %v", err)
 	}
 }
+
+// controlPlane.statefulSet.labels, .annotations and .pods go on the
+// StatefulSet and its pod, beside the chart's own; what the file gives
+// of the chart's own keys is refused by Values, and left out by the chart
+// for `helm install` (the selector stays the chart's).
+func TestChartStatefulSetMetadata(t *testing.T) {
+	m := render(t,
+		"controlPlane.statefulSet.labels.team=a",
+		"controlPlane.statefulSet.annotations.example\\.com/owner=ops",
+		"controlPlane.statefulSet.pods.labels.tier=control",
+		"controlPlane.statefulSet.pods.annotations.example\\.com/scrape=yes",
+	)
+	sts := decode[appsv1.StatefulSet](t, m, "StatefulSet/vc1")
+	if sts.Labels["team"] != "a" || sts.Labels["app"] != "vcluster" || sts.Annotations["example.com/owner"] != "ops" || sts.Annotations["clustersync.io/persistence"] == "" {
+		t.Errorf("StatefulSet labels %v, annotations %v", sts.Labels, sts.Annotations)
+	}
+	pod := sts.Spec.Template.ObjectMeta
+	if pod.Labels["tier"] != "control" || pod.Labels["release"] != "vc1" || pod.Annotations["example.com/scrape"] != "yes" || pod.Annotations["checksum/config"] == "" {
+		t.Errorf("pod labels %v, annotations %v", pod.Labels, pod.Annotations)
+	}
+
+	// As `helm install -f` takes it, with no CLI to check it first.
+	m, err := charts.Render(ChartName, "vc1", "ns1", map[string]any{"controlPlane": map[string]any{"statefulSet": map[string]any{
+		"pods": map[string]any{"labels": map[string]any{"app": "other"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel := decode[appsv1.StatefulSet](t, m, "StatefulSet/vc1").Spec.Template.Labels["app"]; sel != "vcluster" {
+		t.Errorf("the chart let the file replace the selector label: app=%s", sel)
+	}
+	file := filepath.Join(t.TempDir(), "vc.yaml")
+	if err := os.WriteFile(file, []byte("controlPlane:\n  statefulSet:\n    pods:\n      labels: {app: other, ok: \"not ok!\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = Values([]string{file}, nil)
+	for _, want := range []string{"controlPlane.statefulSet.pods.labels[app]: clustersync sets this key itself (app, release)",
+		`controlPlane.statefulSet.pods.labels[ok]: invalid value "not ok!"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Values: %v, want %s", err, want)
+		}
+	}
+}
