@@ -104,6 +104,14 @@ func firstHourCluster(t *testing.T, hostKubeconfig, name, file string, statefulS
 	}
 	virtual := clientFor(t, kubeconfig)
 	host := clientFor(t, hostKubeconfig)
+	// The file's labels and annotations of the StatefulSet and its pod.
+	var sts appsv1.StatefulSet
+	if err := host.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &sts); err != nil {
+		t.Fatal(err)
+	}
+	if sts.Labels["example.com/team"] != "team-a" || sts.Spec.Template.Annotations["example.com/owner"] != "team-a" {
+		t.Errorf("host StatefulSet labels %v, pod annotations %v: want the file's", sts.Labels, sts.Spec.Template.Annotations)
+	}
 	tr := translate.Translator{VCluster: name, HostNamespace: ns}
 	hostName := func(n string) string { return tr.HostName(n, "default") }
 
