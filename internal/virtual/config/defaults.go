@@ -1,6 +1,9 @@
 package config
 
-import "k8s.io/apimachinery/pkg/api/resource"
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
 
 // DefaultRewriteHostsImage is the default image of the rewrite-hosts init
 // container (sync.toHost.pods.rewriteHosts.initContainer.image): Debian's
@@ -92,6 +95,12 @@ func Default() *Config {
 				Labels:           map[string]string{},
 				Annotations:      map[string]string{},
 				Pods:             PodMetadata{Labels: map[string]string{}, Annotations: map[string]string{}},
+				Scheduling: Scheduling{
+					NodeSelector:              map[string]string{},
+					Tolerations:               []corev1.Toleration{},
+					PodManagementPolicy:       "Parallel",
+					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{},
+				},
 			},
 			Proxy: ControlPlaneProxy{ExtraSANs: []string{}},
 		},

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -168,6 +169,10 @@ func (d *decoder) decode(path string, segs []string, v any, dst reflect.Value, v
 	t := dst.Type()
 	if v == nil {
 		d.mismatch(path, t, v)
+		return
+	}
+	if isKubernetesType(t) {
+		d.kubernetesValue(path, v, dst)
 		return
 	}
 	switch t {
@@ -327,6 +332,35 @@ func (d *decoder) decode(path string, segs []string, v any, dst reflect.Value, v
 
 	default:
 		panic(fmt.Sprintf("config: no decoding for %s at %q", t, path))
+	}
+}
+
+// isKubernetesType tells whether t is a type of the Kubernetes API
+// (k8s.io/api/…), such as corev1.Affinity: a value of the file that goes
+// to Kubernetes as it is written.
+func isKubernetesType(t reflect.Type) bool { return strings.HasPrefix(t.PkgPath(), "k8s.io/api/") }
+
+// kubernetesValue decodes v, found at path, into dst, a Kubernetes API
+// type, as the API server decodes it (sigs.k8s.io/json: field names are
+// case-sensitive, unknown and duplicate fields are errors), so that the
+// file is refused here for what the API server would refuse it for.
+func (d *decoder) kubernetesValue(path string, v any, dst reflect.Value) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		d.fail(path, "%v", err)
+		return
+	}
+	p := reflect.New(dst.Type())
+	strict, err := kjson.UnmarshalStrict(data, p.Interface())
+	if err != nil {
+		d.fail(path, "not a Kubernetes %s: %v", dst.Type().Name(), err)
+		return
+	}
+	for _, e := range strict {
+		d.fail(path, "not a Kubernetes %s: %v", dst.Type().Name(), e)
+	}
+	if len(strict) == 0 {
+		dst.Set(p.Elem())
 	}
 }
 

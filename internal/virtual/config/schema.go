@@ -26,6 +26,10 @@ const SchemaID = "https://clustersync.io/schemas/virtual-cluster.json"
 func Schema(sourceDir string) ([]byte, error) {
 	r := &jsonschema.Reflector{RequiredFromJSONSchemaTags: true, DoNotReference: false,
 		Mapper: func(t reflect.Type) *jsonschema.Schema {
+			if isKubernetesType(t) {
+				return &jsonschema.Schema{Type: "object",
+					Description: fmt.Sprintf("A Kubernetes %s (%s), as in a pod spec.", t.Name(), t.PkgPath())}
+			}
 			switch t {
 			case reflect.TypeFor[resource.Quantity]():
 				return &jsonschema.Schema{OneOf: []*jsonschema.Schema{{Type: "string"}, {Type: "number"}},

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -499,11 +500,12 @@ type ControlPlaneStatefulSet struct {
 	Annotations map[string]string `json:"annotations"`
 	// Pods are labels and annotations of the control plane pod.
 	Pods PodMetadata `json:"pods"`
+	// Scheduling places the control plane pod on the host's nodes.
+	Scheduling Scheduling `json:"scheduling"`
 
 	// The other keys of vCluster's controlPlane.statefulSet: accepted as
 	// written, not acted on. Their content is checked against vCluster's
 	// keys; NoEffect lists what they set to other than vCluster's defaults.
-	Scheduling         any `json:"scheduling,omitempty" config:"vcluster"`
 	Security           any `json:"security,omitempty" config:"vcluster"`
 	Probes             any `json:"probes,omitempty" config:"vcluster"`
 	Env                any `json:"env,omitempty" config:"vcluster"`
@@ -524,6 +526,23 @@ type PodMetadata struct {
 	// Annotations are annotations of the pod besides clustersync's own
 	// (checksum/config, which they cannot replace).
 	Annotations map[string]string `json:"annotations"`
+}
+
+// Scheduling is vCluster's controlPlane.statefulSet.scheduling: where
+// the host schedules the control plane pod, as in a pod spec.
+type Scheduling struct {
+	// NodeSelector is the pod's node selector.
+	NodeSelector map[string]string `json:"nodeSelector"`
+	// Affinity is the pod's affinity.
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+	// Tolerations are the pod's tolerations.
+	Tolerations []corev1.Toleration `json:"tolerations"`
+	// PriorityClassName is the pod's priority class; "" for none.
+	PriorityClassName string `json:"priorityClassName"`
+	// PodManagementPolicy is the StatefulSet's: Parallel or OrderedReady.
+	PodManagementPolicy string `json:"podManagementPolicy"`
+	// TopologySpreadConstraints are the pod's topology spread constraints.
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints"`
 }
 
 // HighAvailability is vCluster's controlPlane.statefulSet.highAvailability.

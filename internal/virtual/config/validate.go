@@ -119,6 +119,11 @@ func (c *Config) validate() []*FieldError {
 		}
 	}
 
+	switch sts.Scheduling.PodManagementPolicy {
+	case "Parallel", "OrderedReady":
+	default:
+		fail("controlPlane.statefulSet.scheduling.podManagementPolicy", "must be Parallel or OrderedReady, got %q", sts.Scheduling.PodManagementPolicy)
+	}
 	switch sts.ImagePullPolicy {
 	case "", "Always", "IfNotPresent", "Never":
 	default:

@@ -432,3 +432,54 @@ func TestChartStatefulSetMetadata(t *testing.T) {
 		}
 	}
 }
+
+// controlPlane.statefulSet.scheduling goes into the pod spec as written,
+// and what Kubernetes would refuse in it is refused by Values with its
+// path.
+func TestChartScheduling(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "vc.yaml")
+	if err := os.WriteFile(file, []byte(`controlPlane:
+  statefulSet:
+    scheduling:
+      nodeSelector: {disk: ssd}
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: In, values: [a]}]}]
+      tolerations: [{key: dedicated, operator: Equal, value: control, effect: NoSchedule}]
+      priorityClassName: system-cluster-critical
+      podManagementPolicy: OrderedReady
+      topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: ScheduleAnyway}]
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vals, _, err := Values([]string{file}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := charts.Render(ChartName, "vc1", "ns1", vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sts := decode[appsv1.StatefulSet](t, m, "StatefulSet/vc1")
+	spec := sts.Spec.Template.Spec
+	if spec.NodeSelector["disk"] != "ssd" || spec.Affinity == nil || spec.Affinity.NodeAffinity == nil ||
+		len(spec.Tolerations) != 1 || spec.Tolerations[0].Value != "control" || spec.PriorityClassName != "system-cluster-critical" ||
+		len(spec.TopologySpreadConstraints) != 1 || sts.Spec.PodManagementPolicy != appsv1.OrderedReadyPodManagement {
+		t.Errorf("scheduling not in the pod spec: %+v, policy %s", spec, sts.Spec.PodManagementPolicy)
+	}
+	if d := decode[appsv1.StatefulSet](t, render(t), "StatefulSet/vc1"); d.Spec.Template.Spec.Affinity != nil || d.Spec.PodManagementPolicy != appsv1.ParallelPodManagement {
+		t.Errorf("defaults: affinity %v, policy %s", d.Spec.Template.Spec.Affinity, d.Spec.PodManagementPolicy)
+	}
+
+	if err := os.WriteFile(file, []byte("controlPlane:\n  statefulSet:\n    scheduling:\n      tolerations: [{key: a, efect: NoSchedule}]\n      podManagementPolicy: Sometimes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = Values([]string{file}, nil)
+	for _, want := range []string{`controlPlane.statefulSet.scheduling.tolerations[0]: not a Kubernetes Toleration: unknown field "efect"`,
+		`controlPlane.statefulSet.scheduling.podManagementPolicy: must be Parallel or OrderedReady, got "Sometimes"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Values: %v\nwant %s", err, want)
+		}
+	}
+}

@@ -166,7 +166,7 @@ func countUses(t reflect.Type, uses map[reflect.Type]int) {
 		for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice || ft.Kind() == reflect.Map {
 			ft = ft.Elem()
 		}
-		if ft.Kind() == reflect.Struct && ft != reflect.TypeFor[resource.Quantity]() {
+		if ft.Kind() == reflect.Struct && ft != reflect.TypeFor[resource.Quantity]() && !isKubernetes(ft) {
 			uses[ft]++
 			if uses[ft] == 1 {
 				countUses(ft, uses)
@@ -368,10 +368,20 @@ func entryPlaceholder(name string) string {
 	return "<name>"
 }
 
+// isKubernetes tells whether t is a type of the Kubernetes API
+// (k8s.io/api/…), which the table names and does not walk.
+func isKubernetes(t reflect.Type) bool { return strings.HasPrefix(t.PkgPath(), "k8s.io/api/") }
+
 // userType returns the name a user knows t by, and false for a struct or
 // map of objects, whose keys get rows of their own, and for a type the
 // table has no name for.
 func userType(t reflect.Type) (string, bool) {
+	switch {
+	case isKubernetes(t):
+		return "Kubernetes " + t.Name(), true
+	case t.Kind() == reflect.Slice && isKubernetes(t.Elem()):
+		return "list of Kubernetes " + t.Elem().Name(), true
+	}
 	switch t {
 	case reflect.TypeFor[resource.Quantity]():
 		return "quantity", true
