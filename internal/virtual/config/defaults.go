@@ -97,6 +97,7 @@ func Default() *Config {
 				Pods:             PodMetadata{Labels: map[string]string{}, Annotations: map[string]string{}},
 				Scheduling: Scheduling{
 					NodeSelector:              map[string]string{},
+					Affinity:                  &corev1.Affinity{},
 					Tolerations:               []corev1.Toleration{},
 					PodManagementPolicy:       "Parallel",
 					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{},
