@@ -102,6 +102,8 @@ func Default() *Config {
 					PodManagementPolicy:       "Parallel",
 					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{},
 				},
+				DNSConfig:   &corev1.PodDNSConfig{},
+				HostAliases: []corev1.HostAlias{},
 			},
 			Proxy: ControlPlaneProxy{ExtraSANs: []string{}},
 		},

@@ -502,6 +502,17 @@ type ControlPlaneStatefulSet struct {
 	Pods PodMetadata `json:"pods"`
 	// Scheduling places the control plane pod on the host's nodes.
 	Scheduling Scheduling `json:"scheduling"`
+	// DNSPolicy is the pod's DNS policy: "" (Kubernetes' default,
+	// ClusterFirst), ClusterFirst, ClusterFirstWithHostNet, Default or None.
+	DNSPolicy string `json:"dnsPolicy"`
+	// DNSConfig is the pod's DNS configuration (nameservers, searches,
+	// options); with dnsPolicy None it needs a nameserver.
+	DNSConfig *corev1.PodDNSConfig `json:"dnsConfig,omitempty"`
+	// RuntimeClassName is the pod's runtime class; "" for the node's
+	// default.
+	RuntimeClassName string `json:"runtimeClassName"`
+	// HostAliases are entries the pod's /etc/hosts gets.
+	HostAliases []corev1.HostAlias `json:"hostAliases"`
 
 	// The other keys of vCluster's controlPlane.statefulSet: accepted as
 	// written, not acted on. Their content is checked against vCluster's
@@ -513,8 +524,6 @@ type ControlPlaneStatefulSet struct {
 	Command            any `json:"command,omitempty" config:"vcluster"`
 	WorkingDir         any `json:"workingDir,omitempty" config:"vcluster"`
 	EnableServiceLinks any `json:"enableServiceLinks,omitempty" config:"vcluster"`
-	DNSConfig          any `json:"dnsConfig,omitempty" config:"vcluster"`
-	DNSPolicy          any `json:"dnsPolicy,omitempty" config:"vcluster"`
 }
 
 // PodMetadata is vCluster's controlPlane.statefulSet.pods: metadata of the

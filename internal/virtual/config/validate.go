@@ -124,6 +124,15 @@ func (c *Config) validate() []*FieldError {
 	default:
 		fail("controlPlane.statefulSet.scheduling.podManagementPolicy", "must be Parallel or OrderedReady, got %q", sts.Scheduling.PodManagementPolicy)
 	}
+	switch sts.DNSPolicy {
+	case "", "ClusterFirst", "ClusterFirstWithHostNet", "Default":
+	case "None":
+		if sts.DNSConfig == nil || len(sts.DNSConfig.Nameservers) == 0 {
+			fail("controlPlane.statefulSet.dnsConfig.nameservers", "required with dnsPolicy None (Kubernetes refuses a pod without a nameserver then)")
+		}
+	default:
+		fail("controlPlane.statefulSet.dnsPolicy", `must be "", ClusterFirst, ClusterFirstWithHostNet, Default or None, got %q`, sts.DNSPolicy)
+	}
 	switch sts.ImagePullPolicy {
 	case "", "Always", "IfNotPresent", "Never":
 	default:

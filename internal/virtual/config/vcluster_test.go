@@ -150,9 +150,9 @@ func TestVClusterKeysCheckedAndNoted(t *testing.T) {
 		},
 		{
 			name: "a vCluster key of 0.3x beside clustersync's own",
-			file: "controlPlane:\n  tlsRoute: {enabled: true}\n  statefulSet: {hostAliases: [{ip: 10.0.0.1, hostnames: [a]}]}\n",
+			file: "controlPlane:\n  tlsRoute: {enabled: true}\n  statefulSet: {env: [{name: A, value: b}]}\n",
 			noted: []NoEffectKey{
-				{"controlPlane.statefulSet.hostAliases", ReasonNotYet},
+				{"controlPlane.statefulSet.env", ReasonNotYet},
 				{"controlPlane.tlsRoute.enabled", ReasonNotYet},
 			},
 		},

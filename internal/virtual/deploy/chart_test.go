@@ -433,9 +433,9 @@ func TestChartStatefulSetMetadata(t *testing.T) {
 	}
 }
 
-// controlPlane.statefulSet.scheduling goes into the pod spec as written,
-// and what Kubernetes would refuse in it is refused by Values with its
-// path.
+// controlPlane.statefulSet.scheduling, dnsPolicy, dnsConfig,
+// runtimeClassName and hostAliases go into the pod spec as written, and
+// what Kubernetes would refuse in them is refused by Values with its path.
 func TestChartScheduling(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "vc.yaml")
 	if err := os.WriteFile(file, []byte(`controlPlane:
@@ -450,6 +450,10 @@ func TestChartScheduling(t *testing.T) {
       priorityClassName: system-cluster-critical
       podManagementPolicy: OrderedReady
       topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: ScheduleAnyway}]
+    dnsPolicy: None
+    dnsConfig: {nameservers: [10.0.0.10], searches: [example.com]}
+    runtimeClassName: gvisor
+    hostAliases: [{ip: 10.0.0.1, hostnames: [registry.internal]}]
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -468,16 +472,21 @@ func TestChartScheduling(t *testing.T) {
 		len(spec.TopologySpreadConstraints) != 1 || sts.Spec.PodManagementPolicy != appsv1.OrderedReadyPodManagement {
 		t.Errorf("scheduling not in the pod spec: %+v, policy %s", spec, sts.Spec.PodManagementPolicy)
 	}
+	if spec.DNSPolicy != corev1.DNSNone || spec.DNSConfig == nil || spec.DNSConfig.Nameservers[0] != "10.0.0.10" ||
+		spec.RuntimeClassName == nil || *spec.RuntimeClassName != "gvisor" || len(spec.HostAliases) != 1 || spec.HostAliases[0].IP != "10.0.0.1" {
+		t.Errorf("DNS, runtime class, host aliases not in the pod spec: %+v", spec)
+	}
 	if d := decode[appsv1.StatefulSet](t, render(t), "StatefulSet/vc1"); d.Spec.Template.Spec.Affinity != nil || d.Spec.PodManagementPolicy != appsv1.ParallelPodManagement {
 		t.Errorf("defaults: affinity %v, policy %s", d.Spec.Template.Spec.Affinity, d.Spec.PodManagementPolicy)
 	}
 
-	if err := os.WriteFile(file, []byte("controlPlane:\n  statefulSet:\n    scheduling:\n      tolerations: [{key: a, efect: NoSchedule}]\n      podManagementPolicy: Sometimes\n"), 0o600); err != nil {
+	if err := os.WriteFile(file, []byte("controlPlane:\n  statefulSet:\n    scheduling:\n      tolerations: [{key: a, efect: NoSchedule}]\n      podManagementPolicy: Sometimes\n    dnsPolicy: None\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err = Values([]string{file}, nil)
 	for _, want := range []string{`controlPlane.statefulSet.scheduling.tolerations[0]: not a Kubernetes Toleration: unknown field "efect"`,
-		`controlPlane.statefulSet.scheduling.podManagementPolicy: must be Parallel or OrderedReady, got "Sometimes"`} {
+		`controlPlane.statefulSet.scheduling.podManagementPolicy: must be Parallel or OrderedReady, got "Sometimes"`,
+		`controlPlane.statefulSet.dnsConfig.nameservers: required with dnsPolicy None`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Values: %v\nwant %s", err, want)
 		}
