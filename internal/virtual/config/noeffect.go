@@ -12,8 +12,8 @@ type NoEffectKey struct {
 	// Path is the key's dotted path, e.g. "exportKubeConfig.context"; a map
 	// (annotations, labels) is named once, not each of its entries.
 	Path string
-	// Reason says why clustersync does not act on it (one of the reasons
-	// of NoEffectReasons).
+	// Reason says why clustersync does not act on it: one of the Reason
+	// constants.
 	Reason string
 }
 
