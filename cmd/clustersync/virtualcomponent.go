@@ -53,7 +53,7 @@ The host namespace is --namespace, else $POD_NAMESPACE; the pod IP is $POD_IP.`,
 			return controlplane.PodOptions{}, err
 		}
 		po := controlplane.PodOptions{Name: o.name, Namespace: o.namespace, Dir: o.dir, PodIP: os.Getenv("POD_IP"),
-			ExtraSANs: cfg.ControlPlane.Proxy.ExtraSANs, VirtualScheduler: cfg.ControlPlane.Advanced.VirtualScheduler.Enabled}
+			ExtraSANs: cfg.ControlPlane.Proxy.ExtraSANs, VirtualScheduler: cfg.VirtualScheduler()}
 		if po.Namespace == "" {
 			return po, fmt.Errorf("--namespace (or $POD_NAMESPACE) is required")
 		}

@@ -14,6 +14,13 @@ app: vcluster
 release: {{ .Release.Name }}
 {{- end -}}
 
+{{/* "true" when the control plane runs kube-scheduler:
+controlPlane.advanced.virtualScheduler.enabled or vCluster's other spelling,
+controlPlane.distro.k8s.scheduler.enabled (config.Config.VirtualScheduler). */}}
+{{- define "vc.virtualScheduler" -}}
+{{- or .Values.controlPlane.advanced.virtualScheduler.enabled (dig "distro" "k8s" "scheduler" "enabled" false .Values.controlPlane) -}}
+{{- end -}}
+
 {{/* registry/repository:tag of clustersync's image. */}}
 {{- define "vc.image" -}}
 {{- $i := .Values.controlPlane.statefulSet.image -}}

@@ -161,7 +161,7 @@
   verbs: ["patch"]
 {{- end }}
 # real nodes with controlPlane.advanced.virtualScheduler.enabled
-{{- if and .Values.sync.fromHost.nodes.enabled .Values.controlPlane.advanced.virtualScheduler.enabled }}
+{{- if and .Values.sync.fromHost.nodes.enabled (eq (include "vc.virtualScheduler" .) "true") }}
 - apiGroups: [""]
   resources: ["pods"]
   verbs: ["get", "list", "watch"]
@@ -234,25 +234,25 @@
   verbs: ["get", "list", "watch"]
 {{- end }}
 # fromHost storageClasses
-{{- if (or (eq (toString .Values.sync.fromHost.storageClasses.enabled) "true") (and (eq (toString .Values.sync.fromHost.storageClasses.enabled) "auto") .Values.controlPlane.advanced.virtualScheduler.enabled)) }}
+{{- if (or (eq (toString .Values.sync.fromHost.storageClasses.enabled) "true") (and (eq (toString .Values.sync.fromHost.storageClasses.enabled) "auto") (eq (include "vc.virtualScheduler" .) "true"))) }}
 - apiGroups: ["storage.k8s.io"]
   resources: ["storageclasses"]
   verbs: ["get", "list", "watch"]
 {{- end }}
 # fromHost csiNodes
-{{- if (or (eq (toString .Values.sync.fromHost.csiNodes.enabled) "true") (and (eq (toString .Values.sync.fromHost.csiNodes.enabled) "auto") .Values.controlPlane.advanced.virtualScheduler.enabled)) }}
+{{- if (or (eq (toString .Values.sync.fromHost.csiNodes.enabled) "true") (and (eq (toString .Values.sync.fromHost.csiNodes.enabled) "auto") (eq (include "vc.virtualScheduler" .) "true"))) }}
 - apiGroups: ["storage.k8s.io"]
   resources: ["csinodes"]
   verbs: ["get", "list", "watch"]
 {{- end }}
 # fromHost csiDrivers
-{{- if (or (eq (toString .Values.sync.fromHost.csiDrivers.enabled) "true") (and (eq (toString .Values.sync.fromHost.csiDrivers.enabled) "auto") .Values.controlPlane.advanced.virtualScheduler.enabled)) }}
+{{- if (or (eq (toString .Values.sync.fromHost.csiDrivers.enabled) "true") (and (eq (toString .Values.sync.fromHost.csiDrivers.enabled) "auto") (eq (include "vc.virtualScheduler" .) "true"))) }}
 - apiGroups: ["storage.k8s.io"]
   resources: ["csidrivers"]
   verbs: ["get", "list", "watch"]
 {{- end }}
 # fromHost csiStorageCapacities
-{{- if (or (eq (toString .Values.sync.fromHost.csiStorageCapacities.enabled) "true") (and (eq (toString .Values.sync.fromHost.csiStorageCapacities.enabled) "auto") .Values.controlPlane.advanced.virtualScheduler.enabled)) }}
+{{- if (or (eq (toString .Values.sync.fromHost.csiStorageCapacities.enabled) "true") (and (eq (toString .Values.sync.fromHost.csiStorageCapacities.enabled) "auto") (eq (include "vc.virtualScheduler" .) "true"))) }}
 - apiGroups: ["storage.k8s.io"]
   resources: ["csistoragecapacities"]
   verbs: ["get", "list", "watch"]

@@ -408,10 +408,14 @@ type PatchLabels struct{}
 
 // ControlPlane configures the virtual cluster's control plane.
 type ControlPlane struct {
+	// Distro is vCluster's choice of Kubernetes distribution; clustersync
+	// runs upstream Kubernetes (k8s) and acts on distro.k8s.scheduler
+	// only. Its other keys are accepted and noted (NoEffect).
+	Distro Distro `json:"distro"`
+
 	// The other keys of vCluster's controlPlane: accepted as written, not
 	// acted on. Their content is checked against vCluster's
 	// keys; NoEffect lists what they set to other than vCluster's defaults.
-	Distro         any `json:"distro,omitempty" config:"vcluster"`
 	CoreDNS        any `json:"coredns,omitempty" config:"vcluster"`
 	Service        any `json:"service,omitempty" config:"vcluster"`
 	Ingress        any `json:"ingress,omitempty" config:"vcluster"`
@@ -450,6 +454,29 @@ type ControlPlaneAdvanced struct {
 	Konnectivity           any `json:"konnectivity,omitempty" config:"vcluster"`
 	Registry               any `json:"registry,omitempty" config:"vcluster"`
 	CloudControllerManager any `json:"cloudControllerManager,omitempty" config:"vcluster"`
+}
+
+// Distro is vCluster's controlPlane.distro, of which clustersync reads
+// one key; the others (k3s, k0s, the k8s components' images, flags and
+// resources) are vCluster's keys without effect here.
+type Distro struct {
+	// K8S is the upstream Kubernetes distribution.
+	K8S DistroK8S `json:"k8s"`
+}
+
+// DistroK8S is vCluster's controlPlane.distro.k8s.
+type DistroK8S struct {
+	// Scheduler is vCluster's other switch of the virtual scheduler.
+	Scheduler DistroScheduler `json:"scheduler"`
+}
+
+// DistroScheduler is vCluster's controlPlane.distro.k8s.scheduler.
+type DistroScheduler struct {
+	// Enabled runs the virtual scheduler, as
+	// controlPlane.advanced.virtualScheduler.enabled does (vCluster takes
+	// either: config.Config.IsVirtualSchedulerEnabled in vCluster's
+	// config/config.go).
+	Enabled bool `json:"enabled"`
 }
 
 // VirtualScheduler is vCluster's controlPlane.advanced.virtualScheduler.
@@ -697,12 +724,19 @@ const (
 	AutoSwitchOff
 )
 
+// VirtualScheduler tells whether the control plane runs kube-scheduler:
+// controlPlane.advanced.virtualScheduler.enabled or its other spelling,
+// controlPlane.distro.k8s.scheduler.enabled, as in vCluster.
+func (c *Config) VirtualScheduler() bool {
+	return c.ControlPlane.Advanced.VirtualScheduler.Enabled || c.ControlPlane.Distro.K8S.Scheduler.Enabled
+}
+
 // SchedulerAuto resolves s, a sync.fromHost switch of a storage kind the
 // scheduler reads (storageClasses, csiNodes, csiDrivers,
 // csiStorageCapacities): "auto" is on with the virtual scheduler
 // (controlPlane.advanced.virtualScheduler.enabled), as in vCluster.
 func (c *Config) SchedulerAuto(s AutoSwitch) bool {
-	return s.Resolve(c.ControlPlane.Advanced.VirtualScheduler.Enabled)
+	return s.Resolve(c.VirtualScheduler())
 }
 
 // Resolve tells whether the switch is enabled, using auto as the answer

@@ -144,8 +144,12 @@ func (c *Config) validate() []*FieldError {
 	if vc := sts.Persistence.VolumeClaim; vc.Enabled != AutoSwitchOff && vc.Size.Sign() <= 0 {
 		fail("controlPlane.statefulSet.persistence.volumeClaim.size", "must be greater than 0 when a claim may be made, got %s", vc.Size.String())
 	}
-	if c.ControlPlane.Advanced.VirtualScheduler.Enabled && !c.Sync.FromHost.Nodes.Enabled {
-		fail("controlPlane.advanced.virtualScheduler.enabled",
+	if c.VirtualScheduler() && !c.Sync.FromHost.Nodes.Enabled {
+		p := "controlPlane.advanced.virtualScheduler.enabled"
+		if !c.ControlPlane.Advanced.VirtualScheduler.Enabled {
+			p = "controlPlane.distro.k8s.scheduler.enabled"
+		}
+		fail(p,
 			"needs sync.fromHost.nodes.enabled: true (the virtual scheduler places pods on the virtual copies of the host's nodes)")
 	}
 	for i, san := range c.ControlPlane.Proxy.ExtraSANs {

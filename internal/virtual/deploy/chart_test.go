@@ -367,6 +367,19 @@ func TestChartVirtualScheduler(t *testing.T) {
 	if c.Resources.Requests.Cpu().String() != "50m" || c.Resources.Requests.Memory().String() != "64Mi" {
 		t.Errorf("kube-scheduler requests %v, want 50m and 64Mi (statefulset.yaml's comment, docs/security.md)", c.Resources.Requests)
 	}
+	// vCluster's other spelling does the same, and the ClusterRole lets
+	// the syncer read what the scheduler needs.
+	m := render(t, "controlPlane.distro.k8s.scheduler.enabled=true", "sync.fromHost.nodes.enabled=true")
+	if got := containers("controlPlane.distro.k8s.scheduler.enabled=true", "sync.fromHost.nodes.enabled=true"); !slices.Contains(got, "kube-scheduler") {
+		t.Errorf("distro.k8s.scheduler.enabled: containers %v lack kube-scheduler", got)
+	}
+	if cr := m["ClusterRole/vc-vc1-v-ns1"]; !strings.Contains(cr, "storageclasses") {
+		t.Errorf("distro.k8s.scheduler.enabled: the ClusterRole does not read storage classes (auto with the virtual scheduler):\n%s", cr)
+	}
+	cfg, err := config.Parse([]byte("controlPlane:\n  distro: {k8s: {scheduler: {enabled: true}}}\n"))
+	if err == nil || !strings.Contains(err.Error(), "controlPlane.distro.k8s.scheduler.enabled: needs sync.fromHost.nodes.enabled: true") {
+		t.Errorf("distro.k8s.scheduler.enabled without nodes: %v, %v", cfg, err)
+	}
 }
 
 // `helm install` of the chart checks values.schema.json (generated from the

@@ -192,7 +192,7 @@ func Kinds() []Kind {
 				// The virtual scheduler's copies leave out what every
 				// other host pod on the node requests.
 				Key:   "controlPlane.advanced.virtualScheduler.enabled",
-				On:    func(cfg *config.Config) bool { return cfg.ControlPlane.Advanced.VirtualScheduler.Enabled },
+				On:    func(cfg *config.Config) bool { return cfg.VirtualScheduler() },
 				Rules: []rbacv1.PolicyRule{coreRule([]string{"get", "list", "watch"}, "pods")},
 			}},
 			Register: registerRealNodes,
@@ -599,7 +599,7 @@ func registerVolumeSnapshots(ctx context.Context, env Env) error {
 // (nodes.HostPodTransform keeps little of each).
 func registerRealNodes(ctx context.Context, env Env) error {
 	var hostPods cache.Cache
-	if env.Config.ControlPlane.Advanced.VirtualScheduler.Enabled {
+	if env.Config.VirtualScheduler() {
 		c, err := hostCacheOf(env, cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Transform: nodes.HostPodTransform}}})
 		if err != nil {
 			return err
@@ -625,7 +625,7 @@ func registerPods(_ context.Context, env Env) error {
 		RealNodes:           env.Config.Sync.FromHost.Nodes.Enabled,
 		RestrictNodeName:    env.Config.Policies.Isolation.NodeName,
 		RestrictTolerations: env.Config.Policies.Isolation.Tolerations,
-		VirtualScheduler:    env.Config.ControlPlane.Advanced.VirtualScheduler.Enabled,
+		VirtualScheduler:    env.Config.VirtualScheduler(),
 	}
 	if level := env.Config.Policies.PodSecurityStandard; level != config.PodSecurityPrivileged {
 		ps, err := policy.NewPodSecurity(level)

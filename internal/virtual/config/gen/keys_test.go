@@ -130,12 +130,12 @@ func TestKeyRows(t *testing.T) {
 		}
 	}
 	// A group of vCluster keys under one comment is one row.
-	r := rows["controlPlane.distro"]
-	if r == nil || len(r.keys) != 8 || r.keys[5] != "controlPlane.serviceMonitor" || r.keys[7] != "controlPlane.standalone" {
+	r := rows["controlPlane.coredns"]
+	if r == nil || len(r.keys) != 7 || r.keys[4] != "controlPlane.serviceMonitor" || r.keys[6] != "controlPlane.standalone" {
 		t.Errorf("controlPlane's vCluster keys: %+v", r)
 	}
-	if _, ok := rows["controlPlane.coredns"]; ok {
-		t.Error("controlPlane.coredns has a row of its own")
+	if _, ok := rows["controlPlane.service"]; ok {
+		t.Error("controlPlane.service has a row of its own")
 	}
 }
 
