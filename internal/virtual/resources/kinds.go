@@ -191,7 +191,7 @@ func Kinds() []Kind {
 			}, {
 				// The virtual scheduler's copies leave out what every
 				// other host pod on the node requests.
-				Key:   "controlPlane.advanced.virtualScheduler.enabled",
+				Key:   virtualSchedulerKey,
 				On:    func(cfg *config.Config) bool { return cfg.VirtualScheduler() },
 				Rules: []rbacv1.PolicyRule{coreRule([]string{"get", "list", "watch"}, "pods")},
 			}},

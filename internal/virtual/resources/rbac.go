@@ -46,9 +46,9 @@ func ChartRBAC() string {
 		for _, o := range k.OptionClusterRules {
 			fmt.Fprintf(&b, "# %s with %s\n", k.Name, o.Key)
 			if k.Switch == "" {
-				fmt.Fprintf(&b, "{{- if .Values.%s }}\n", o.Key)
+				fmt.Fprintf(&b, "{{- if %s }}\n", valueCondition(o.Key))
 			} else {
-				fmt.Fprintf(&b, "{{- if and %s .Values.%s }}\n", switchCondition(k), o.Key)
+				fmt.Fprintf(&b, "{{- if and %s %s }}\n", switchCondition(k), valueCondition(o.Key))
 			}
 			printRules(&b, o.Rules)
 			b.WriteString("{{- end }}\n")
@@ -86,10 +86,25 @@ func switchedRules(b *strings.Builder, k Kind, on, off []rbacv1.PolicyRule) {
 // others), since `if` takes the string "auto" for true.
 func switchCondition(k Kind) string {
 	if k.AutoSwitch {
-		return fmt.Sprintf("(or (eq (toString .Values.%[1]s) \"true\") (and (eq (toString .Values.%[1]s) \"auto\") "+
-			".Values.controlPlane.advanced.virtualScheduler.enabled))", k.Switch)
+		return fmt.Sprintf("(or (eq (toString .Values.%[1]s) \"true\") (and (eq (toString .Values.%[1]s) \"auto\") %[2]s))",
+			k.Switch, valueCondition(virtualSchedulerKey))
 	}
 	return ".Values." + k.Switch
+}
+
+// virtualSchedulerKey is the switch of the virtual scheduler.
+const virtualSchedulerKey = "controlPlane.advanced.virtualScheduler.enabled"
+
+// valueCondition is the Helm template condition of the boolean setting
+// key: its value, or for the virtual scheduler, which vCluster also
+// switches on with controlPlane.distro.k8s.scheduler.enabled, the chart's
+// helper vc.virtualScheduler (templates/_helpers.tpl), as
+// config.Config.VirtualScheduler reads both.
+func valueCondition(key string) string {
+	if key == virtualSchedulerKey {
+		return `(eq (include "vc.virtualScheduler" .) "true")`
+	}
+	return ".Values." + key
 }
 
 // customResourceRules are the host-namespace rules of the customResources
