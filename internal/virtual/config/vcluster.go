@@ -36,8 +36,8 @@ func VCluster() *VClusterKeys { return vclusterKeys() }
 // Values returns the values.yaml of vCluster release (a tag of Releases,
 // e.g. "v0.36.1") as vcluster-keys.json holds it: every default that
 // release gives, as a YAML document decodes (map[string]any, []any,
-// string, json.Number, bool, nil). It is empty for a release not in
-// Releases.
+// string, json.Number, bool, nil), the caller's to change. It is empty
+// for a release not in Releases.
 func (k *VClusterKeys) Values(release string) map[string]any {
 	doc := map[string]any{}
 	if !slices.Contains(k.Releases, release) {
@@ -56,9 +56,29 @@ func (k *VClusterKeys) Values(release string) map[string]any {
 			}
 			m = next
 		}
-		m[d.path[len(d.path)-1]] = d.value
+		m[d.path[len(d.path)-1]] = deepCopy(d.value)
 	}
 	return doc
+}
+
+// deepCopy copies a generic value (maps and lists anew), so that what
+// Values returns can be changed without changing the defaults.
+func deepCopy(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = deepCopy(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = deepCopy(x)
+		}
+		return out
+	}
+	return v
 }
 
 // VClusterKeys is what vCluster's releases say of their configuration
