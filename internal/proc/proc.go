@@ -29,7 +29,11 @@ type Process struct {
 }
 
 // Start runs bin with args, appending its output to logFile. The process gets
-// its own process group so that Stop ends it and its children.
+// its own process group so that Stop ends it and its children, and is
+// killed (SIGKILL) when the process that started it dies: kube-apiserver
+// takes a first SIGTERM for a graceful shutdown that, with its etcd gone
+// as well, does not end (a test's API server outlived its test binary,
+// killed by go test's timeout, by 1.5 hours), and exits only on a second.
 func Start(name, bin string, args []string, logFile string, env []string) (*Process, error) {
 	log, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -38,7 +42,7 @@ func Start(name, bin string, args []string, logFile string, env []string) (*Proc
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		return nil, fmt.Errorf("%s: start %s: %w", name, bin, err)
