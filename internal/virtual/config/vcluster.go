@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -193,8 +194,12 @@ func parseVClusterKeys(data string) (*VClusterKeys, error) {
 		n.leaf = &k.Keys[i]
 	}
 	for _, d := range file.Defaults {
-		v, err := parseTree(d.Value)
-		if err != nil {
+		// JSON already: decoded as parseTree decodes (numbers as
+		// json.Number), without its YAML step.
+		var v any
+		dec := json.NewDecoder(bytes.NewReader(d.Value))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
 			return nil, fmt.Errorf("default of %s: %w", d.Path, err)
 		}
 		p := strings.Join(d.Path, sep)

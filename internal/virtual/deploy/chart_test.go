@@ -81,6 +81,13 @@ func TestChartObjects(t *testing.T) {
 	}
 
 	sts := decode[appsv1.StatefulSet](t, m, "StatefulSet/vc1")
+	// The keys Validate keeps the file from replacing are the chart's own.
+	if got := sets.List(sets.KeySet(sts.Labels)); !sets.New(config.StatefulSetLabels()...).Equal(sets.New(got...)) {
+		t.Errorf("StatefulSet labels %v, config.StatefulSetLabels() %v", got, config.StatefulSetLabels())
+	}
+	if got := sets.List(sets.KeySet(sts.Spec.Selector.MatchLabels)); !sets.New(config.PodSelectorLabels()...).Equal(sets.New(got...)) {
+		t.Errorf("selector labels %v, config.PodSelectorLabels() %v", got, config.PodSelectorLabels())
+	}
 	spec := sts.Spec.Template.Spec
 	var names []string
 	for _, c := range append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...) {
