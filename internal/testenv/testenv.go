@@ -116,9 +116,16 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 	return e, nil
 }
 
+// requestTimeout bounds each request of the test clients: a request an API
+// server never answers (a starved or stuck server) fails naming its verb
+// and URL, and Eventually tries again, instead of hanging the test until
+// the package's timeout, which names nothing. The clients make no watches.
+const requestTimeout = 30 * time.Second
+
 func clients(cfg *rest.Config) (client.Client, kubernetes.Interface, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = 200, 400
+	cfg.Timeout = requestTimeout
 	cfg.WarningHandlerWithContext = rest.NoWarnings{}
 	c, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})
 	if err != nil {
