@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestDefault(t *testing.T) {
@@ -573,7 +575,48 @@ func TestValidate(t *testing.T) {
 		{"claim of size 0", func(c *Config) { c.ControlPlane.StatefulSet.Persistence.VolumeClaim.Size = resource.Quantity{} },
 			"controlPlane.statefulSet.persistence.volumeClaim.size: must be greater than 0"},
 		{"no claim, no size", func(c *Config) {
-			c.ControlPlane.StatefulSet.Persistence.VolumeClaim = VolumeClaim{Enabled: AutoSwitchOff}
+			c.ControlPlane.StatefulSet.Persistence.VolumeClaim = VolumeClaim{Enabled: AutoSwitchOff, RetentionPolicy: "Delete"}
+		}, ""},
+		{"retention policy", func(c *Config) { c.ControlPlane.StatefulSet.Persistence.VolumeClaim.RetentionPolicy = "Keep" },
+			`controlPlane.statefulSet.persistence.volumeClaim.retentionPolicy: must be Retain or Delete, got "Keep"`},
+		{"a data volume beside a claim", func(c *Config) {
+			c.ControlPlane.StatefulSet.Persistence.VolumeClaim.Enabled = AutoSwitchOn
+			c.ControlPlane.StatefulSet.Persistence.DataVolume = []corev1.Volume{{Name: "data"}}
+		}, "controlPlane.statefulSet.persistence.dataVolume: replaces the data volume when no claim is made"},
+		{"a data volume of another name", func(c *Config) {
+			c.ControlPlane.StatefulSet.Persistence.DataVolume = []corev1.Volume{{Name: "etcd"}}
+		}, `controlPlane.statefulSet.persistence.dataVolume[0].name: must be "data"`},
+		{"a volume of the chart's name", func(c *Config) {
+			c.ControlPlane.StatefulSet.Persistence.AddVolumes = []corev1.Volume{{Name: "tmp"}}
+		}, `controlPlane.statefulSet.persistence.addVolumes[0].name: "tmp" is taken: the chart's own volume`},
+		{"a claim of an added volume's name", func(c *Config) {
+			c.ControlPlane.StatefulSet.Persistence.AddVolumes = []corev1.Volume{{Name: "cache"}}
+			c.ControlPlane.StatefulSet.Persistence.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "cache"}}}
+		}, `controlPlane.statefulSet.persistence.volumeClaimTemplates[0].metadata.name: "cache" is taken: controlPlane.statefulSet.persistence.addVolumes[0].name`},
+		{"a mount of no volume", func(c *Config) {
+			c.ControlPlane.StatefulSet.Persistence.AddVolumeMounts = []corev1.VolumeMount{{Name: "nothing", MountPath: "/x"}}
+		}, `controlPlane.statefulSet.persistence.addVolumeMounts[0].name: no volume "nothing"`},
+		{"a mount on the chart's path", func(c *Config) {
+			c.ControlPlane.StatefulSet.Persistence.AddVolumes = []corev1.Volume{{Name: "certs"}}
+			c.ControlPlane.StatefulSet.Persistence.AddVolumeMounts = []corev1.VolumeMount{{Name: "certs", MountPath: "/etc/clustersync"}}
+		}, "controlPlane.statefulSet.persistence.addVolumeMounts[0].mountPath: /etc/clustersync is mounted already"},
+		{"a sidecar of the chart's name", func(c *Config) {
+			c.ControlPlane.StatefulSet.SidecarContainers = []corev1.Container{{Name: "syncer", Image: "x"}}
+		}, `controlPlane.statefulSet.sidecarContainers[0].name: "syncer" is taken: a container of the chart's`},
+		{"an init container without an image", func(c *Config) {
+			c.ControlPlane.StatefulSet.InitContainers = []corev1.Container{{Name: "wait"}}
+		}, "controlPlane.statefulSet.initContainers[0].image: required"},
+		{"a variable of the chart's", func(c *Config) {
+			c.ControlPlane.StatefulSet.Env = []corev1.EnvVar{{Name: "POD_IP", Value: "1.2.3.4"}}
+		}, "controlPlane.statefulSet.env[0].name: POD_IP is set by the chart itself"},
+		{"a negative probe period", func(c *Config) { c.ControlPlane.StatefulSet.Probes.StartupProbe.PeriodSeconds = -1 },
+			"controlPlane.statefulSet.probes.startupProbe.periodSeconds: must not be negative, got -1"},
+		{"root under runAsNonRoot", func(c *Config) {
+			c.ControlPlane.StatefulSet.Security.ContainerSecurityContext = &corev1.SecurityContext{RunAsUser: new(int64(0))}
+		}, "controlPlane.statefulSet.security.containerSecurityContext.runAsUser: 0 (root) under runAsNonRoot: true"},
+		{"root with runAsNonRoot false", func(c *Config) {
+			c.ControlPlane.StatefulSet.Security.PodSecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: new(false)}
+			c.ControlPlane.StatefulSet.Security.ContainerSecurityContext = &corev1.SecurityContext{RunAsUser: new(int64(0))}
 		}, ""},
 		{"SAN with a scheme", func(c *Config) { c.ControlPlane.Proxy.ExtraSANs = []string{"vc.example.com", "10.0.0.9", "https://x"} },
 			`controlPlane.proxy.extraSANs[2]: must be a host name or an IP address, got "https://x"`},
@@ -891,6 +934,7 @@ controlPlane:
     persistence:
       volumeClaim: {enabled: auto, retentionPolicy: Delete}
       addVolumes: [{name: x, emptyDir: {}}]
+      binariesVolume: [{name: binaries, hostPath: {path: /opt/bin}}]
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -898,10 +942,13 @@ controlPlane:
 	if got := cfg.ControlPlane.Proxy.ExtraSANs; len(got) != 1 || got[0] != "vc.example.com" {
 		t.Errorf("extraSANs %v", got)
 	}
+	if p := cfg.ControlPlane.StatefulSet.Persistence; p.VolumeClaim.RetentionPolicy != "Delete" || len(p.AddVolumes) != 1 || p.AddVolumes[0].EmptyDir == nil {
+		t.Errorf("persistence %+v", p)
+	}
 	got := noEffectPaths(cfg)
 	for _, w := range []string{"controlPlane.endpoint", "controlPlane.proxy.bindAddress", "controlPlane.proxy.port",
 		"controlPlane.backingStore.etcd.embedded.migrateFromDeployedEtcd", "controlPlane.backingStore.etcd.embedded.extraArgs",
-		"controlPlane.statefulSet.persistence.volumeClaim.retentionPolicy", "controlPlane.statefulSet.persistence.addVolumes"} {
+		"controlPlane.statefulSet.persistence.binariesVolume"} {
 		if !slices.Contains(got, w) {
 			t.Errorf("NoEffect lacks %s:\n%v", w, got)
 		}

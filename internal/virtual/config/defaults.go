@@ -81,12 +81,19 @@ func Default() *Config {
 			},
 			StatefulSet: ControlPlaneStatefulSet{
 				Image: Image{Registry: "ghcr.io", Repository: "clustersync/clustersync", Tag: ""},
-				Persistence: Persistence{VolumeClaim: VolumeClaim{
-					Enabled:      AutoSwitchAuto,
-					Size:         resource.MustParse("5Gi"),
-					StorageClass: "",
-					AccessModes:  []string{"ReadWriteOnce"},
-				}},
+				Persistence: Persistence{
+					VolumeClaim: VolumeClaim{
+						Enabled:         AutoSwitchAuto,
+						RetentionPolicy: "Retain",
+						Size:            resource.MustParse("5Gi"),
+						StorageClass:    "",
+						AccessModes:     []string{"ReadWriteOnce"},
+					},
+					AddVolumes:           []corev1.Volume{},
+					AddVolumeMounts:      []corev1.VolumeMount{},
+					DataVolume:           []corev1.Volume{},
+					VolumeClaimTemplates: []corev1.PersistentVolumeClaim{},
+				},
 				Resources: Resources{
 					Limits:   map[string]resource.Quantity{"memory": resource.MustParse("2Gi")},
 					Requests: map[string]resource.Quantity{"cpu": resource.MustParse("200m"), "memory": resource.MustParse("256Mi")},
@@ -104,6 +111,21 @@ func Default() *Config {
 				},
 				DNSConfig:   &corev1.PodDNSConfig{},
 				HostAliases: []corev1.HostAlias{},
+				Security: ControlPlaneSecurity{
+					PodSecurityContext:       &corev1.PodSecurityContext{},
+					ContainerSecurityContext: &corev1.SecurityContext{},
+				},
+				// The kube-apiserver container's probes: its start is
+				// waited for each second (up to 3 minutes), its health
+				// every 10 s, its readiness every 2 s.
+				Probes: ControlPlaneProbes{
+					LivenessProbe:  ProbeTiming{Enabled: true, FailureThreshold: 6, TimeoutSeconds: 1, PeriodSeconds: 10},
+					ReadinessProbe: ProbeTiming{Enabled: true, FailureThreshold: 3, TimeoutSeconds: 1, PeriodSeconds: 2},
+					StartupProbe:   ProbeTiming{Enabled: true, FailureThreshold: 180, TimeoutSeconds: 1, PeriodSeconds: 1},
+				},
+				Env:               []corev1.EnvVar{},
+				InitContainers:    []corev1.Container{},
+				SidecarContainers: []corev1.Container{},
 			},
 			Proxy: ControlPlaneProxy{ExtraSANs: []string{}},
 		},

@@ -28,6 +28,7 @@ const (
 	ReasonPlugins     = "vCluster plugins are vCluster's own extension API"
 	ReasonHelmGlobal  = "Helm's values for subcharts: clustersync's chart has none"
 	ReasonServiceCIDR = "deprecated in vCluster; clustersync takes the service range from the host"
+	ReasonOwnBinary   = "vCluster's own program and image: clustersync's containers run clustersync"
 	ReasonNotYet      = "not implemented in clustersync yet"
 )
 
@@ -55,13 +56,17 @@ func noEffectReasons() map[string]string {
 		"controlPlane.advanced.konnectivity":    ReasonOwnNodes,
 		"controlPlane.advanced.kubeVip":         ReasonOwnNodes,
 		"controlPlane.advanced.registry":        ReasonOwnNodes,
-		"controlPlane.advanced.cloudControllerManager": ReasonOwnNodes,
-		"experimental.docker":                          ReasonDocker,
-		"telemetry":                                    ReasonTelemetry,
-		"plugin":                                       ReasonPlugins,
-		"plugins":                                      ReasonPlugins,
-		"global":                                       ReasonHelmGlobal,
-		"serviceCIDR":                                  ReasonServiceCIDR,
+		"controlPlane.advanced.cloudControllerManager":        ReasonOwnNodes,
+		"controlPlane.statefulSet.image":                      ReasonOwnBinary,
+		"controlPlane.statefulSet.args":                       ReasonOwnBinary,
+		"controlPlane.statefulSet.command":                    ReasonOwnBinary,
+		"controlPlane.statefulSet.persistence.binariesVolume": ReasonDistro,
+		"experimental.docker":                                 ReasonDocker,
+		"telemetry":                                           ReasonTelemetry,
+		"plugin":                                              ReasonPlugins,
+		"plugins":                                             ReasonPlugins,
+		"global":                                              ReasonHelmGlobal,
+		"serviceCIDR":                                         ReasonServiceCIDR,
 	}
 }
 

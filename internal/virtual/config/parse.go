@@ -171,6 +171,12 @@ func (d *decoder) decode(path string, segs []string, v any, dst reflect.Value, v
 		d.mismatch(path, t, v)
 		return
 	}
+	if ours, chosen := d.vclusterDefaultMeansOurs(segs, v); ours {
+		if chosen {
+			d.noted = append(d.noted, dottedPath(path))
+		}
+		return // dst keeps clustersync's default
+	}
 	if isKubernetesType(t) {
 		d.kubernetesValue(path, v, dst)
 		return

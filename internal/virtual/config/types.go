@@ -541,16 +541,81 @@ type ControlPlaneStatefulSet struct {
 	// HostAliases are entries the pod's /etc/hosts gets.
 	HostAliases []corev1.HostAlias `json:"hostAliases"`
 
-	// The other keys of vCluster's controlPlane.statefulSet: accepted as
-	// written, not acted on. Their content is checked against vCluster's
-	// keys; NoEffect lists what they set to other than vCluster's defaults.
-	Security           any `json:"security,omitempty" config:"vcluster"`
-	Probes             any `json:"probes,omitempty" config:"vcluster"`
-	Env                any `json:"env,omitempty" config:"vcluster"`
-	Args               any `json:"args,omitempty" config:"vcluster"`
-	Command            any `json:"command,omitempty" config:"vcluster"`
-	WorkingDir         any `json:"workingDir,omitempty" config:"vcluster"`
-	EnableServiceLinks any `json:"enableServiceLinks,omitempty" config:"vcluster"`
+	// Security are the security contexts of the pod and of the control
+	// plane's containers, each merged over clustersync's.
+	Security ControlPlaneSecurity `json:"security"`
+	// Probes time the kube-apiserver container's probes (vCluster's probe
+	// the API server too, through its one container).
+	Probes ControlPlaneProbes `json:"probes"`
+	// Env are environment variables every control plane container gets,
+	// after clustersync's own (POD_NAMESPACE, POD_IP), which they cannot
+	// replace. vCluster runs its control plane as one container, so what
+	// it gives that container (HTTPS_PROXY, say) reaches each of
+	// clustersync's.
+	Env []corev1.EnvVar `json:"env"`
+	// WorkingDir is the working folder of every control plane container;
+	// "" for the image's.
+	WorkingDir string `json:"workingDir"`
+	// EnableServiceLinks puts the namespace's Services into the pod's
+	// environment. clustersync's default is false (the control plane
+	// reads no such variables); vCluster's default, true, means
+	// clustersync's (see VClusterDefaultMeansOurs).
+	EnableServiceLinks bool `json:"enableServiceLinks"`
+	// InitContainers run in the control plane pod after clustersync's own
+	// (init, etcd, kube-apiserver), before the controller manager and the
+	// syncer start, as vCluster runs them after its own.
+	InitContainers []corev1.Container `json:"initContainers"`
+	// SidecarContainers run in the control plane pod beside clustersync's
+	// containers.
+	SidecarContainers []corev1.Container `json:"sidecarContainers"`
+
+	// The command and arguments of vCluster's own binary: accepted, not
+	// acted on (clustersync's containers run clustersync).
+	Args    any `json:"args,omitempty" config:"vcluster"`
+	Command any `json:"command,omitempty" config:"vcluster"`
+}
+
+// ControlPlaneSecurity is vCluster's controlPlane.statefulSet.security.
+type ControlPlaneSecurity struct {
+	// PodSecurityContext is merged over the pod's security context, the
+	// fields it sets winning; clustersync's is runAsUser, runAsGroup and
+	// fsGroup 65532, runAsNonRoot and the RuntimeDefault seccomp profile.
+	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
+	// ContainerSecurityContext is merged over the security context of
+	// each of clustersync's containers, the fields it sets winning;
+	// clustersync's allows no privilege escalation, mounts the root file
+	// system read-only and drops every capability. vCluster's default
+	// (root, no privilege escalation) means clustersync's.
+	ContainerSecurityContext *corev1.SecurityContext `json:"containerSecurityContext,omitempty"`
+}
+
+// ControlPlaneProbes is vCluster's controlPlane.statefulSet.probes: the
+// kube-apiserver container's probes (of /livez, /readyz and /readyz on
+// its port 8443).
+type ControlPlaneProbes struct {
+	// LivenessProbe restarts the API server when it stops answering.
+	LivenessProbe ProbeTiming `json:"livenessProbe"`
+	// ReadinessProbe takes the control plane out of its Service while
+	// the API server is not ready.
+	ReadinessProbe ProbeTiming `json:"readinessProbe"`
+	// StartupProbe holds the containers after kube-apiserver (the
+	// controller manager, the syncer) until the API server is ready.
+	StartupProbe ProbeTiming `json:"startupProbe"`
+}
+
+// ProbeTiming is one probe of vCluster's controlPlane.statefulSet.probes:
+// whether it runs and how often; the fields as in a Kubernetes Probe.
+type ProbeTiming struct {
+	// Enabled runs the probe.
+	Enabled bool `json:"enabled"`
+	// FailureThreshold is how many failures in a row fail the probe.
+	FailureThreshold int `json:"failureThreshold"`
+	// InitialDelaySeconds is the wait before the first probe, in seconds.
+	InitialDelaySeconds int `json:"initialDelaySeconds,omitempty"`
+	// TimeoutSeconds is how long one probe may take, in seconds.
+	TimeoutSeconds int `json:"timeoutSeconds"`
+	// PeriodSeconds is the time between two probes, in seconds.
+	PeriodSeconds int `json:"periodSeconds"`
 }
 
 // PodMetadata is vCluster's controlPlane.statefulSet.pods: metadata of the
@@ -612,12 +677,24 @@ type Persistence struct {
 	// VolumeClaim configures the PersistentVolumeClaim of etcd's data.
 	VolumeClaim VolumeClaim `json:"volumeClaim"`
 
-	// The other keys of vCluster's persistence: accepted, not acted on.
-	VolumeClaimTemplates any `json:"volumeClaimTemplates,omitempty" config:"vcluster"`
-	DataVolume           any `json:"dataVolume,omitempty" config:"vcluster"`
-	BinariesVolume       any `json:"binariesVolume,omitempty" config:"vcluster"`
-	AddVolumes           any `json:"addVolumes,omitempty" config:"vcluster"`
-	AddVolumeMounts      any `json:"addVolumeMounts,omitempty" config:"vcluster"`
+	// AddVolumes are more volumes of the control plane pod.
+	AddVolumes []corev1.Volume `json:"addVolumes"`
+	// AddVolumeMounts mount volumes into every control plane container
+	// (vCluster mounts them into its one container).
+	AddVolumeMounts []corev1.VolumeMount `json:"addVolumeMounts"`
+	// DataVolume replaces the emptyDir of the data volume when no claim is
+	// made: a list of one volume named "data" (vCluster's shape), e.g. a
+	// hostPath or an existing claim. It needs volumeClaim.enabled false
+	// or "auto" (a claim is then never made).
+	DataVolume []corev1.Volume `json:"dataVolume"`
+
+	// VolumeClaimTemplates are more claims of the StatefulSet, one per
+	// pod, for addVolumeMounts to mount.
+	VolumeClaimTemplates []corev1.PersistentVolumeClaim `json:"volumeClaimTemplates"`
+
+	// BinariesVolume is where vCluster copies its distro's binaries:
+	// accepted, not acted on (clustersync's image holds its own).
+	BinariesVolume any `json:"binariesVolume,omitempty" config:"vcluster"`
 }
 
 // VolumeClaim configures the data volume claim of the control plane pod.
@@ -634,10 +711,12 @@ type VolumeClaim struct {
 	StorageClass string `json:"storageClass"`
 	// AccessModes are the claim's access modes.
 	AccessModes []string `json:"accessModes"`
-	// RetentionPolicy is vCluster's claim retention policy: accepted, not
-	// acted on (the claim stays after `virtual delete` unless the host
-	// namespace goes).
-	RetentionPolicy any `json:"retentionPolicy,omitempty" config:"vcluster"`
+	// RetentionPolicy is what becomes of the claim when the StatefulSet
+	// is deleted (its persistentVolumeClaimRetentionPolicy.whenDeleted):
+	// Retain (vCluster's default: the claim, and the virtual cluster's
+	// objects, stay for a cluster installed again under the name) or
+	// Delete.
+	RetentionPolicy string `json:"retentionPolicy"`
 }
 
 // BackingStore configures the storage of the virtual cluster's objects.

@@ -35,7 +35,8 @@ func PodSelectorLabels() []string { return []string{"app", "release"} }
 // virtual scheduler has real nodes to place pods on; the control plane has
 // one replica (controlPlane.statefulSet.highAvailability.replicas); the
 // labels and annotations of the StatefulSet and its pods are valid keys
-// and values and leave clustersync's own alone. All problems are
+// and values and leave clustersync's own alone, as do the containers,
+// volumes, mounts and variables it adds to the pod (validatePod). All problems are
 // returned as FieldErrors joined with errors.Join, sorted by path.
 func (c *Config) Validate() error {
 	return joinFieldErrors(c.validate())
@@ -119,6 +120,7 @@ func (c *Config) validate() []*FieldError {
 		}
 	}
 
+	sts.validatePod(fail)
 	switch sts.Scheduling.PodManagementPolicy {
 	case "Parallel", "OrderedReady":
 	default:

@@ -97,6 +97,8 @@ type VClusterKeys struct {
 	defaults map[string][]any
 	// defaultsIn are the same defaults with the releases that give them.
 	defaultsIn []vclusterDefault
+	// ownDefaults is OwnDefaults.
+	ownDefaults map[string][]string
 }
 
 // vclusterDefault is a default of vCluster's values.yaml.
@@ -206,6 +208,7 @@ func parseVClusterKeys(data string) (*VClusterKeys, error) {
 		k.defaults[p] = append(k.defaults[p], v)
 		k.defaultsIn = append(k.defaultsIn, vclusterDefault{path: d.Path, value: v, in: d.In})
 	}
+	k.ownDefaults = k.OwnDefaults()
 	return k, nil
 }
 

@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -47,6 +48,69 @@ func TestVClusterReleaseValuesParse(t *testing.T) {
 		if msg := cfg.NoEffectMessage(); msg != "" {
 			t.Errorf("vCluster %s values.yaml: %s", r, msg)
 		}
+		// Its control plane keys (VClusterDefaultMeansOurs, the image)
+		// leave clustersync's defaults in place.
+		got, want := cfg.ControlPlane.StatefulSet, Default().ControlPlane.StatefulSet
+		if !reflect.DeepEqual(got.Image, want.Image) || !reflect.DeepEqual(got.Resources, want.Resources) ||
+			!reflect.DeepEqual(got.Security, want.Security) || got.Probes != want.Probes || got.EnableServiceLinks != want.EnableServiceLinks {
+			t.Errorf("vCluster %s values.yaml: image %+v, resources %+v, security %+v, probes %+v, service links %v; want clustersync's defaults",
+				r, got.Image, got.Resources, got.Security, got.Probes, got.EnableServiceLinks)
+		}
+	}
+}
+
+// A key of VClusterDefaultMeansOurs set to a vCluster default gets
+// clustersync's default; any other value (a part of the default, too) is
+// the file's. vCluster's image is replaced whole, and noted when chosen.
+func TestVClusterDefaultMeansOurs(t *testing.T) {
+	def := Default().ControlPlane.StatefulSet
+	tests := []struct {
+		name, file string
+		check      func(ControlPlaneStatefulSet) bool
+		noted      []NoEffectKey
+	}{
+		{"vCluster 0.36's resources", "resources: {limits: {ephemeral-storage: 10Gi, memory: 4Gi}, requests: {ephemeral-storage: 1Gi, cpu: 200m, memory: 256Mi}}",
+			func(s ControlPlaneStatefulSet) bool { return reflect.DeepEqual(s.Resources, def.Resources) }, nil},
+		{"part of them is the file's", "resources: {limits: {memory: 4Gi}}",
+			func(s ControlPlaneStatefulSet) bool { q := s.Resources.Limits["memory"]; return q.String() == "4Gi" }, nil},
+		{"vCluster's container security context (root)", "security: {containerSecurityContext: {allowPrivilegeEscalation: false, runAsUser: 0, runAsGroup: 0}}",
+			func(s ControlPlaneStatefulSet) bool { return s.Security.ContainerSecurityContext.RunAsUser == nil }, nil},
+		{"another is the file's", "security: {containerSecurityContext: {runAsUser: 1000}}",
+			func(s ControlPlaneStatefulSet) bool {
+				u := s.Security.ContainerSecurityContext.RunAsUser
+				return u != nil && *u == 1000
+			}, nil},
+		{"vCluster's probe timings", "probes: {startupProbe: {enabled: true, failureThreshold: 300, timeoutSeconds: 3, periodSeconds: 6}}",
+			func(s ControlPlaneStatefulSet) bool { return s.Probes == def.Probes }, nil},
+		{"a probe switched off", "probes: {livenessProbe: {enabled: false}}",
+			func(s ControlPlaneStatefulSet) bool {
+				return !s.Probes.LivenessProbe.Enabled && s.Probes.LivenessProbe.PeriodSeconds == 10
+			}, nil},
+		{"service links, vCluster's default", "enableServiceLinks: true",
+			func(s ControlPlaneStatefulSet) bool { return !s.EnableServiceLinks }, nil},
+		{"vCluster's image", "image: {registry: ghcr.io, repository: loft-sh/vcluster-pro, tag: \"\"}",
+			func(s ControlPlaneStatefulSet) bool { return s.Image == def.Image }, nil},
+		{"vCluster's OSS image, pinned", "image: {repository: loft-sh/vcluster-oss, tag: 0.36.1}",
+			func(s ControlPlaneStatefulSet) bool { return s.Image == def.Image },
+			[]NoEffectKey{{"controlPlane.statefulSet.image", ReasonOwnBinary}}},
+		{"another image is the file's", "image: {registry: registry.example.com, repository: mirror/clustersync, tag: v1}",
+			func(s ControlPlaneStatefulSet) bool {
+				return s.Image.Registry == "registry.example.com" && s.Image.Tag == "v1"
+			}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Parse([]byte("controlPlane:\n  statefulSet: {" + tt.file + "}\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.check(cfg.ControlPlane.StatefulSet) {
+				t.Errorf("statefulSet %+v", cfg.ControlPlane.StatefulSet)
+			}
+			if got := cfg.NoEffect(); !slices.Equal(got, tt.noted) {
+				t.Errorf("NoEffect %v, want %v", got, tt.noted)
+			}
+		})
 	}
 }
 
@@ -150,9 +214,9 @@ func TestVClusterKeysCheckedAndNoted(t *testing.T) {
 		},
 		{
 			name: "a vCluster key of 0.3x beside clustersync's own",
-			file: "controlPlane:\n  tlsRoute: {enabled: true}\n  statefulSet: {env: [{name: A, value: b}]}\n",
+			file: "controlPlane:\n  tlsRoute: {enabled: true}\n  statefulSet: {env: [{name: A, value: b}], args: [--x]}\n",
 			noted: []NoEffectKey{
-				{"controlPlane.statefulSet.env", ReasonNotYet},
+				{"controlPlane.statefulSet.args", ReasonOwnBinary},
 				{"controlPlane.tlsRoute.enabled", ReasonNotYet},
 			},
 		},

@@ -1,0 +1,122 @@
+package config
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+)
+
+// VClusterDefaultMeansOurs lists the keys (dotted paths) whose vCluster
+// defaults describe vCluster's own control plane — the resources, security
+// context and probe timings of its one container, its Service links — and
+// not a choice of the user's. A file that gives such a key, as a whole, the
+// value one vCluster release's values.yaml gives it gets clustersync's
+// default instead, from Parse and from the chart alike
+// (charts/virtual-cluster/templates/_vcluster_defaults.tpl, written from
+// VClusterKeys.OwnDefaults by `go generate ./internal/virtual/config`). So a
+// vcluster.yaml that starts from vCluster's values.yaml, as `vcluster
+// create` writes it, runs clustersync's control plane as clustersync sizes
+// and locks it down, not as root with vCluster's limits; any other value
+// is the user's and is taken. The image has its own rule
+// (VClusterImages).
+func VClusterDefaultMeansOurs() []string {
+	return []string{
+		"controlPlane.statefulSet.enableServiceLinks",
+		"controlPlane.statefulSet.probes.livenessProbe",
+		"controlPlane.statefulSet.probes.readinessProbe",
+		"controlPlane.statefulSet.probes.startupProbe",
+		"controlPlane.statefulSet.resources",
+		"controlPlane.statefulSet.security.containerSecurityContext",
+	}
+}
+
+// VClusterImages are the repositories of vCluster's control plane image
+// (its values.yaml's default and the builds its comments name): a
+// controlPlane.statefulSet.image whose repository is one of them is
+// replaced by clustersync's image as a whole (registry, repository, tag),
+// since clustersync's containers run clustersync. Parse notes it when the
+// file chose it (another build, a pinned tag).
+func VClusterImages() []string {
+	return []string{"loft-sh/vcluster", "loft-sh/vcluster-oss", "loft-sh/vcluster-pro"}
+}
+
+// imagePath is the key VClusterImages applies to.
+const imagePath = "controlPlane.statefulSet.image"
+
+// OwnDefaults returns, for each key of VClusterDefaultMeansOurs, the
+// values vCluster's releases give it by default, each as canonical JSON
+// (keys sorted, numbers as JSON numbers: what Helm's toJson prints for the
+// same value), distinct and sorted.
+func (k *VClusterKeys) OwnDefaults() map[string][]string {
+	out := map[string][]string{}
+	for _, key := range VClusterDefaultMeansOurs() {
+		segs := strings.Split(key, ".")
+		under := slices.DeleteFunc(slices.Clone(k.defaultsIn), func(d vclusterDefault) bool {
+			return len(d.path) < len(segs) || !slices.Equal(d.path[:len(segs)], segs)
+		})
+		for _, r := range k.Releases {
+			var v any
+			found := false
+			for _, d := range under {
+				if !has(k.Releases, d.in, r) {
+					continue
+				}
+				found = true
+				if len(d.path) == len(segs) {
+					v = d.value
+					continue
+				}
+				m, _ := v.(map[string]any)
+				if m == nil {
+					m = map[string]any{}
+					v = m
+				}
+				for _, s := range d.path[len(segs) : len(d.path)-1] {
+					next, ok := m[s].(map[string]any)
+					if !ok {
+						next = map[string]any{}
+						m[s] = next
+					}
+					m = next
+				}
+				m[d.path[len(d.path)-1]] = d.value
+			}
+			if found {
+				out[key] = append(out[key], canonicalJSON(v))
+			}
+		}
+		out[key] = slices.Compact(slices.Sorted(slices.Values(out[key])))
+	}
+	return out
+}
+
+// canonicalJSON is v (a generic value) as JSON with numbers normalized, as
+// Helm's toJson prints the same value read from YAML.
+func canonicalJSON(v any) string {
+	b, err := json.Marshal(normalize(v))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// vclusterDefaultMeansOurs tells whether v, the file's value at the path of
+// keys segs, is to be left at clustersync's default: a key of
+// VClusterDefaultMeansOurs set to one of vCluster's defaults, or an image
+// of vCluster's. It reports whether the file chose it (so a note is due):
+// true for an image of vCluster's other than the default.
+func (d *decoder) vclusterDefaultMeansOurs(segs []string, v any) (ours, chosen bool) {
+	path := strings.Join(segs, ".")
+	if path == imagePath {
+		obj, _ := v.(map[string]any)
+		repo, _ := obj["repository"].(string)
+		if !slices.Contains(VClusterImages(), repo) {
+			return false, false
+		}
+		return true, !d.keys.isDefault(segs, v)
+	}
+	if !slices.Contains(VClusterDefaultMeansOurs(), path) {
+		return false, false
+	}
+	return slices.Contains(d.keys.ownDefaults[path], canonicalJSON(v)), false
+}
