@@ -21,23 +21,45 @@ controlPlane.distro.k8s.scheduler.enabled (config.Config.VirtualScheduler). */}}
 {{- or .Values.controlPlane.advanced.virtualScheduler.enabled (dig "distro" "k8s" "scheduler" "enabled" false .Values.controlPlane) -}}
 {{- end -}}
 
-{{/* registry/repository:tag of clustersync's image. */}}
+{{/* registry/repository:tag of clustersync's image; vCluster's image
+(config.VClusterImages, _vcluster_defaults.tpl) means clustersync's. */}}
 {{- define "vc.image" -}}
 {{- $i := .Values.controlPlane.statefulSet.image -}}
+{{- if has $i.repository (include "vc.vclusterImages" . | fromJsonArray) -}}
+{{- $i = get (include "vc.ownDefaults" . | fromJson) "controlPlane.statefulSet.image" -}}
+{{- end -}}
 {{- if $i.registry -}}{{ $i.registry }}/{{- end -}}{{ $i.repository }}:{{ $i.tag | default .Chart.AppVersion }}
+{{- end -}}
+
+{{/* The value of a key of config.VClusterDefaultMeansOurs, (list $ "a.b.c"),
+as JSON: the values', or clustersync's default when it is one of vCluster's
+defaults (_vcluster_defaults.tpl), as config.Parse takes it. */}}
+{{- define "vc.own" -}}
+{{- $root := index . 0 -}}
+{{- $key := index . 1 -}}
+{{- $v := $root.Values -}}
+{{- range splitList "." $key -}}
+{{- if kindIs "map" $v -}}{{- $v = get $v . -}}{{- else -}}{{- $v = "" -}}{{- end -}}
+{{- end -}}
+{{- if has (toJson $v) (get (include "vc.vclusterDefaults" $root | fromJson) $key) -}}
+{{- get (include "vc.ownDefaults" $root | fromJson) $key | toJson -}}
+{{- else -}}
+{{- toJson $v -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
 Whether etcd's data goes on a PersistentVolumeClaim: volumeClaim.enabled
-true, or "auto" with a storageClass set or a default StorageClass in the
-host (read with lookup; `helm template` sees none, so it renders an emptyDir).
+true, or "auto" with no dataVolume and a storageClass set or a default
+StorageClass in the host (read with lookup; `helm template` sees none, so
+it renders an emptyDir).
 */}}
 {{- define "vc.persistent" -}}
 {{- $vc := .Values.controlPlane.statefulSet.persistence.volumeClaim -}}
 {{- $enabled := toString $vc.enabled -}}
 {{- if eq $enabled "true" -}}
 true
-{{- else if eq $enabled "auto" -}}
+{{- else if and (eq $enabled "auto") (not .Values.controlPlane.statefulSet.persistence.dataVolume) -}}
 {{- if $vc.storageClass -}}
 true
 {{- else -}}
@@ -53,11 +75,19 @@ true
 {{- end -}}
 
 {{/* What every container of the control plane pod has: the pod's namespace and
-IP, a locked-down security context, the data, config and /tmp volumes. */}}
+IP and controlPlane.statefulSet.env, its workingDir, a locked-down security
+context under controlPlane.statefulSet.security.containerSecurityContext,
+the data, config and /tmp volumes and persistence.addVolumeMounts (the
+names and paths config.ControlPlaneEnv and config.ControlPlaneVolumes
+list). */}}
 {{- define "vc.container" -}}
+{{- $sts := .Values.controlPlane.statefulSet -}}
 {{- /* A container that fails says why in its status (its last log lines),
   which `virtual create` prints instead of waiting out its timeout. */}}
 terminationMessagePolicy: FallbackToLogsOnError
+{{- with $sts.workingDir }}
+workingDir: {{ . }}
+{{- end }}
 env:
   - name: POD_NAMESPACE
     valueFrom:
@@ -67,11 +97,12 @@ env:
     valueFrom:
       fieldRef:
         fieldPath: status.podIP
+  {{- with $sts.env }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
 securityContext:
-  allowPrivilegeEscalation: false
-  readOnlyRootFilesystem: true
-  capabilities:
-    drop: [ALL]
+  {{- $ours := dict "allowPrivilegeEscalation" false "readOnlyRootFilesystem" true "capabilities" (dict "drop" (list "ALL")) }}
+  {{- merge (include "vc.own" (list . "controlPlane.statefulSet.security.containerSecurityContext") | fromJson) $ours | toYaml | nindent 2 }}
 volumeMounts:
   - name: data
     mountPath: /data
@@ -80,4 +111,24 @@ volumeMounts:
     readOnly: true
   - name: tmp
     mountPath: /tmp
+  {{- with $sts.persistence.addVolumeMounts }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- end -}}
+
+{{/* The kube-apiserver container's probe (list $ "livenessProbe" "/livez"):
+controlPlane.statefulSet.probes.NAME's timing, nothing when it is off. */}}
+{{- define "vc.probe" -}}
+{{- $root := index . 0 -}}
+{{- $name := index . 1 -}}
+{{- $p := include "vc.own" (list $root (printf "controlPlane.statefulSet.probes.%s" $name)) | fromJson -}}
+{{- if $p.enabled -}}
+{{ $name }}:
+  httpGet: {path: {{ index . 2 }}, port: 8443, scheme: HTTPS}
+  {{- range $field := list "initialDelaySeconds" "timeoutSeconds" "periodSeconds" "failureThreshold" }}
+  {{- with get $p $field }}
+  {{ $field }}: {{ . }}
+  {{- end }}
+  {{- end }}
+{{- end }}
 {{- end -}}

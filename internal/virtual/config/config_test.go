@@ -854,6 +854,17 @@ func TestSchemaIsGenerated(t *testing.T) {
 	}
 }
 
+func TestChartDefaultsTemplateIsGenerated(t *testing.T) {
+	want, err := ChartDefaultsTemplate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("..", "..", "..", "charts", "virtual-cluster", "templates", "_vcluster_defaults.tpl")
+	if got, err := os.ReadFile(path); err != nil || string(got) != string(want) {
+		t.Errorf("%s is not config.ChartDefaultsTemplate() (%v): run go generate ./internal/virtual/config", path, err)
+	}
+}
+
 // The keys of vCluster's current sync schema beyond the reference's parse:
 // patches on every toHost kind are honoured (kept as patches); the keys
 // clustersync does not act on — also inside a customResources entry — are

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-//go:generate go run ./gen -schema ../../../charts/virtual-cluster/values.schema.json -docs ../../../docs/configuration.md
+//go:generate go run ./gen -schema ../../../charts/virtual-cluster/values.schema.json -docs ../../../docs/configuration.md -chart-defaults ../../../charts/virtual-cluster/templates/_vcluster_defaults.tpl
 
 // SchemaID is the $id of the configuration file's JSON Schema.
 const SchemaID = "https://clustersync.io/schemas/virtual-cluster.json"

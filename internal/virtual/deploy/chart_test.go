@@ -512,3 +512,161 @@ func TestChartScheduling(t *testing.T) {
 		}
 	}
 }
+
+// The rest of controlPlane.statefulSet reaches the pod as vCluster's chart
+// puts it in its one container, spread over clustersync's: env, workingDir,
+// the container security context and addVolumeMounts in every control
+// plane container, resources in the syncer's, probes in kube-apiserver's,
+// init and sidecar containers after the chart's, volumes, claims and the
+// retention policy on the StatefulSet.
+func TestChartPodSpec(t *testing.T) {
+	m := renderValues(t, `controlPlane:
+  statefulSet:
+    env: [{name: HTTPS_PROXY, value: "http://proxy:3128"}]
+    workingDir: /tmp
+    enableServiceLinks: false
+    resources: {limits: {memory: 3Gi}}
+    security:
+      podSecurityContext: {fsGroup: 2000, supplementalGroups: [3000]}
+      containerSecurityContext: {runAsUser: 1000, capabilities: {add: [NET_BIND_SERVICE]}}
+    probes:
+      livenessProbe: {enabled: false}
+      startupProbe: {failureThreshold: 600, initialDelaySeconds: 5}
+    initContainers: [{name: wait, image: "busybox:1", command: ["true"]}]
+    sidecarContainers: [{name: log, image: "busybox:1", command: [sleep, infinity]}]
+    persistence:
+      volumeClaim: {enabled: false, retentionPolicy: Delete}
+      dataVolume: [{name: data, hostPath: {path: /var/lib/vc1-data}}]
+      addVolumes: [{name: ca, secret: {secretName: "{{ .Release.Name }}-ca"}}]
+      addVolumeMounts: [{name: ca, mountPath: /etc/ssl/extra, readOnly: true}]
+      volumeClaimTemplates: [{metadata: {name: audit}, spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}]
+`)
+	sts := decode[appsv1.StatefulSet](t, m, "StatefulSet/vc1")
+	spec := sts.Spec.Template.Spec
+	if sc := spec.SecurityContext; sc == nil || *sc.FSGroup != 2000 || *sc.RunAsUser != 65532 || !*sc.RunAsNonRoot || len(sc.SupplementalGroups) != 1 {
+		t.Errorf("pod security context %+v: want the file's fsGroup and groups over the chart's", sc)
+	}
+	names := func(cs []corev1.Container) []string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.Name)
+		}
+		return out
+	}
+	if got := names(spec.InitContainers); !slices.Equal(got, []string{"init", "etcd", "kube-apiserver", "wait"}) {
+		t.Errorf("init containers %v", got)
+	}
+	if got := names(spec.Containers); !slices.Equal(got, []string{"kube-controller-manager", "syncer", "coredns", "log"}) {
+		t.Errorf("containers %v", got)
+	}
+	for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
+		if c.Name == "wait" || c.Name == "log" {
+			if c.SecurityContext != nil || len(c.VolumeMounts) != 0 || len(c.Env) != 0 {
+				t.Errorf("%s: the file's container got the chart's settings: %+v", c.Name, c)
+			}
+			continue
+		}
+		if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "HTTPS_PROXY" }) || c.WorkingDir != "/tmp" {
+			t.Errorf("%s: env %v, workingDir %q", c.Name, c.Env, c.WorkingDir)
+		}
+		if sc := c.SecurityContext; sc == nil || sc.RunAsUser == nil || *sc.RunAsUser != 1000 || !*sc.ReadOnlyRootFilesystem ||
+			!slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || !slices.Equal(sc.Capabilities.Add, []corev1.Capability{"NET_BIND_SERVICE"}) {
+			t.Errorf("%s: security context %+v", c.Name, sc)
+		}
+		if !slices.ContainsFunc(c.VolumeMounts, func(v corev1.VolumeMount) bool { return v.Name == "ca" && v.MountPath == "/etc/ssl/extra" }) {
+			t.Errorf("%s: mounts %v", c.Name, c.VolumeMounts)
+		}
+		switch c.Name {
+		case "syncer":
+			if q := c.Resources.Limits[corev1.ResourceMemory]; q.String() != "3Gi" {
+				t.Errorf("syncer memory limit %s, want the file's 3Gi", q.String())
+			}
+		case "kube-apiserver":
+			if c.LivenessProbe != nil || c.StartupProbe == nil || c.StartupProbe.FailureThreshold != 600 || c.StartupProbe.InitialDelaySeconds != 5 ||
+				c.StartupProbe.PeriodSeconds != 1 || c.ReadinessProbe == nil || c.ReadinessProbe.PeriodSeconds != 2 {
+				t.Errorf("kube-apiserver probes: liveness %+v, startup %+v, readiness %+v", c.LivenessProbe, c.StartupProbe, c.ReadinessProbe)
+			}
+		}
+	}
+	vols := map[string]corev1.Volume{}
+	for _, v := range spec.Volumes {
+		vols[v.Name] = v
+	}
+	if d := vols["data"]; d.HostPath == nil || d.HostPath.Path != "/var/lib/vc1-data" {
+		t.Errorf("data volume %+v, want the file's dataVolume", d)
+	}
+	if ca := vols["ca"]; ca.Secret == nil || ca.Secret.SecretName != "vc1-ca" {
+		t.Errorf("added volume %+v", ca)
+	}
+	if len(sts.Spec.VolumeClaimTemplates) != 1 || sts.Spec.VolumeClaimTemplates[0].Name != "audit" ||
+		sts.Spec.PersistentVolumeClaimRetentionPolicy == nil || sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted != appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
+		t.Errorf("claims %v, retention %+v", sts.Spec.VolumeClaimTemplates, sts.Spec.PersistentVolumeClaimRetentionPolicy)
+	}
+	if spec.EnableServiceLinks == nil || *spec.EnableServiceLinks {
+		t.Errorf("enableServiceLinks %v", spec.EnableServiceLinks)
+	}
+
+	// The names config.ControlPlaneContainers and ControlPlaneVolumes
+	// reserve are the chart's.
+	all := decode[appsv1.StatefulSet](t, render(t, "controlPlane.advanced.virtualScheduler.enabled=true", "sync.fromHost.nodes.enabled=true"), "StatefulSet/vc1")
+	if got := names(slices.Concat(all.Spec.Template.Spec.InitContainers, all.Spec.Template.Spec.Containers)); !slices.Equal(got, config.ControlPlaneContainers()) {
+		t.Errorf("the chart's containers %v, config.ControlPlaneContainers %v", got, config.ControlPlaneContainers())
+	}
+	for _, c := range all.Spec.Template.Spec.Containers {
+		for _, v := range c.VolumeMounts {
+			if config.ControlPlaneVolumes()[v.Name] != v.MountPath {
+				t.Errorf("%s mounts %s at %s; config.ControlPlaneVolumes has %v", c.Name, v.Name, v.MountPath, config.ControlPlaneVolumes())
+			}
+		}
+		for _, e := range c.Env {
+			if !slices.Contains(config.ControlPlaneEnv(), e.Name) {
+				t.Errorf("%s has variable %s; config.ControlPlaneEnv has %v", c.Name, e.Name, config.ControlPlaneEnv())
+			}
+		}
+	}
+}
+
+// Every vCluster release's values.yaml, as `vcluster create` starts from
+// it, gives the control plane StatefulSet clustersync gives with no file:
+// vCluster's image, resources, root user and probe timings mean
+// clustersync's (config.VClusterDefaultMeansOurs), in the chart as in the
+// configuration.
+func TestChartTakesVClusterValues(t *testing.T) {
+	spec := func(m map[string]string) string {
+		sts := decode[appsv1.StatefulSet](t, m, "StatefulSet/vc1")
+		delete(sts.Spec.Template.Annotations, "checksum/config")
+		out, err := yaml.Marshal(sts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	want := spec(render(t))
+	k := config.VCluster()
+	for _, r := range k.Releases {
+		data, err := yaml.Marshal(k.Values(r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := spec(renderValues(t, string(data))); got != want {
+			t.Errorf("vCluster %s values.yaml: the StatefulSet differs from the chart's default:\n%s", r, lineDiff(want, got))
+		}
+	}
+}
+
+// lineDiff lists the lines of got not in want (+) and of want not in got (-).
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	for _, l := range g {
+		if !slices.Contains(w, l) {
+			b.WriteString("+ " + l + "\n")
+		}
+	}
+	for _, l := range w {
+		if !slices.Contains(g, l) {
+			b.WriteString("- " + l + "\n")
+		}
+	}
+	return b.String()
+}

@@ -13,9 +13,12 @@
 //	<!-- BEGIN GENERATED: vcluster-keys (go generate ./internal/virtual/config) -->
 //	<!-- END GENERATED: vcluster-keys -->
 //
-// leaving the rest of FILE as it is. `go generate ./internal/virtual/config`
-// runs it from the package's folder, for
-// charts/virtual-cluster/values.schema.json and docs/configuration.md.
+// leaving the rest of FILE as it is; with -chart-defaults FILE, the chart's
+// template of vCluster's defaults that mean clustersync's
+// (config.ChartDefaultsTemplate) to FILE. `go generate
+// ./internal/virtual/config` runs it from the package's folder, for
+// charts/virtual-cluster/values.schema.json, docs/configuration.md and
+// charts/virtual-cluster/templates/_vcluster_defaults.tpl.
 package main
 
 import (
@@ -29,10 +32,24 @@ import (
 func main() {
 	schemaOut := flag.String("schema", "", "the JSON Schema file to write")
 	docs := flag.String("docs", "", "the Markdown file whose key table to rewrite")
+	chartDefaults := flag.String("chart-defaults", "", "the chart template of vCluster's defaults to write")
 	flag.Parse()
-	if *schemaOut == "" && *docs == "" {
-		fmt.Fprintln(os.Stderr, "gen: -schema or -docs is required")
+	if *schemaOut == "" && *docs == "" && *chartDefaults == "" {
+		fmt.Fprintln(os.Stderr, "gen: -schema, -docs or -chart-defaults is required")
 		os.Exit(2)
+	}
+	if *chartDefaults != "" {
+		tpl, err := config.ChartDefaultsTemplate()
+		if err == nil {
+			err = os.WriteFile(*chartDefaults, tpl, 0o644)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gen:", err)
+			os.Exit(1)
+		}
+	}
+	if *schemaOut == "" && *docs == "" {
+		return
 	}
 	if err := run(*schemaOut, *docs); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
