@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -40,7 +41,11 @@ import (
 //     StatefulSet of 2 behind a headless Service runs (its image through
 //     translateImage, /etc/hosts rewritten by the default busybox image)
 //     and each pod resolves the other's stable name;
-//   - the same file in the older spelling (translate) does the same;
+//   - the same file in the older spelling (translate) does the same, with
+//     examples/vcluster/control-plane.yaml layered over it (a second -f):
+//     its keys of controlPlane.statefulSet are on the host's StatefulSet
+//     and in its running pod (an added init container ran, the sidecar
+//     runs and sees the host aliases and DNS options);
 //   - a control plane that cannot start fails in seconds, with its message
 //     and the fix: an image missing from the local registry (before
 //     anything is installed), an image missing on a host not known to be
@@ -58,9 +63,11 @@ func TestFirstHour(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Run("patches", func(t *testing.T) { firstHourCluster(t, hostKubeconfig, "fh-a", string(file), true) })
+	t.Run("patches", func(t *testing.T) { firstHourCluster(t, hostKubeconfig, "fh-a", string(file), "", true) })
 	older := strings.ReplaceAll(string(file), "patches:", "translate:")
-	t.Run("translate", func(t *testing.T) { firstHourCluster(t, hostKubeconfig, "fh-b", older, false) })
+	t.Run("translate, control plane pod", func(t *testing.T) {
+		firstHourCluster(t, hostKubeconfig, "fh-b", older, "../../examples/vcluster/control-plane.yaml", false)
+	})
 	t.Run("errors in seconds", func(t *testing.T) { startErrors(t, hostKubeconfig) })
 }
 
@@ -82,9 +89,10 @@ func installHostCRDs(t *testing.T, hostKubeconfig string) {
 }
 
 // firstHourCluster creates virtual cluster name from the vcluster.yaml
-// file, checks each kind's patch on the host and, with statefulSet, runs
-// the StatefulSet; then deletes it.
-func firstHourCluster(t *testing.T, hostKubeconfig, name, file string, statefulSet bool) {
+// file (and the file overlay over it, when not ""), checks each kind's
+// patch on the host, with an overlay its control plane pod, and, with
+// statefulSet, runs the StatefulSet; then deletes it.
+func firstHourCluster(t *testing.T, hostKubeconfig, name, file, overlay string, statefulSet bool) {
 	ns := name + "-host"
 	path := filepath.Join(t.TempDir(), "vcluster.yaml")
 	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
@@ -92,7 +100,11 @@ func firstHourCluster(t *testing.T, hostKubeconfig, name, file string, statefulS
 	}
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	start := time.Now()
-	out := cli(t, "virtual", "create", name, "-n", ns, "-f", path, "--kubeconfig-out", kubeconfig)
+	args := []string{"virtual", "create", name, "-n", ns, "-f", path, "--kubeconfig-out", kubeconfig}
+	if overlay != "" {
+		args = append(args, "-f", overlay)
+	}
+	out := cli(t, args...)
 	t.Logf("virtual create -f (%s): %.1f s\n%s", name, time.Since(start).Seconds(), out)
 	t.Cleanup(func() {
 		if out, err := cliErr("virtual", "delete", name, "-n", ns, "--delete-namespace"); err != nil {
@@ -111,6 +123,9 @@ func firstHourCluster(t *testing.T, hostKubeconfig, name, file string, statefulS
 	}
 	if sts.Labels["example.com/team"] != "team-a" || sts.Spec.Template.Annotations["example.com/owner"] != "team-a" {
 		t.Errorf("host StatefulSet labels %v, pod annotations %v: want the file's", sts.Labels, sts.Spec.Template.Annotations)
+	}
+	if overlay != "" {
+		controlPlanePod(t, hostKubeconfig, host, &sts)
 	}
 	tr := translate.Translator{VCluster: name, HostNamespace: ns}
 	hostName := func(n string) string { return tr.HostName(n, "default") }
@@ -345,4 +360,49 @@ func ignoreExists(err error) error {
 		return nil
 	}
 	return err
+}
+
+// controlPlanePod checks what examples/vcluster/control-plane.yaml sets on
+// the host StatefulSet sts, and in its running pod.
+func controlPlanePod(t *testing.T, hostKubeconfig string, host client.Client, sts *appsv1.StatefulSet) {
+	t.Helper()
+	spec := sts.Spec.Template.Spec
+	if len(spec.HostAliases) != 1 || spec.DNSConfig == nil || len(spec.DNSConfig.Options) != 1 ||
+		spec.SecurityContext == nil || ptr.Deref(spec.SecurityContext.FSGroup, 0) != 2000 || ptr.Deref(spec.SecurityContext.RunAsUser, 0) != 65532 {
+		t.Errorf("pod spec: host aliases %v, DNS %+v, security %+v", spec.HostAliases, spec.DNSConfig, spec.SecurityContext)
+	}
+	for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
+		switch c.Name {
+		case "wait-for-api", "log-shipper":
+			continue
+		case "kube-apiserver":
+			if c.StartupProbe == nil || c.StartupProbe.FailureThreshold != 300 {
+				t.Errorf("kube-apiserver startup probe %+v, want failureThreshold 300", c.StartupProbe)
+			}
+		}
+		if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "GODEBUG" }) ||
+			!slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == "/etc/podinfo" }) {
+			t.Errorf("container %s: env %v, mounts %v: want GODEBUG and /etc/podinfo", c.Name, c.Env, c.VolumeMounts)
+		}
+	}
+	var pod corev1.Pod
+	if err := host.Get(ctx, client.ObjectKey{Namespace: sts.Namespace, Name: deploy.PodName(sts.Name)}, &pod); err != nil {
+		t.Fatal(err)
+	}
+	state := map[string]corev1.ContainerState{}
+	for _, s := range slices.Concat(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses) {
+		state[s.Name] = s.State
+	}
+	if s := state["wait-for-api"].Terminated; s == nil || s.ExitCode != 0 {
+		t.Errorf("init container wait-for-api: %+v, want it to have ended with 0", state["wait-for-api"])
+	}
+	if state["log-shipper"].Running == nil {
+		t.Errorf("sidecar log-shipper: %+v, want it running", state["log-shipper"])
+	}
+	for file, want := range map[string]string{"/etc/hosts": "registry.team-a.internal", "/etc/resolv.conf": "ndots:2"} {
+		out, err := exec.Command("kubectl", "--kubeconfig", hostKubeconfig, "exec", "-n", pod.Namespace, pod.Name, "-c", "log-shipper", "--", "cat", file).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), want) {
+			t.Errorf("%s in the sidecar: %v\n%s\nwant %s", file, err, out, want)
+		}
+	}
 }
