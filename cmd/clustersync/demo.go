@@ -353,12 +353,13 @@ func demoInHost(ctx context.Context, t *demoTimer, home string, host *hostcluste
 			return vc, err
 		}
 	}
-	server, err := deploy.ServiceServer(ctx, hc.client, vc.name, vc.hostNamespace)
+	servers, err := deploy.Servers(ctx, hc.client, vc.name, vc.hostNamespace)
 	if err != nil {
 		return vc, err
 	}
-	if !deploy.ReachableWithin(ctx, server, 30*time.Second) {
-		return vc, fmt.Errorf("this machine does not reach the virtual API server at %s (its Service's cluster IP)", server)
+	server := deploy.FirstReachable(ctx, servers, 30*time.Second)
+	if server == "" {
+		return vc, fmt.Errorf("this machine reaches the virtual API server at none of %v (its Service's cluster IP, the addresses it is exposed at)", servers)
 	}
 	kc, err := deploy.Kubeconfig(ctx, hc.client, vc.name, vc.hostNamespace, server)
 	if err != nil {

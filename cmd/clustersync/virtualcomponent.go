@@ -52,8 +52,7 @@ The host namespace is --namespace, else $POD_NAMESPACE; the pod IP is $POD_IP.`,
 		if err != nil {
 			return controlplane.PodOptions{}, err
 		}
-		po := controlplane.PodOptions{Name: o.name, Namespace: o.namespace, Dir: o.dir, PodIP: os.Getenv("POD_IP"),
-			ExtraSANs: cfg.ControlPlane.Proxy.ExtraSANs, VirtualScheduler: cfg.VirtualScheduler()}
+		po := podOptions(cfg, o.name, o.namespace, o.dir)
 		if po.Namespace == "" {
 			return po, fmt.Errorf("--namespace (or $POD_NAMESPACE) is required")
 		}
@@ -118,6 +117,19 @@ The host namespace is --namespace, else $POD_NAMESPACE; the pod IP is $POD_IP.`,
 		}),
 	)
 	return cmd
+}
+
+// podOptions are the options of the control plane of virtual cluster
+// name in host namespace namespace, data folder dir, from its
+// configuration cfg, as its containers (the components, the syncer) take
+// them; the pod IP is $POD_IP.
+func podOptions(cfg *config.Config, name, namespace, dir string) controlplane.PodOptions {
+	po := controlplane.PodOptions{Name: name, Namespace: namespace, Dir: dir, PodIP: os.Getenv("POD_IP"),
+		ExtraSANs: cfg.ControlPlane.Proxy.ExtraSANs, VirtualScheduler: cfg.VirtualScheduler()}
+	if cfg.ControlPlane.Ingress.Enabled {
+		po.IngressHost = cfg.ControlPlane.Ingress.Host
+	}
+	return po
 }
 
 // execBinary replaces this process with name (found on PATH) and args, so

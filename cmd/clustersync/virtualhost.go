@@ -10,11 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -89,7 +92,7 @@ func newVirtualCreateCommand() *cobra.Command {
 	var o struct {
 		namespace, hostKubeconfig, configFile, kubeconfigOut string
 		files, sets                                          []string
-		local, connect, dryRun                               bool
+		local, connect, dryRun, expose                       bool
 		timeout                                              time.Duration
 	}
 	cmd := &cobra.Command{
@@ -123,17 +126,25 @@ control plane pod would refuse in the chart's values merged with them.
 the objects create would install to standard output (as helm template does),
 and exits 1 on a refusal — the check to run on a vcluster.yaml in CI.
 
-While it waits (--timeout), create prints every 5 s which containers are
+While it waits (--timeout), create prints at once and then every 5 s which containers are
 starting, and stops at once when the pod cannot start without a change (an
 image its registry does not have, an init container that failed twice with
 the same message), naming the container, its image or last log lines, and
 the fix.
 
+--expose makes the API server's Service a LoadBalancer (as vcluster create
+--expose; controlPlane.service.spec.type NodePort or LoadBalancer, or
+controlPlane.ingress, do it from the file); the API server's certificate
+covers every address it is exposed at, also those that come later (a load
+balancer's), and create prints them.
+
 Once ready, create connects (--connect=false skips): it adds context
 vcluster_NAME_NAMESPACE_HOSTCONTEXT to $KUBECONFIG (else ~/.kube/config), or to
---kubeconfig-out, and makes it current, when this machine reaches the
-Service's cluster IP (a node of the host, or the local host of ` + "`dev up`" + `);
-otherwise it says how to connect through a port-forward.
+--kubeconfig-out, and makes it current, with the first address this machine
+reaches: the Service's cluster IP (a node of the host, or the local host of
+` + "`dev up`" + `), else where it is exposed (load balancer, node port at a node's
+address, ingress host); otherwise it says how to connect through a
+port-forward.
 
 --local runs the control plane as processes of this machine instead (the mode
 of earlier versions, for hosts whose nodes cannot run it, such as kwok fake
@@ -146,6 +157,9 @@ The host is --host-kubeconfig, else $KUBECONFIG, else the local host of
 			name, out := args[0], cmd.OutOrStdout()
 			if o.configFile != "" {
 				o.files = append([]string{o.configFile}, o.files...)
+			}
+			if o.expose {
+				o.sets = append(o.sets, exposeSet)
 			}
 			hostKubeconfig := o.hostKubeconfig
 			if hostKubeconfig == "" {
@@ -193,19 +207,21 @@ The host is --host-kubeconfig, else $KUBECONFIG, else the local host of
 				fmt.Fprintln(out, "etcd's data is in an emptyDir and is lost with the pod: the host has no default StorageClass "+
 					"(set controlPlane.statefulSet.persistence.volumeClaim.storageClass, or give the host one).")
 			}
+			servers, err := deploy.Servers(cmd.Context(), host.client, name, ns)
+			if err != nil {
+				return err
+			}
+			if err := printExposure(cmd.Context(), out, host, name, ns, servers); err != nil {
+				return err
+			}
 			if !o.connect {
 				fmt.Fprintf(out, "\nConnect with: clustersync virtual connect %s -n %s\n", name, ns)
 				return nil
 			}
-			server, err := deploy.ServiceServer(cmd.Context(), host.client, name, ns)
-			if err != nil {
-				return err
-			}
-			// kube-proxy may program the new Service a few seconds after its
-			// endpoint became ready.
-			if !deploy.ReachableWithin(cmd.Context(), server, 10*time.Second) {
-				fmt.Fprintf(out, "\nThis machine does not reach %s (the Service's cluster IP). Connect through a port-forward:\n"+
-					"  clustersync virtual connect %s -n %s\n", server, name, ns)
+			server := deploy.FirstReachable(cmd.Context(), servers, 10*time.Second)
+			if server == "" {
+				fmt.Fprintf(out, "\nThis machine reaches the API server at none of %s (the Service's cluster IP, the addresses it is exposed at). Connect through a port-forward:\n"+
+					"  clustersync virtual connect %s -n %s\n", strings.Join(servers, ", "), name, ns)
 				return nil
 			}
 			return writeContext(cmd.Context(), out, host, name, ns, server, o.kubeconfigOut)
@@ -222,8 +238,33 @@ The host is --host-kubeconfig, else $KUBECONFIG, else the local host of
 	f.StringVar(&o.kubeconfigOut, "kubeconfig-out", "", "kubeconfig file connect writes the context to (default $KUBECONFIG, else ~/.kube/config)")
 	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long to wait for the control plane to become ready")
 	f.BoolVar(&o.dryRun, "dry-run", false, "check the values as create does and print the objects it would install, without a host")
+	f.BoolVar(&o.expose, "expose", false, "make the API server's Service a LoadBalancer (controlPlane.service.spec.type), as vcluster create --expose does")
 	return cmd
 }
+
+// printExposure says where clients outside the host reach the API server
+// of virtual cluster name (servers beyond the first, the cluster IP), and,
+// for a LoadBalancer Service still without an address, that the address
+// will be covered when it comes.
+func printExposure(ctx context.Context, out io.Writer, host *hostConn, name, ns string, servers []string) error {
+	svc, err := host.client.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if len(servers) > 1 {
+		fmt.Fprintf(out, "The API server is exposed at %s (its certificate covers each).\n", strings.Join(servers[1:], ", "))
+	}
+	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer && len(svc.Status.LoadBalancer.Ingress) == 0 {
+		fmt.Fprintf(out, "Service %s/%s is a LoadBalancer without an address yet (none of the host's load balancers has answered): "+
+			"the API server's certificate covers its address once it has one, and `clustersync virtual connect %s -n %s` then uses it.\n",
+			ns, name, name, ns)
+	}
+	return nil
+}
+
+// exposeSet is what --expose sets, after the files and --set: the API
+// server's Service becomes a LoadBalancer.
+const exposeSet = "controlPlane.service.spec.type=LoadBalancer"
 
 // dryRun is `virtual create|upgrade --dry-run`: the values were checked
 // as for a real run (deploy.Values); it prints the note to standard error
@@ -442,10 +483,11 @@ func newVirtualConnectCommand() *cobra.Command {
 		Use:   "connect NAME [-- COMMAND [ARGS...]]",
 		Short: "Connect to a virtual cluster: a kube context, a port-forward, or a command run against it",
 		Long: `Connect to virtual cluster NAME of host namespace -n (default vc-NAME), as
-` + "`vcluster connect`" + ` does. The server is --server, else the Service's cluster IP when
-this machine reaches it (a node of the host, the local host of ` + "`dev up`" + `), else
-a port-forward to the control plane pod (127.0.0.1:--local-port, default a free
-port), which runs until Ctrl-C.
+` + "`vcluster connect`" + ` does. The server is --server, else the first address this
+machine reaches of the Service's cluster IP (a node of the host, the local host
+of ` + "`dev up`" + `) and the addresses it is exposed at (load balancer, node port
+at a node's address, ingress host), else a port-forward to the control plane
+pod (127.0.0.1:--local-port, default a free port), which runs until Ctrl-C.
 
   connect NAME               add context vcluster_NAME_NAMESPACE_HOSTCONTEXT to
                              $KUBECONFIG (else ~/.kube/config) or --kubeconfig-out,
@@ -474,10 +516,14 @@ For a virtual cluster run as processes of this machine (create --local),
 			}
 			server, forwarding := o.server, false
 			if server == "" {
-				if server, err = deploy.ServiceServer(ctx, host.client, name, ns); err != nil {
+				servers, err := deploy.Servers(ctx, host.client, name, ns)
+				if err != nil {
 					return err
 				}
-				if o.localPort != 0 || !deploy.Reachable(ctx, server, 2*time.Second) {
+				if o.localPort == 0 {
+					server = deploy.FirstReachable(ctx, servers, 2*time.Second)
+				}
+				if server == "" {
 					port, _, err := deploy.Forward(ctx, host.config, name, ns, o.localPort, cmd.ErrOrStderr())
 					if err != nil {
 						return err
@@ -643,7 +689,7 @@ func newVirtualUpgradeCommand() *cobra.Command {
 		namespace, hostKubeconfig string
 		files, sets               []string
 		timeout                   time.Duration
-		dryRun                    bool
+		dryRun, expose            bool
 	}
 	cmd := &cobra.Command{
 		Use:   "upgrade NAME",
@@ -663,6 +709,9 @@ $CLUSTERSYNC_HOME/virtual/NAME/config.yaml, then virtual stop and start.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, out := args[0], cmd.OutOrStdout()
+			if o.expose {
+				o.sets = append(o.sets, exposeSet)
+			}
 			vals, cfg, err := deploy.Values(o.files, o.sets)
 			if err != nil {
 				return err
@@ -704,6 +753,7 @@ $CLUSTERSYNC_HOME/virtual/NAME/config.yaml, then virtual stop and start.`,
 	f.StringArrayVar(&o.sets, "set", nil, "set a value, e.g. --set sync.toHost.ingresses.enabled=true (repeatable)")
 	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long to wait for the new control plane to become ready")
 	f.BoolVar(&o.dryRun, "dry-run", false, "check the values as upgrade does and print the objects it would install, without a host")
+	f.BoolVar(&o.expose, "expose", false, "make the API server's Service a LoadBalancer (controlPlane.service.spec.type)")
 	return cmd
 }
 
@@ -728,7 +778,7 @@ const localImageFix = "build and push clustersync's images to the local host's r
 	"(tags latest and this version; `clustersync dev image --tag TAG` for another tag)"
 
 // waitOptions are the WaitOptions of create, upgrade and resume: progress
-// lines to out every 5 s, within timeout; with the local host's registry
+// lines to out at once and every 5 s, within timeout; with the local host's registry
 // (reg, "" when the host is another) the fix for a missing image is
 // localImageFix.
 func waitOptions(out io.Writer, reg string, timeout time.Duration) deploy.WaitOptions {

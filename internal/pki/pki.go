@@ -174,13 +174,21 @@ func NewSigningKeyPEM() (privPEM, pubPEM []byte, err error) {
 	return privPEM, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), nil
 }
 
-// WriteFiles writes each path → content pair with mode 0600, creating folders.
+// WriteFiles writes each path → content pair with mode 0600, creating
+// folders; each file is replaced at once (written beside it, then renamed).
 func WriteFiles(files map[string][]byte) error {
 	for p, data := range files {
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			return err
 		}
-		if err := os.WriteFile(p, data, 0o600); err != nil {
+		// Written aside, then renamed over p: a reader (kube-apiserver
+		// reloading its serving certificate) sees the old file or the new
+		// one, never half of it.
+		tmp := p + ".tmp"
+		if err := os.WriteFile(tmp, data, 0o600); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, p); err != nil {
 			return err
 		}
 	}

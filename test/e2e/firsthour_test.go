@@ -1,7 +1,11 @@
 package e2e
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,7 +50,10 @@ import (
 //     examples/vcluster/control-plane.yaml layered over it (a second -f):
 //     its keys of controlPlane.statefulSet are on the host's StatefulSet
 //     and in its running pod (an added init container ran, the sidecar
-//     runs and sees the host aliases and DNS options);
+//     runs and sees the host aliases and DNS options), and with --expose
+//     its API server is reached, its certificate verified, at the node's
+//     address and the file's node port, and covers a load balancer's
+//     address as soon as the Service gets one;
 //   - a control plane that cannot start fails in seconds, with its message
 //     and the fix: an image missing from the local registry (before
 //     anything is installed), an image missing on a host not known to be
@@ -102,7 +110,8 @@ func firstHourCluster(t *testing.T, hostKubeconfig, name, file, overlay string, 
 	start := time.Now()
 	args := []string{"virtual", "create", name, "-n", ns, "-f", path, "--kubeconfig-out", kubeconfig}
 	if overlay != "" {
-		args = append(args, "-f", overlay)
+		// --expose makes the overlay's NodePort Service a LoadBalancer.
+		args = append(args, "-f", overlay, "--expose")
 	}
 	out := cli(t, args...)
 	t.Logf("virtual create -f (%s): %.1f s\n%s", name, time.Since(start).Seconds(), out)
@@ -126,6 +135,7 @@ func firstHourCluster(t *testing.T, hostKubeconfig, name, file, overlay string, 
 	}
 	if overlay != "" {
 		controlPlanePod(t, hostKubeconfig, host, &sts)
+		exposed(t, hostKubeconfig, kubeconfig, host, ns, name, out)
 	}
 	tr := translate.Translator{VCluster: name, HostNamespace: ns}
 	hostName := func(n string) string { return tr.HostName(n, "default") }
@@ -404,5 +414,75 @@ func controlPlanePod(t *testing.T, hostKubeconfig string, host client.Client, st
 		if err != nil || !strings.Contains(string(out), want) {
 			t.Errorf("%s in the sidecar: %v\n%s\nwant %s", file, err, out, want)
 		}
+	}
+}
+
+// exposed checks virtual cluster name of host namespace ns, created with
+// --expose and the overlay's node port 31443: create said where it is
+// exposed; kubectl reaches the API server at the host node's address and
+// that port, verifying its certificate with the kubeconfig's CA; and once
+// the Service gets a load balancer address (written here as a load
+// balancer controller writes it), the API server serves a certificate
+// that covers it, and the certs Secret keeps it.
+func exposed(t *testing.T, hostKubeconfig, kubeconfig string, host client.Client, ns, name, createOut string) {
+	t.Helper()
+	var svc corev1.Service
+	if err := host.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &svc); err != nil {
+		t.Fatal(err)
+	}
+	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].NodePort != 31443 {
+		t.Fatalf("host Service %s: type %s, ports %v; want --expose's LoadBalancer with the file's node port 31443", name, svc.Spec.Type, svc.Spec.Ports)
+	}
+	var nodes corev1.NodeList
+	if err := host.List(ctx, &nodes); err != nil {
+		t.Fatal(err)
+	}
+	var nodeIP string
+	for _, a := range nodes.Items[0].Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			nodeIP = a.Address
+		}
+	}
+	server := "https://" + net.JoinHostPort(nodeIP, "31443")
+	for _, want := range []string{"The API server is exposed at", server, "is a LoadBalancer without an address yet"} {
+		if !strings.Contains(createOut, want) {
+			t.Errorf("create did not say %q:\n%s", want, createOut)
+		}
+	}
+	testenv.Eventually(t, time.Minute, func() error {
+		out, err := exec.Command("kubectl", "--kubeconfig", kubeconfig, "--server", server, "get", "--raw", "/readyz").CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != "ok" {
+			return fmt.Errorf("kubectl --server %s get --raw /readyz: %v\n%s", server, err, out)
+		}
+		return nil
+	})
+
+	const lbIP = "192.0.2.44"
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"status":{"loadBalancer":{"ingress":[{"ip":"`+lbIP+`"}]}}}`))
+	if err := host.Status().Patch(ctx, &svc, patch); err != nil {
+		t.Fatal(err)
+	}
+	covers := func(der []byte) bool {
+		cert, err := x509.ParseCertificate(der)
+		return err == nil && slices.ContainsFunc(cert.IPAddresses, net.ParseIP(lbIP).Equal)
+	}
+	testenv.Eventually(t, time.Minute, func() error {
+		conn, err := tls.Dial("tcp", net.JoinHostPort(svc.Spec.ClusterIP, "443"), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // the certificate is what is checked
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		if !covers(conn.ConnectionState().PeerCertificates[0].Raw) {
+			return fmt.Errorf("the API server's certificate lacks the load balancer's %s", lbIP)
+		}
+		return nil
+	})
+	var certs corev1.Secret
+	if err := host.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-certs"}, &certs); err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(certs.Data["apiserver.crt"])
+	if block == nil || !covers(block.Bytes) {
+		t.Errorf("host secret %s-certs keeps a certificate without %s", name, lbIP)
 	}
 }

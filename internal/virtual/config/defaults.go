@@ -2,6 +2,7 @@ package config
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -128,6 +129,19 @@ func Default() *Config {
 				SidecarContainers: []corev1.Container{},
 			},
 			Proxy: ControlPlaneProxy{ExtraSANs: []string{}},
+			Service: ControlPlaneService{
+				Enabled: true, Labels: map[string]string{}, Annotations: map[string]string{},
+				Spec: &corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP},
+			},
+			Ingress: ControlPlaneIngress{
+				Host: "my-host.com", PathType: "ImplementationSpecific", Labels: map[string]string{},
+				Annotations: map[string]string{ // vCluster's: TLS passed through by ingress-nginx
+					"nginx.ingress.kubernetes.io/backend-protocol": "HTTPS",
+					"nginx.ingress.kubernetes.io/ssl-passthrough":  "true",
+					"nginx.ingress.kubernetes.io/ssl-redirect":     "true",
+				},
+				Spec: &networkingv1.IngressSpec{TLS: []networkingv1.IngressTLS{}},
+			},
 		},
 		Syncer: Syncer{
 			Workers:      10,

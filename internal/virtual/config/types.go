@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -417,13 +418,18 @@ type ControlPlane struct {
 	// acted on. Their content is checked against vCluster's
 	// keys; NoEffect lists what they set to other than vCluster's defaults.
 	CoreDNS        any `json:"coredns,omitempty" config:"vcluster"`
-	Service        any `json:"service,omitempty" config:"vcluster"`
-	Ingress        any `json:"ingress,omitempty" config:"vcluster"`
 	HostPathMapper any `json:"hostPathMapper,omitempty" config:"vcluster"`
 	ServiceMonitor any `json:"serviceMonitor,omitempty" config:"vcluster"`
 	Endpoint       any `json:"endpoint,omitempty" config:"vcluster"`
 	Standalone     any `json:"standalone,omitempty" config:"vcluster"`
 
+	// Service is the host Service of the API server, how the host's pods,
+	// the syncer and `virtual connect` reach it, and, as a NodePort or
+	// LoadBalancer, how clients outside the host do.
+	Service ControlPlaneService `json:"service"`
+	// Ingress publishes the API server under a host name through the
+	// host's ingress controller, TLS passed through to the API server.
+	Ingress ControlPlaneIngress `json:"ingress"`
 	// BackingStore configures where the virtual cluster stores its objects.
 	BackingStore BackingStore `json:"backingStore"`
 	// StatefulSet configures the host StatefulSet that runs the control
@@ -434,6 +440,55 @@ type ControlPlane struct {
 	Proxy ControlPlaneProxy `json:"proxy"`
 	// Advanced holds the control plane's less common settings.
 	Advanced ControlPlaneAdvanced `json:"advanced"`
+}
+
+// ControlPlaneService is vCluster's controlPlane.service.
+type ControlPlaneService struct {
+	// Enabled must be true: the Service is how everything reaches the API
+	// server in clustersync (vCluster can do without it for its private
+	// nodes and standalone modes).
+	Enabled bool `json:"enabled"`
+	// Labels are labels of the Service besides the chart's own (app,
+	// release, app.kubernetes.io/…, helm.sh/chart,
+	// vcluster.loft.sh/managed-by), which they cannot replace.
+	Labels map[string]string `json:"labels"`
+	// Annotations are annotations of the Service (a cloud's load balancer
+	// settings, say).
+	Annotations map[string]string `json:"annotations"`
+	// HTTPSNodePort is the node port of the API server with spec.type
+	// NodePort or LoadBalancer; 0 lets the host pick one.
+	HTTPSNodePort int `json:"httpsNodePort"`
+	// Spec is merged into the Service's spec: its type (ClusterIP,
+	// NodePort or LoadBalancer), externalTrafficPolicy,
+	// loadBalancerSourceRanges, loadBalancerClass, externalIPs, …; the
+	// ports and the selector are the chart's.
+	Spec *corev1.ServiceSpec `json:"spec,omitempty"`
+
+	// KubeletNodePort is vCluster's node port of its kubelet proxy (for
+	// networking.advanced.proxyKubelets): accepted, not acted on.
+	KubeletNodePort any `json:"kubeletNodePort,omitempty" config:"vcluster"`
+}
+
+// ControlPlaneIngress is vCluster's controlPlane.ingress: an Ingress of
+// the API server, as vCluster's chart makes it.
+type ControlPlaneIngress struct {
+	// Enabled creates the Ingress.
+	Enabled bool `json:"enabled"`
+	// Host is the host name clients reach the API server at; the API
+	// server's certificate covers it.
+	Host string `json:"host"`
+	// PathType is the path type of the Ingress's one path, "/":
+	// ImplementationSpecific, Prefix or Exact.
+	PathType string `json:"pathType"`
+	// Labels are labels of the Ingress besides the chart's own.
+	Labels map[string]string `json:"labels"`
+	// Annotations are annotations of the Ingress; the default ones
+	// (vCluster's) make ingress-nginx pass TLS through to the API server,
+	// which needs its --enable-ssl-passthrough.
+	Annotations map[string]string `json:"annotations"`
+	// Spec is the Ingress's spec (templates expanded, as vCluster's chart
+	// does); without rules the chart gives it one for Host.
+	Spec *networkingv1.IngressSpec `json:"spec,omitempty"`
 }
 
 // ControlPlaneAdvanced is vCluster's controlPlane.advanced.

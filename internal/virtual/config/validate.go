@@ -36,7 +36,8 @@ func PodSelectorLabels() []string { return []string{"app", "release"} }
 // one replica (controlPlane.statefulSet.highAvailability.replicas); the
 // labels and annotations of the StatefulSet and its pods are valid keys
 // and values and leave clustersync's own alone, as do the containers,
-// volumes, mounts and variables it adds to the pod (validatePod). All problems are
+// volumes, mounts and variables it adds to the pod (validatePod), and the
+// Service and Ingress of the API server (validateExposure). All problems are
 // returned as FieldErrors joined with errors.Join, sorted by path.
 func (c *Config) Validate() error {
 	return joinFieldErrors(c.validate())
@@ -88,6 +89,10 @@ func (c *Config) validate() []*FieldError {
 		{"controlPlane.statefulSet.annotations", sts.Annotations, false, []string{"clustersync.io/persistence"}},
 		{"controlPlane.statefulSet.pods.labels", sts.Pods.Labels, true, PodSelectorLabels()},
 		{"controlPlane.statefulSet.pods.annotations", sts.Pods.Annotations, false, []string{"checksum/config"}},
+		{"controlPlane.service.labels", c.ControlPlane.Service.Labels, true, ServiceLabels()},
+		{"controlPlane.service.annotations", c.ControlPlane.Service.Annotations, false, nil},
+		{"controlPlane.ingress.labels", c.ControlPlane.Ingress.Labels, true, IngressLabels()},
+		{"controlPlane.ingress.annotations", c.ControlPlane.Ingress.Annotations, false, nil},
 	} {
 		for _, k := range slices.Sorted(maps.Keys(m.values)) {
 			p := entryPath(m.path, k)
@@ -121,6 +126,7 @@ func (c *Config) validate() []*FieldError {
 	}
 
 	sts.validatePod(fail)
+	c.ControlPlane.validateExposure(fail)
 	switch sts.Scheduling.PodManagementPolicy {
 	case "Parallel", "OrderedReady":
 	default:

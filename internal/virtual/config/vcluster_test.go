@@ -222,8 +222,8 @@ func TestVClusterKeysCheckedAndNoted(t *testing.T) {
 		},
 		{
 			name:  "a map is noted once",
-			file:  "controlPlane:\n  ingress: {annotations: {a: b, c.example.com/d: e}}\n",
-			noted: []NoEffectKey{{"controlPlane.ingress.annotations", ReasonNotYet}},
+			file:  "controlPlane:\n  serviceMonitor: {labels: {a: b, c.example.com/d: e}}\n",
+			noted: []NoEffectKey{{"controlPlane.serviceMonitor.labels", ReasonNotYet}},
 		},
 		{
 			name: "reasons",

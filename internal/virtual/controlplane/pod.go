@@ -50,6 +50,10 @@ type PodOptions struct {
 	// ExtraSANs are more host names and IPs for the API server's
 	// certificate (controlPlane.proxy.extraSANs).
 	ExtraSANs []string
+	// IngressHost is the host name of the API server's Ingress
+	// (controlPlane.ingress.host when enabled), which its certificate
+	// covers; "" for none.
+	IngressHost string
 	// Etcd, when set, replaces the embedded etcd.
 	Etcd *ExternalEtcd
 	// VirtualScheduler is controlPlane.advanced.virtualScheduler.enabled
@@ -150,7 +154,7 @@ func coversSANs(certPEM []byte, name string, want SANs) bool {
 // container): it waits (up to a minute) for the host Service o.Name to have
 // a cluster IP, detects the host's service range, takes the certificates
 // from the Secret CertsSecretName (or creates them and that Secret), issues
-// a new API server certificate when the one kept lacks a SAN of PodSANs
+// a new API server certificate when the one kept lacks a SAN of ServingSANs
 // (and updates the Secret), writes the kubeconfigs of the components (API
 // server at https://127.0.0.1:8443), and creates or updates the Secret
 // KubeconfigSecretName with the tenant's kubeconfig for ServiceURL. Both
@@ -182,7 +186,10 @@ func InitPod(ctx context.Context, host kubernetes.Interface, o PodOptions) error
 	}
 
 	l := Layout{Dir: o.Dir}
-	sans := PodSANs(o.Name, o.Namespace, svc.Spec.ClusterIP, o.PodIP, o.ExtraSANs)
+	sans, err := servingSANs(ctx, host, o)
+	if err != nil {
+		return err
+	}
 	secrets := host.CoreV1().Secrets(o.Namespace)
 	certs, err := secrets.Get(ctx, CertsSecretName(o.Name), metav1.GetOptions{})
 	switch {

@@ -11,6 +11,7 @@ import (
 	"helm.sh/helm/v3/pkg/lint"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -669,4 +670,60 @@ func lineDiff(want, got string) string {
 		}
 	}
 	return b.String()
+}
+
+// controlPlane.service and .ingress make the API server's Service and
+// Ingress as vCluster's chart does, with the chart's ports and selector;
+// the quota makes room for the Service's own node port and load balancer.
+func TestChartExposure(t *testing.T) {
+	m := renderValues(t, `controlPlane:
+  service:
+    labels: {team: a}
+    annotations: {service.beta.kubernetes.io/aws-load-balancer-type: nlb}
+    httpsNodePort: 31443
+    spec: {type: LoadBalancer, externalTrafficPolicy: Local, loadBalancerSourceRanges: [10.0.0.0/8]}
+  ingress:
+    enabled: true
+    host: vc1.example.org
+`)
+	svc := decode[corev1.Service](t, m, "Service/vc1")
+	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer || svc.Spec.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal ||
+		len(svc.Spec.LoadBalancerSourceRanges) != 1 || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].NodePort != 31443 || svc.Spec.Ports[0].TargetPort.IntVal != 8443 ||
+		svc.Spec.Selector["release"] != "vc1" || svc.Labels["team"] != "a" || svc.Labels["vcluster.loft.sh/managed-by"] != "vc1" ||
+		svc.Annotations["service.beta.kubernetes.io/aws-load-balancer-type"] != "nlb" {
+		t.Errorf("Service %+v", svc)
+	}
+	in := decode[networkingv1.Ingress](t, m, "Ingress/vc1")
+	if len(in.Spec.Rules) != 1 || in.Spec.Rules[0].Host != "vc1.example.org" || in.Annotations["nginx.ingress.kubernetes.io/ssl-passthrough"] != "true" ||
+		in.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Port.Name != "https" {
+		t.Errorf("Ingress %+v", in)
+	}
+	q := decode[corev1.ResourceQuota](t, m, "ResourceQuota/vc-vc1")
+	if n, lb := q.Spec.Hard["services.nodeports"], q.Spec.Hard["services.loadbalancers"]; n.Value() != 1 || lb.Value() != 2 {
+		t.Errorf("quota services.nodeports %s, services.loadbalancers %s: want the defaults (0, 1) plus the API server's Service", n.String(), lb.String())
+	}
+
+	def := render(t)
+	if _, ok := def["Ingress/vc1"]; ok {
+		t.Error("an Ingress without controlPlane.ingress.enabled")
+	}
+	if s := decode[corev1.Service](t, def, "Service/vc1"); s.Spec.Type != corev1.ServiceTypeClusterIP || s.Spec.Ports[0].NodePort != 0 {
+		t.Errorf("default Service %+v", s.Spec)
+	}
+	if q := decode[corev1.ResourceQuota](t, def, "ResourceQuota/vc-vc1"); q.Spec.Hard.Name("services.nodeports", "").Value() != 0 {
+		t.Errorf("default quota %v", q.Spec.Hard)
+	}
+
+	file := filepath.Join(t.TempDir(), "vc.yaml")
+	if err := os.WriteFile(file, []byte("controlPlane:\n  service:\n    enabled: false\n    httpsNodePort: 30001\n    spec: {type: ExternalName, selector: {a: b}}\n  ingress: {enabled: true, host: \"\", pathType: Any}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := Values([]string{file}, nil)
+	for _, want := range []string{"controlPlane.service.enabled: must be true", `controlPlane.service.spec.type: must be ClusterIP, NodePort or LoadBalancer, got "ExternalName"`,
+		"controlPlane.service.spec.selector: is the chart's", "controlPlane.service.httpsNodePort: needs spec.type NodePort or LoadBalancer",
+		"controlPlane.ingress.host: required", `controlPlane.ingress.pathType: must be ImplementationSpecific, Prefix or Exact, got "Any"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Values: %v\nwant %s", err, want)
+		}
+	}
 }

@@ -28,8 +28,9 @@ func PodName(name string) string { return name + "-0" }
 type WaitOptions struct {
 	// Timeout bounds the wait for a control plane that is starting.
 	Timeout time.Duration
-	// Progress, when not nil, gets a line every ProgressEvery while the pod
-	// is not ready, saying which containers are starting.
+	// Progress, when not nil, gets a line when the pod is first seen not
+	// ready, then every ProgressEvery while it is not, saying which
+	// containers are starting.
 	Progress io.Writer
 	// ProgressEvery is the interval of those lines; 5 s when zero.
 	ProgressEvery time.Duration
@@ -56,7 +57,7 @@ func WaitReady(ctx context.Context, host kubernetes.Interface, name, namespace s
 		every = 5 * time.Second
 	}
 	start := time.Now()
-	lastProgress := start
+	var lastProgress time.Time // none yet: the first line comes at once
 	var (
 		pod      *corev1.Pod
 		failures = startFailures{}
@@ -81,7 +82,7 @@ func WaitReady(ctx context.Context, host kubernetes.Interface, name, namespace s
 			}
 			return false, failure
 		}
-		if o.Progress != nil && time.Since(lastProgress) >= every {
+		if o.Progress != nil && (lastProgress.IsZero() || time.Since(lastProgress) >= every) {
 			lastProgress = time.Now()
 			fmt.Fprintf(o.Progress, "  %3.0fs  %s\n", time.Since(start).Seconds(), Progress(p))
 		}

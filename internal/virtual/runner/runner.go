@@ -23,6 +23,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -35,6 +36,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 	"github.com/clustersync/clustersync/internal/virtual/kubeletproxy"
 	"github.com/clustersync/clustersync/internal/virtual/mapping"
 	"github.com/clustersync/clustersync/internal/virtual/metricsapi"
@@ -84,6 +86,10 @@ type Options struct {
 	// virtual API server's aggregation layer. Unset, the virtual cluster
 	// has no metrics API.
 	MetricsAPI *MetricsAPIOptions
+	// ServingCert, when set, is the pod control plane whose API server
+	// certificate the syncer keeps covering the addresses its host
+	// Service gets (controlplane.KeepServingCert). Unset, nobody does.
+	ServingCert *controlplane.PodOptions
 	// Ready, when set, is called once every cache has synced and the
 	// controllers are running.
 	Ready func()
@@ -245,6 +251,17 @@ func Run(ctx context.Context, o Options) error {
 		}
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 			return mtls.Serve(ctx, "kubelet proxy", o.Kubelet.Addr, o.Kubelet.TLS, kp)
+		})); err != nil {
+			return err
+		}
+	}
+	if o.ServingCert != nil {
+		hk, err := kubernetes.NewForConfig(hcfg)
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			return controlplane.KeepServingCert(ctx, hk, *o.ServingCert, o.Log.WithName("serving-cert"))
 		})); err != nil {
 			return err
 		}

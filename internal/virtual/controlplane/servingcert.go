@@ -1,0 +1,179 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/clustersync/clustersync/internal/pki"
+)
+
+// ServingSANs are the names and addresses the API server's certificate
+// covers in a pod control plane whose host Service is svc: PodSANs (the
+// Service's cluster IP and names, the pod IP, controlPlane.proxy.extraSANs),
+// the Ingress host o.IngressHost, every address the Service publishes (its
+// externalIPs, its requested loadBalancerIP, its load balancer's IPs and
+// host names from its status) and, when it has node ports (NodePort or
+// LoadBalancer), the InternalIP and ExternalIP of each of nodes, where
+// clients outside the host reach it. Duplicates are dropped.
+func ServingSANs(o PodOptions, svc *corev1.Service, nodes []corev1.Node) SANs {
+	extra := append([]string{o.IngressHost}, o.ExtraSANs...)
+	extra = append(extra, svc.Spec.ExternalIPs...)
+	extra = append(extra, svc.Spec.LoadBalancerIP)
+	for _, in := range svc.Status.LoadBalancer.Ingress {
+		extra = append(extra, in.IP, in.Hostname)
+	}
+	if svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+		for _, n := range nodes {
+			for _, a := range n.Status.Addresses {
+				if a.Type == corev1.NodeInternalIP || a.Type == corev1.NodeExternalIP {
+					extra = append(extra, a.Address)
+				}
+			}
+		}
+	}
+	return PodSANs(o.Name, o.Namespace, svc.Spec.ClusterIP, o.PodIP, extra)
+}
+
+// servingSANs reads the host Service o.Name and, when it has node ports,
+// the host's nodes, and returns ServingSANs of them.
+func servingSANs(ctx context.Context, host kubernetes.Interface, o PodOptions) (SANs, error) {
+	svc, err := host.CoreV1().Services(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
+	if err != nil {
+		return SANs{}, fmt.Errorf("host service %s/%s: %w", o.Namespace, o.Name, err)
+	}
+	var nodes []corev1.Node
+	if svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+		list, err := host.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return SANs{}, fmt.Errorf("host nodes (the addresses of the node ports): %w", err)
+		}
+		nodes = list.Items
+	}
+	return ServingSANs(o, svc, nodes), nil
+}
+
+// EnsureServingCert reissues the API server's certificate in o.Dir's pki
+// folder when it lacks a SAN of ServingSANs, with the CA kept there: it
+// writes the new certificate and key (each file replaced at once;
+// kube-apiserver reloads its serving certificate from them without a
+// restart) and updates the host Secret CertsSecretName, so the next start
+// keeps it. It reports whether it reissued; errors name the file or the
+// object.
+func EnsureServingCert(ctx context.Context, host kubernetes.Interface, o PodOptions) (bool, error) {
+	sans, err := servingSANs(ctx, host, o)
+	if err != nil {
+		return false, err
+	}
+	l := Layout{Dir: o.Dir}
+	current, err := os.ReadFile(l.PKI("apiserver.crt"))
+	if err != nil {
+		return false, err
+	}
+	if coversSANs(current, o.Name, sans) {
+		return false, nil
+	}
+	caCert, err := os.ReadFile(l.PKI("ca.crt"))
+	if err != nil {
+		return false, err
+	}
+	caKey, err := os.ReadFile(l.PKI("ca.key"))
+	if err != nil {
+		return false, err
+	}
+	ca, err := pki.ParseCA(caCert, caKey)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", l.PKI("ca.crt"), err)
+	}
+	crt, key, err := ca.Issue(apiServerRequest(o.Name, sans))
+	if err != nil {
+		return false, err
+	}
+	secrets := host.CoreV1().Secrets(o.Namespace)
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s, err := secrets.Get(ctx, CertsSecretName(o.Name), metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if s.Data == nil {
+			s.Data = map[string][]byte{}
+		}
+		s.Data["apiserver.crt"], s.Data["apiserver.key"] = crt, key
+		_, err = secrets.Update(ctx, s, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("update host secret %s/%s with the reissued API server certificate: %w", o.Namespace, CertsSecretName(o.Name), err)
+	}
+	// The key first: until the certificate follows, the API server keeps
+	// serving the old pair (it loads a pair only when both match).
+	if err := pki.WriteFiles(map[string][]byte{l.PKI("apiserver.key"): key}); err != nil {
+		return false, err
+	}
+	return true, pki.WriteFiles(map[string][]byte{l.PKI("apiserver.crt"): crt})
+}
+
+// KeepServingCert runs EnsureServingCert whenever the host Service o.Name
+// or a host node changes (a load balancer's address arrives, a node
+// joins), until ctx ends; a failure is logged and tried again with a
+// growing delay (client-go's work queue, 5 ms to 1000 s). It is what
+// covers the addresses a Service gets after the pod started, which the
+// init container could not know.
+func KeepServingCert(ctx context.Context, host kubernetes.Interface, o PodOptions, log logr.Logger) error {
+	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
+	defer queue.ShutDown()
+	enqueue := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { queue.Add("cert") },
+		UpdateFunc: func(any, any) { queue.Add("cert") },
+		DeleteFunc: func(any) { queue.Add("cert") },
+	}
+	services := informers.NewSharedInformerFactoryWithOptions(host, 10*time.Minute, informers.WithNamespace(o.Namespace),
+		informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+			lo.FieldSelector = fields.OneTermEqualSelector("metadata.name", o.Name).String()
+		}))
+	nodes := informers.NewSharedInformerFactory(host, 10*time.Minute)
+	if _, err := services.Core().V1().Services().Informer().AddEventHandler(enqueue); err != nil {
+		return err
+	}
+	if _, err := nodes.Core().V1().Nodes().Informer().AddEventHandler(enqueue); err != nil {
+		return err
+	}
+	services.Start(ctx.Done())
+	nodes.Start(ctx.Done())
+	defer services.Shutdown()
+	defer nodes.Shutdown()
+	go func() {
+		<-ctx.Done()
+		queue.ShutDown()
+	}()
+	for {
+		key, shutdown := queue.Get()
+		if shutdown {
+			return nil
+		}
+		reissued, err := EnsureServingCert(ctx, host, o)
+		switch {
+		case err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil:
+			log.Error(err, "keeping the API server's certificate")
+			queue.AddRateLimited(key)
+		case reissued:
+			log.Info("reissued the API server's certificate for the Service's addresses")
+			queue.Forget(key)
+		default:
+			queue.Forget(key)
+		}
+		queue.Done(key)
+	}
+}
