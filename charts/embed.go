@@ -75,8 +75,9 @@ func Template(name, release, namespace string, vals map[string]any) (string, err
 	return rel.Manifest, nil
 }
 
-// Render returns the manifests of Template keyed "Kind/name". It returns
-// Template's errors, or one naming a manifest that is not YAML.
+// Render returns the manifests of Template keyed "Kind/name", or
+// "Kind/name/namespace" for an object of a namespace other than namespace.
+// It returns Template's errors, or one naming a manifest that is not YAML.
 func Render(name, release, namespace string, vals map[string]any) (map[string]string, error) {
 	manifest, err := Template(name, release, namespace, vals)
 	if err != nil {
@@ -86,12 +87,16 @@ func Render(name, release, namespace string, vals map[string]any) (map[string]st
 	for _, m := range releaseutil.SplitManifests(manifest) {
 		var meta struct {
 			Kind     string
-			Metadata struct{ Name string }
+			Metadata struct{ Name, Namespace string }
 		}
 		if err := yaml.Unmarshal([]byte(m), &meta); err != nil {
 			return nil, fmt.Errorf("helm template %s: manifest: %w\n%s", name, err, m)
 		}
-		out[meta.Kind+"/"+meta.Metadata.Name] = m
+		key := meta.Kind + "/" + meta.Metadata.Name
+		if meta.Metadata.Namespace != "" && meta.Metadata.Namespace != namespace {
+			key += "/" + meta.Metadata.Namespace
+		}
+		out[key] = m
 	}
 	return out, nil
 }

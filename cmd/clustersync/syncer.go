@@ -23,7 +23,7 @@ import (
 func newSyncerCommand() *cobra.Command {
 	var o struct {
 		name, hostNamespace, virtualKubeconfig, hostKubeconfig, configFile, stateDir, healthAddr, metricsAddr string
-		servingCertDir                                                                                        string
+		controlPlaneDir                                                                                       string
 		dnsSelector, kubeletAddr, kubeletCert, kubeletKey, kubeletClientCA                                    string
 		metricsAPIAddr, metricsAPIIP, metricsAPICert, metricsAPIKey, metricsAPIClientCA                       string
 		verbosity, dnsPort                                                                                    int
@@ -78,17 +78,17 @@ func newSyncerCommand() *cobra.Command {
 				metricsAPI = &runner.MetricsAPIOptions{Addr: o.metricsAPIAddr, IP: o.metricsAPIIP, TLS: mtls.Files{
 					CertFile: o.metricsAPICert, KeyFile: o.metricsAPIKey, ClientCAFile: o.metricsAPIClientCA}}
 			}
-			var servingCert *controlplane.PodOptions
-			if o.servingCertDir != "" {
-				po := podOptions(cfg, o.name, o.hostNamespace, o.servingCertDir)
-				servingCert = &po
+			var pod *controlplane.PodOptions
+			if o.controlPlaneDir != "" {
+				po := podOptions(cfg, o.name, o.hostNamespace, o.controlPlaneDir)
+				pod = &po
 			}
 			log := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(o.verbosity)))
 			ctrl.SetLogger(log)
 			return runner.Run(ctrl.SetupSignalHandler(), runner.Options{
 				Name: o.name, HostNamespace: o.hostNamespace, Virtual: vcfg, Host: hcfg, Config: cfg,
 				StateDir: o.stateDir, HealthAddr: o.healthAddr, MetricsAddr: o.metricsAddr, Log: log,
-				HostNamespaceExists: inHost, DNS: dnsBackend, Kubelet: kubelet, MetricsAPI: metricsAPI, ServingCert: servingCert,
+				HostNamespaceExists: inHost, DNS: dnsBackend, Kubelet: kubelet, MetricsAPI: metricsAPI, Pod: pod,
 			})
 		},
 	}
@@ -99,7 +99,7 @@ func newSyncerCommand() *cobra.Command {
 	f.StringVar(&o.hostKubeconfig, "host-kubeconfig", "", "kubeconfig of the host cluster (default: the pod's service account, when it runs in the host namespace)")
 	f.StringVar(&o.configFile, "config", "", "virtual cluster configuration file (default: every default)")
 	f.StringVar(&o.stateDir, "state-dir", "", "folder for the mapping store (default: in memory)")
-	f.StringVar(&o.servingCertDir, "serving-cert-dir", "", "data folder of a pod control plane whose pki/apiserver.crt the syncer keeps covering the addresses of the API server's host Service (a load balancer's, the nodes' for node ports; the chart's pod: /data)")
+	f.StringVar(&o.controlPlaneDir, "control-plane-dir", "", "data folder of the pod control plane the syncer runs in (the chart's: /data): the syncer keeps its API server's certificate covering the addresses of its host Service (a load balancer's, the nodes' for node ports) and writes the exportKubeConfig Secrets")
 	f.StringVar(&o.healthAddr, "health-addr", "", "address serving /healthz and /readyz, e.g. 127.0.0.1:8081")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "address serving Prometheus metrics on /metrics, e.g. 127.0.0.1:8080")
 	f.StringVar(&o.dnsSelector, "dns-selector", "", "labels (k=v,k2=v2) of the host pod serving the virtual cluster's DNS; the host copy of kube-system/kube-dns selects it (default: none, the Service selects the tenant's own DNS pods)")

@@ -53,7 +53,10 @@ import (
 //     runs and sees the host aliases and DNS options), and with --expose
 //     its API server is reached, its certificate verified, at the node's
 //     address and the file's node port, and covers a load balancer's
-//     address as soon as the Service gets one;
+//     address as soon as the Service gets one; the kubeconfig Secrets of
+//     exportKubeConfig carry the file's context, and a service account's
+//     token in another namespace, renewed when the service account goes,
+//     and removed by `virtual delete`;
 //   - a control plane that cannot start fails in seconds, with its message
 //     and the fix: an image missing from the local registry (before
 //     anything is installed), an image missing on a host not known to be
@@ -74,6 +77,7 @@ func TestFirstHour(t *testing.T) {
 	t.Run("patches", func(t *testing.T) { firstHourCluster(t, hostKubeconfig, "fh-a", string(file), "", true) })
 	older := strings.ReplaceAll(string(file), "patches:", "translate:")
 	t.Run("translate, control plane pod", func(t *testing.T) {
+		exportNamespace(t, clientFor(t, hostKubeconfig), "team-a-ci", "team-a-kubeconfig")
 		firstHourCluster(t, hostKubeconfig, "fh-b", older, "../../examples/vcluster/control-plane.yaml", false)
 	})
 	t.Run("errors in seconds", func(t *testing.T) { startErrors(t, hostKubeconfig) })
@@ -120,8 +124,8 @@ func firstHourCluster(t *testing.T, hostKubeconfig, name, file, overlay string, 
 			t.Errorf("virtual delete %s: %v\n%s", name, err, out)
 		}
 	})
-	if !strings.Contains(out, "Note: accepted, no effect in clustersync (1 key set to other than vCluster's default):\n  not implemented in clustersync yet: exportKubeConfig.context\n") {
-		t.Errorf("create did not list the keys without effect:\n%s", out)
+	if strings.Contains(out, "Note:") {
+		t.Errorf("create noted keys without effect; every key of the example takes effect:\n%s", out)
 	}
 	virtual := clientFor(t, kubeconfig)
 	host := clientFor(t, hostKubeconfig)
@@ -136,6 +140,7 @@ func firstHourCluster(t *testing.T, hostKubeconfig, name, file, overlay string, 
 	if overlay != "" {
 		controlPlanePod(t, hostKubeconfig, host, &sts)
 		exposed(t, hostKubeconfig, kubeconfig, host, ns, name, out)
+		exported(t, host, virtual, ns, name)
 	}
 	tr := translate.Translator{VCluster: name, HostNamespace: ns}
 	hostName := func(n string) string { return tr.HostName(n, "default") }
@@ -485,4 +490,78 @@ func exposed(t *testing.T, hostKubeconfig, kubeconfig string, host client.Client
 	if block == nil || !covers(block.Bytes) {
 		t.Errorf("host secret %s-certs keeps a certificate without %s", name, lbIP)
 	}
+}
+
+// exportNamespace creates host namespace ns for the exported kubeconfig
+// Secret secret, and, once the test's virtual cluster is deleted (cleanups
+// run last registered first), checks that the Secret went with it and
+// deletes the namespace.
+func exportNamespace(t *testing.T, host client.Client, ns, secret string) {
+	t.Helper()
+	if err := host.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		err := host.Get(ctx, client.ObjectKey{Namespace: ns, Name: secret}, &corev1.Secret{})
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("exported kubeconfig secret %s/%s after virtual delete: %v, want it gone", ns, secret, err)
+		}
+		_ = host.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	})
+}
+
+// exported checks the kubeconfig Secrets of virtual cluster name (host
+// namespace ns) that vcluster.yaml and control-plane.yaml ask for: vc-NAME
+// has the context team-a; team-a-ci/team-a-kubeconfig holds a token of
+// service account default/ci, which may read (view) and not create, as
+// kubectl shows through the Service's cluster IP; when the service account
+// is deleted, the syncer makes it again and writes a token that works.
+func exported(t *testing.T, host, virtual client.Client, ns, name string) {
+	t.Helper()
+	var vc corev1.Secret
+	if err := host.Get(ctx, client.ObjectKey{Namespace: ns, Name: "vc-" + name}, &vc); err != nil {
+		t.Fatal(err)
+	}
+	if kc, err := clientcmd.Load(vc.Data["config"]); err != nil || kc.CurrentContext != "team-a" {
+		t.Errorf("host secret vc-%s: context %v (%v), want the file's team-a", name, kc, err)
+	}
+	var svc corev1.Service
+	if err := host.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &svc); err != nil {
+		t.Fatal(err)
+	}
+	server := "https://" + net.JoinHostPort(svc.Spec.ClusterIP, "443")
+	kubectl := func(secret *corev1.Secret, args ...string) (string, error) {
+		path := filepath.Join(t.TempDir(), "kubeconfig")
+		if err := os.WriteFile(path, secret.Data["config"], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command("kubectl", append([]string{"--kubeconfig", path, "--server", server}, args...)...).CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	const user = "system:serviceaccount:default:ci"
+	works := func(old string) (*corev1.Secret, error) {
+		var s corev1.Secret
+		if err := host.Get(ctx, client.ObjectKey{Namespace: "team-a-ci", Name: "team-a-kubeconfig"}, &s); err != nil {
+			return nil, err
+		}
+		if len(s.Data["token"]) == 0 || string(s.Data["token"]) == old {
+			return nil, fmt.Errorf("host secret team-a-ci/team-a-kubeconfig: no new token")
+		}
+		if out, err := kubectl(&s, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); err != nil || out != user {
+			return nil, fmt.Errorf("kubectl auth whoami with the exported kubeconfig: %v: %s, want %s", err, out, user)
+		}
+		return &s, nil
+	}
+	var secret *corev1.Secret
+	testenv.Eventually(t, time.Minute, func() (err error) { secret, err = works(""); return err })
+	if out, err := kubectl(secret, "get", "pods", "-A", "-o", "name"); err != nil {
+		t.Errorf("the exported service account cannot read pods (ClusterRole view): %v\n%s", err, out)
+	}
+	if out, _ := kubectl(secret, "auth", "can-i", "create", "pods", "-n", "default"); out != "no" {
+		t.Errorf("the exported service account may create pods (%s): want view only", out)
+	}
+	if err := virtual.Delete(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "ci", Namespace: "default"}}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, time.Minute, func() error { _, err := works(string(secret.Data["token"])); return err })
 }

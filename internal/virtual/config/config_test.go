@@ -745,6 +745,8 @@ controlPlane:
   statefulSet:
     highAvailability:
       replicas: 1
+  coredns:
+    overwriteConfig: ". {}"
 networking:
   advanced:
     clusterDomain: cluster.local
@@ -766,15 +768,17 @@ telemetry:
 	}
 	want := []NoEffectKey{
 		{"controlPlane.backingStore.database.embedded.enabled", ReasonBacking},
-		{"exportKubeConfig.context", ReasonNotYet},
-		{"exportKubeConfig.server", ReasonNotYet},
+		{"controlPlane.coredns.overwriteConfig", ReasonNotYet},
 	}
 	if got := cfg.NoEffect(); !slices.Equal(got, want) {
 		t.Errorf("NoEffect:\n got %q\nwant %q", got, want)
 	}
-	wantMsg := "accepted, no effect in clustersync (3 keys set to other than vCluster's default):\n" +
+	wantMsg := "accepted, no effect in clustersync (2 keys set to other than vCluster's default):\n" +
 		"  clustersync stores in etcd: embedded in the control plane pod, or external (controlPlane.backingStore.etcd): controlPlane.backingStore.database.embedded.enabled\n" +
-		"  not implemented in clustersync yet: exportKubeConfig.context, exportKubeConfig.server"
+		"  not implemented in clustersync yet: controlPlane.coredns.overwriteConfig"
+	if cfg.ExportKubeConfig.Context != "my-vcluster" || cfg.ExportKubeConfig.Server != "https://vc.example.com" {
+		t.Errorf("exportKubeConfig %+v", cfg.ExportKubeConfig)
+	}
 	if msg := cfg.NoEffectMessage(); msg != wantMsg {
 		t.Errorf("NoEffectMessage:\n%s\nwant\n%s", msg, wantMsg)
 	}

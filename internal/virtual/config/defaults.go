@@ -150,7 +150,8 @@ func Default() *Config {
 			VirtualQPS:   1000,
 			VirtualBurst: 2000,
 		},
-		Policies: defaultPolicies(),
+		Policies:         defaultPolicies(),
+		ExportKubeConfig: ExportKubeConfig{AdditionalSecrets: []AdditionalKubeconfigSecret{}},
 	}
 }
 

@@ -22,27 +22,30 @@ type Config struct {
 	// Policies are the rules enforced on the virtual cluster's tenants
 	// (vCluster's `policies:`, on by default in clustersync).
 	Policies Policies `json:"policies"`
+	// ExportKubeConfig says which kubeconfigs of the virtual cluster the
+	// syncer writes into host Secrets, and with what credentials
+	// (vCluster's `exportKubeConfig:`).
+	ExportKubeConfig ExportKubeConfig `json:"exportKubeConfig"`
 
 	// The other top-level sections of vCluster's vcluster.yaml (0.2x,
 	// 0.3x): accepted as written, so that a vCluster file is usable
 	// unchanged, and not acted on. Their content is checked against
 	// vCluster's keys (vcluster-keys.json); NoEffect lists what they set
 	// to other than vCluster's defaults.
-	ExportKubeConfig any `json:"exportKubeConfig,omitempty" config:"vcluster"`
-	Networking       any `json:"networking,omitempty" config:"vcluster"`
-	RBAC             any `json:"rbac,omitempty" config:"vcluster"`
-	Plugins          any `json:"plugins,omitempty" config:"vcluster"`
-	Plugin           any `json:"plugin,omitempty" config:"vcluster"`
-	Experimental     any `json:"experimental,omitempty" config:"vcluster"`
-	External         any `json:"external,omitempty" config:"vcluster"`
-	Integrations     any `json:"integrations,omitempty" config:"vcluster"`
-	Telemetry        any `json:"telemetry,omitempty" config:"vcluster"`
-	Logging          any `json:"logging,omitempty" config:"vcluster"`
-	Deploy           any `json:"deploy,omitempty" config:"vcluster"`
-	PrivateNodes     any `json:"privateNodes,omitempty" config:"vcluster"`
-	SleepMode        any `json:"sleepMode,omitempty" config:"vcluster"`
-	ServiceCIDR      any `json:"serviceCIDR,omitempty" config:"vcluster"`
-	Pro              any `json:"pro,omitempty" config:"vcluster"`
+	Networking   any `json:"networking,omitempty" config:"vcluster"`
+	RBAC         any `json:"rbac,omitempty" config:"vcluster"`
+	Plugins      any `json:"plugins,omitempty" config:"vcluster"`
+	Plugin       any `json:"plugin,omitempty" config:"vcluster"`
+	Experimental any `json:"experimental,omitempty" config:"vcluster"`
+	External     any `json:"external,omitempty" config:"vcluster"`
+	Integrations any `json:"integrations,omitempty" config:"vcluster"`
+	Telemetry    any `json:"telemetry,omitempty" config:"vcluster"`
+	Logging      any `json:"logging,omitempty" config:"vcluster"`
+	Deploy       any `json:"deploy,omitempty" config:"vcluster"`
+	PrivateNodes any `json:"privateNodes,omitempty" config:"vcluster"`
+	SleepMode    any `json:"sleepMode,omitempty" config:"vcluster"`
+	ServiceCIDR  any `json:"serviceCIDR,omitempty" config:"vcluster"`
+	Pro          any `json:"pro,omitempty" config:"vcluster"`
 
 	// noted are the paths of the vCluster keys Parse accepted that are set
 	// to a value no vCluster release gives them by default and that

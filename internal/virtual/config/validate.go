@@ -127,6 +127,7 @@ func (c *Config) validate() []*FieldError {
 
 	sts.validatePod(fail)
 	c.ControlPlane.validateExposure(fail)
+	c.ExportKubeConfig.validate(fail)
 	switch sts.Scheduling.PodManagementPolicy {
 	case "Parallel", "OrderedReady":
 	default:

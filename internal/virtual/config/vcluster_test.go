@@ -209,8 +209,8 @@ func TestVClusterKeysCheckedAndNoted(t *testing.T) {
 		},
 		{
 			name: "a wrong type inside a section kept as written",
-			file: "exportKubeConfig: {context: 5}\n",
-			errs: []string{"exportKubeConfig.context: expected string, got number 5"},
+			file: "controlPlane: {coredns: {overwriteConfig: 5}}\n",
+			errs: []string{"controlPlane.coredns.overwriteConfig: expected string, got number 5"},
 		},
 		{
 			name: "a vCluster key of 0.3x beside clustersync's own",
@@ -284,7 +284,8 @@ func TestVClusterStatuses(t *testing.T) {
 		"controlPlane.statefulSet.highAvailability.leaseDuration": ReasonNotYet,
 		"controlPlane.tlsRoute.enabled":                           ReasonNotYet,
 		"privateNodes.enabled":                                    ReasonOwnNodes,
-		"exportKubeConfig.context":                                ReasonNotYet,
+		"exportKubeConfig.context":                                "",
+		"controlPlane.coredns.overwriteConfig":                    ReasonNotYet,
 		"platform.apiKey.secretName":                              ReasonPlatform,
 	} {
 		if r, ok := got[path]; !ok || r != want {

@@ -156,8 +156,9 @@ func coversSANs(certPEM []byte, name string, want SANs) bool {
 // from the Secret CertsSecretName (or creates them and that Secret), issues
 // a new API server certificate when the one kept lacks a SAN of ServingSANs
 // (and updates the Secret), writes the kubeconfigs of the components (API
-// server at https://127.0.0.1:8443), and creates or updates the Secret
-// KubeconfigSecretName with the tenant's kubeconfig for ServiceURL. Both
+// server at https://127.0.0.1:8443), and creates the Secret
+// KubeconfigSecretName, when missing, with the tenant's kubeconfig for
+// ServiceURL (the syncer then keeps it as exportKubeConfig says: Exporter). Both
 // Secrets carry the vcluster.loft.sh/managed-by label, so that deleting the
 // virtual cluster removes them. Errors name the object or file involved.
 func InitPod(ctx context.Context, host kubernetes.Interface, o PodOptions) error {
@@ -256,7 +257,7 @@ func InitPod(ctx context.Context, host kubernetes.Interface, o PodOptions) error
 	return ensureKubeconfigSecret(ctx, host, o, certs.Data)
 }
 
-// ensureKubeconfigSecret creates or updates the tenant's kubeconfig Secret
+// ensureKubeconfigSecret creates the tenant's kubeconfig Secret, when missing,
 // from the certificate files in data.
 func ensureKubeconfigSecret(ctx context.Context, host kubernetes.Interface, o PodOptions, data map[string][]byte) error {
 	kc, err := clientcmd.Write(*pki.Kubeconfig(o.Name, ServiceURL(o.Name, o.Namespace), data["ca.crt"], data["admin.crt"], data["admin.key"]))
@@ -284,9 +285,9 @@ func ensureKubeconfigSecret(ctx context.Context, host kubernetes.Interface, o Po
 		return fmt.Errorf("host secret %s/%s exists and is not managed by virtual cluster %s (label %s); rename or remove it",
 			o.Namespace, want.Name, o.Name, translate.LabelManagedBy)
 	}
-	got.Data = want.Data
-	_, err = secrets.Update(ctx, got, metav1.UpdateOptions{})
-	return wrapSecretErr(err, want)
+	// It exists: the syncer keeps it as exportKubeConfig says (Exporter),
+	// which a rewrite here would undo at each start.
+	return nil
 }
 
 func wrapSecretErr(err error, s *corev1.Secret) error {

@@ -727,3 +727,24 @@ func TestChartExposure(t *testing.T) {
 		}
 	}
 }
+
+// exportKubeConfig's Secrets in other namespaces: the syncer may write
+// Secrets there (a Role and RoleBinding in each), and nowhere else.
+func TestChartExportKubeConfigRBAC(t *testing.T) {
+	m := renderValues(t, "exportKubeConfig:\n  additionalSecrets: [{namespace: ci}, {name: other, namespace: ci}, {name: here}, {namespace: argo}]\n")
+	for _, ns := range []string{"ci", "argo"} {
+		role := decode[rbacv1.Role](t, m, "Role/vc-vc1-kubeconfig/"+ns)
+		if role.Namespace != ns || len(role.Rules) != 1 || role.Rules[0].Resources[0] != "secrets" {
+			t.Errorf("Role in %s: %+v", ns, role)
+		}
+		rb := decode[rbacv1.RoleBinding](t, m, "RoleBinding/vc-vc1-kubeconfig/"+ns)
+		if rb.Subjects[0].Name != "vc-vc1" || rb.Subjects[0].Namespace != "ns1" {
+			t.Errorf("RoleBinding in %s: %+v", ns, rb)
+		}
+	}
+	for key := range m {
+		if strings.HasPrefix(key, "Role/vc-vc1-kubeconfig") && key != "Role/vc-vc1-kubeconfig/ci" && key != "Role/vc-vc1-kubeconfig/argo" {
+			t.Errorf("unexpected %s", key)
+		}
+	}
+}

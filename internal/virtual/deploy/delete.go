@@ -10,7 +10,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 	"github.com/clustersync/clustersync/internal/virtual/instance"
+	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
 // DeleteOptions describe a virtual cluster to remove from its host.
@@ -26,7 +28,8 @@ type DeleteOptions struct {
 // Delete uninstalls the release (the control plane, its Services, RBAC and
 // config), then deletes every host object the virtual cluster made — the
 // synced copies, the Secrets vc-NAME and NAME-certs, the data claim, all
-// labelled vcluster.loft.sh/managed-by=NAME — and nothing else, and waits
+// labelled vcluster.loft.sh/managed-by=NAME, and the kubeconfig Secrets of
+// exportKubeConfig in other namespaces — and nothing else, and waits
 // until they and the control plane pod are gone. It returns a message for the user when the namespace
 // was kept although asked to delete it.
 func Delete(ctx context.Context, host kubernetes.Interface, dyn dynamic.Interface, h *Helm, o DeleteOptions) (string, error) {
@@ -41,6 +44,9 @@ func Delete(ctx context.Context, host kubernetes.Interface, dyn dynamic.Interfac
 		return "", err
 	}
 	if err := instance.DeleteHostObjects(ctx, host.Discovery(), dyn, o.Namespace, o.Name, o.Timeout); err != nil {
+		return "", err
+	}
+	if err := deleteExportedKubeconfigs(ctx, host, o.Name, o.Namespace); err != nil {
 		return "", err
 	}
 	if !o.DeleteNamespace {
@@ -60,4 +66,24 @@ func Delete(ctx context.Context, host kubernetes.Interface, dyn dynamic.Interfac
 		return "", fmt.Errorf("delete host namespace %s: %w", o.Namespace, err)
 	}
 	return "", nil
+}
+
+// deleteExportedKubeconfigs deletes the kubeconfig Secrets the syncer of
+// virtual cluster name wrote outside its host namespace namespace
+// (exportKubeConfig): labelled vcluster.loft.sh/managed-by=NAME and
+// annotated as exported from namespace, in any namespace.
+func deleteExportedKubeconfigs(ctx context.Context, host kubernetes.Interface, name, namespace string) error {
+	list, err := host.CoreV1().Secrets("").List(ctx, metav1.ListOptions{LabelSelector: translate.LabelManagedBy + "=" + name})
+	if err != nil {
+		return fmt.Errorf("list the exported kubeconfig Secrets of %s: %w", name, err)
+	}
+	for _, s := range list.Items {
+		if s.Namespace == namespace || s.Annotations[controlplane.AnnotationExportedFrom] != namespace {
+			continue
+		}
+		if err := host.CoreV1().Secrets(s.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete exported kubeconfig secret %s/%s: %w", s.Namespace, s.Name, err)
+		}
+	}
+	return nil
 }

@@ -86,10 +86,12 @@ type Options struct {
 	// virtual API server's aggregation layer. Unset, the virtual cluster
 	// has no metrics API.
 	MetricsAPI *MetricsAPIOptions
-	// ServingCert, when set, is the pod control plane whose API server
-	// certificate the syncer keeps covering the addresses its host
-	// Service gets (controlplane.KeepServingCert). Unset, nobody does.
-	ServingCert *controlplane.PodOptions
+	// Pod, when set, is the pod control plane the syncer runs in: the
+	// syncer keeps its API server's certificate covering the addresses its
+	// host Service gets (controlplane.KeepServingCert) and writes the
+	// Secrets of Config.ExportKubeConfig (controlplane.Exporter). Unset,
+	// it does neither.
+	Pod *controlplane.PodOptions
 	// Ready, when set, is called once every cache has synced and the
 	// controllers are running.
 	Ready func()
@@ -255,14 +257,8 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 	}
-	if o.ServingCert != nil {
-		hk, err := kubernetes.NewForConfig(hcfg)
-		if err != nil {
-			return err
-		}
-		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-			return controlplane.KeepServingCert(ctx, hk, *o.ServingCert, o.Log.WithName("serving-cert"))
-		})); err != nil {
+	if o.Pod != nil {
+		if err := podTasks(ctx, mgr, vcfg, hcfg, *o.Pod, o.Config, o.Log); err != nil {
 			return err
 		}
 	}
@@ -310,6 +306,37 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// podTasks adds what the syncer does for the pod control plane pod it runs
+// in: KeepServingCert, and the exportKubeConfig Secrets, written once now
+// (so that they exist when the syncer is ready; a failure is logged) and
+// kept current after (controlplane.Exporter).
+func podTasks(ctx context.Context, mgr manager.Manager, vcfg, hcfg *rest.Config, pod controlplane.PodOptions, cfg *config.Config, log logr.Logger) error {
+	hk, err := kubernetes.NewForConfig(hcfg)
+	if err != nil {
+		return err
+	}
+	vk, err := kubernetes.NewForConfig(vcfg)
+	if err != nil {
+		return err
+	}
+	exporter := controlplane.Exporter{Pod: pod, Host: hk, Virtual: vk,
+		Secrets: cfg.ExportKubeConfig.KubeconfigSecrets(pod.Name, pod.Namespace)}
+	if err := exporter.Export(ctx); err != nil {
+		log.Error(err, "exporting the kubeconfig Secrets (exportKubeConfig); trying again every 10 s")
+	}
+	for _, task := range []func(context.Context) error{
+		func(ctx context.Context) error {
+			return controlplane.KeepServingCert(ctx, hk, pod, log.WithName("serving-cert"))
+		},
+		func(ctx context.Context) error { return exporter.Run(ctx, log.WithName("export-kubeconfig")) },
+	} {
+		if err := mgr.Add(manager.RunnableFunc(task)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // compilePatches compiles, once for the start, the patches of every kind

@@ -381,6 +381,15 @@ func userType(t reflect.Type) (string, bool) {
 		return "Kubernetes " + t.Name(), true
 	case t.Kind() == reflect.Slice && isKubernetes(t.Elem()):
 		return "list of Kubernetes " + t.Elem().Name(), true
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct && t.Elem().Name() != "Patch":
+		// A list of clustersync's own objects: their keys.
+		var keys []string
+		for i := range t.Elem().NumField() {
+			if name, _, _ := strings.Cut(t.Elem().Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+				keys = append(keys, name)
+			}
+		}
+		return "list of {" + strings.Join(keys, ", ") + "}", true
 	}
 	switch t {
 	case reflect.TypeFor[resource.Quantity]():
