@@ -8,6 +8,20 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
 {{- end -}}
 
+{{/* The control plane pod's host ServiceAccount:
+controlPlane.advanced.serviceAccount.name, else vc-NAME. */}}
+{{- define "vc.serviceAccountName" -}}
+{{- .Values.controlPlane.advanced.serviceAccount.name | default (printf "vc-%s" .Release.Name) -}}
+{{- end -}}
+
+{{/* The annotations of an object of the chart, (list $ OWN): OWN (a map, may
+be nil) over controlPlane.advanced.globalMetadata.annotations, as YAML;
+empty when there are none. */}}
+{{- define "vc.annotations" -}}
+{{- $all := merge (deepCopy (index . 1 | default dict)) ((index . 0).Values.controlPlane.advanced.globalMetadata.annotations | default dict) -}}
+{{- with $all }}{{ toYaml . }}{{ end -}}
+{{- end -}}
+
 {{/* The control plane pod's selector (vCluster's app/release labels). */}}
 {{- define "vc.selector" -}}
 app: vcluster

@@ -129,6 +129,12 @@ func Default() *Config {
 				SidecarContainers: []corev1.Container{},
 			},
 			Proxy: ControlPlaneProxy{ExtraSANs: []string{}},
+			Advanced: ControlPlaneAdvanced{
+				ServiceAccount:         defaultServiceAccount(),
+				WorkloadServiceAccount: defaultServiceAccount(),
+				HeadlessService:        ObjectMetadata{Labels: map[string]string{}, Annotations: map[string]string{}},
+				GlobalMetadata:         GlobalMetadata{Annotations: map[string]string{}},
+			},
 			Service: ControlPlaneService{
 				Enabled: true, Labels: map[string]string{}, Annotations: map[string]string{},
 				Spec: &corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP},
@@ -153,6 +159,13 @@ func Default() *Config {
 		Policies:         defaultPolicies(),
 		ExportKubeConfig: ExportKubeConfig{AdditionalSecrets: []AdditionalKubeconfigSecret{}},
 	}
+}
+
+// defaultServiceAccount is the default of both host ServiceAccounts of
+// controlPlane.advanced: made, under its default name.
+func defaultServiceAccount() ControlPlaneServiceAccount {
+	return ControlPlaneServiceAccount{Enabled: true, ImagePullSecrets: []corev1.LocalObjectReference{},
+		Labels: map[string]string{}, Annotations: map[string]string{}}
 }
 
 // defaultPolicies are clustersync's secure defaults: vCluster's quota,

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -68,6 +69,36 @@ func (cp ControlPlane) validateExposure(fail func(path, format string, args ...a
 		}
 		if !slices.Contains([]string{"ImplementationSpecific", "Prefix", "Exact"}, in.PathType) {
 			fail(ip+".pathType", "must be ImplementationSpecific, Prefix or Exact, got %q", in.PathType)
+		}
+	}
+}
+
+// validate checks controlPlane.advanced: the names of the ServiceAccounts,
+// and the PodDisruptionBudget's policy and bounds.
+func (a ControlPlaneAdvanced) validate(fail func(path, format string, args ...any)) {
+	const p = "controlPlane.advanced"
+	for key, sa := range map[string]ControlPlaneServiceAccount{"serviceAccount": a.ServiceAccount, "workloadServiceAccount": a.WorkloadServiceAccount} {
+		if sa.Name != "" {
+			if errs := validation.IsDNS1123Subdomain(sa.Name); len(errs) > 0 {
+				fail(p+"."+key+".name", "invalid name %q: %v", sa.Name, errs)
+			}
+		}
+		if !sa.Enabled && sa.Name == "" {
+			fail(p+"."+key+".name", "required with enabled: false (the ServiceAccount that exists already)")
+		}
+	}
+	pdb := a.PodDisruptionBudget
+	switch pdb.UnhealthyPodEvictionPolicy {
+	case "", "IfHealthyBudget", "AlwaysAllow":
+	default:
+		fail(p+".podDisruptionBudget.unhealthyPodEvictionPolicy", `must be IfHealthyBudget or AlwaysAllow, got %q`, pdb.UnhealthyPodEvictionPolicy)
+	}
+	for key, v := range map[string]*intstr.IntOrString{"minAvailable": pdb.MinAvailable, "maxUnavailable": pdb.MaxUnavailable} {
+		if v == nil {
+			continue
+		}
+		if _, err := intstr.GetScaledValueFromIntOrPercent(v, 100, true); err != nil || v.Type == intstr.Int && v.IntVal < 0 {
+			fail(p+".podDisruptionBudget."+key, "must be a number of pods or a percentage such as 50%%, got %q", v.String())
 		}
 	}
 }

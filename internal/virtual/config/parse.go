@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
@@ -207,6 +208,23 @@ func (d *decoder) decode(path string, segs []string, v any, dst reflect.Value, v
 			return
 		}
 		dst.Set(reflect.ValueOf(q))
+		return
+	case reflect.TypeFor[intstr.IntOrString]():
+		// A number (of pods) or a string (a percentage), as in a
+		// Kubernetes object.
+		switch v := v.(type) {
+		case string:
+			dst.Set(reflect.ValueOf(intstr.FromString(v)))
+		case json.Number:
+			n, err := v.Int64()
+			if err != nil || n != int64(int32(n)) {
+				d.fail(path, "expected an integer or a string such as 50%%, got %s", v)
+				return
+			}
+			dst.Set(reflect.ValueOf(intstr.FromInt32(int32(n))))
+		default:
+			d.mismatch(path, t, v)
+		}
 		return
 	case reflect.TypeFor[ImageRef]():
 		if ref, ok := d.imageRef(path, v); ok {
@@ -473,6 +491,8 @@ func describeType(t reflect.Type) string {
 		return autoSwitchWant
 	case reflect.TypeFor[resource.Quantity]():
 		return "a quantity (e.g. 30m, 64Mi, 1)"
+	case reflect.TypeFor[intstr.IntOrString]():
+		return "a number or a percentage (e.g. 1, 50%)"
 	case reflect.TypeFor[ImageRef]():
 		return "an image: a string, or an object {registry, repository, tag}"
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/invopop/jsonschema"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 //go:generate go run ./gen -schema ../../../charts/virtual-cluster/values.schema.json -docs ../../../docs/configuration.md -chart-defaults ../../../charts/virtual-cluster/templates/_vcluster_defaults.tpl
@@ -34,6 +35,9 @@ func Schema(sourceDir string) ([]byte, error) {
 			case reflect.TypeFor[resource.Quantity]():
 				return &jsonschema.Schema{OneOf: []*jsonschema.Schema{{Type: "string"}, {Type: "number"}},
 					Description: "A Kubernetes quantity, e.g. 30m, 64Mi, 1."}
+			case reflect.TypeFor[intstr.IntOrString]():
+				return &jsonschema.Schema{OneOf: []*jsonschema.Schema{{Type: "integer"}, {Type: "string"}},
+					Description: "A number or a percentage, e.g. 1 or 50%."}
 			case reflect.TypeFor[AutoSwitch]():
 				return &jsonschema.Schema{OneOf: []*jsonschema.Schema{{Type: "boolean"}, {Type: "string", Enum: []any{"auto"}}},
 					Description: `true, false or "auto".`}

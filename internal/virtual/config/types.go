@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // Config is the whole configuration file of a virtual cluster.
@@ -500,18 +501,91 @@ type ControlPlaneAdvanced struct {
 	// control plane.
 	VirtualScheduler VirtualScheduler `json:"virtualScheduler"`
 
+	// ServiceAccount is the control plane pod's host ServiceAccount, as
+	// which the syncer and the init step act on the host.
+	ServiceAccount ControlPlaneServiceAccount `json:"serviceAccount"`
+	// WorkloadServiceAccount is the host ServiceAccount the tenant's host
+	// pods run as (unless sync.toHost.serviceAccounts gives each its own).
+	WorkloadServiceAccount ControlPlaneServiceAccount `json:"workloadServiceAccount"`
+	// HeadlessService is the StatefulSet's governing Service NAME-headless.
+	HeadlessService ObjectMetadata `json:"headlessService"`
+	// GlobalMetadata are annotations of every object the chart makes.
+	GlobalMetadata GlobalMetadata `json:"globalMetadata"`
+	// PodDisruptionBudget guards the control plane pod against voluntary
+	// evictions (a node drain).
+	PodDisruptionBudget PodDisruptionBudget `json:"podDisruptionBudget"`
+
 	// The other keys of vCluster's controlPlane.advanced: accepted as
 	// written, not acted on. Their content is checked against
 	// vCluster's keys; NoEffect lists what they set to other than
 	// vCluster's defaults.
 	DefaultImageRegistry   any `json:"defaultImageRegistry,omitempty" config:"vcluster"`
-	ServiceAccount         any `json:"serviceAccount,omitempty" config:"vcluster"`
-	WorkloadServiceAccount any `json:"workloadServiceAccount,omitempty" config:"vcluster"`
-	HeadlessService        any `json:"headlessService,omitempty" config:"vcluster"`
-	GlobalMetadata         any `json:"globalMetadata,omitempty" config:"vcluster"`
 	Konnectivity           any `json:"konnectivity,omitempty" config:"vcluster"`
 	Registry               any `json:"registry,omitempty" config:"vcluster"`
 	CloudControllerManager any `json:"cloudControllerManager,omitempty" config:"vcluster"`
+}
+
+// ControlPlaneServiceAccount is vCluster's
+// controlPlane.advanced.serviceAccount and .workloadServiceAccount: a host
+// ServiceAccount of the virtual cluster.
+type ControlPlaneServiceAccount struct {
+	// Enabled makes it (the chart the control plane's, the syncer the
+	// workloads'); false uses one that exists already, named Name.
+	Enabled bool `json:"enabled"`
+	// Name is its name; "" for vc-NAME (the control plane's) or
+	// vc-workload-NAME (the workloads').
+	Name string `json:"name"`
+	// ImagePullSecrets are Secrets of the host namespace the kubelet pulls
+	// images with for the pods that run as it (the workloads' gets the
+	// control plane's too, as vCluster's chart gives them).
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets"`
+	// Labels are its labels besides the chart's own.
+	Labels map[string]string `json:"labels"`
+	// Annotations are its annotations (with globalMetadata's).
+	Annotations map[string]string `json:"annotations"`
+}
+
+// ObjectMetadata are labels and annotations of an object the chart makes.
+type ObjectMetadata struct {
+	// Labels are labels besides the chart's own, which they cannot
+	// replace.
+	Labels map[string]string `json:"labels"`
+	// Annotations are annotations besides the chart's own.
+	Annotations map[string]string `json:"annotations"`
+}
+
+// GlobalMetadata is vCluster's controlPlane.advanced.globalMetadata.
+type GlobalMetadata struct {
+	// Annotations go on every object the chart makes (the StatefulSet, its
+	// Services, ServiceAccount, Ingress and PodDisruptionBudget); an
+	// object's own annotations of the same key win.
+	Annotations map[string]string `json:"annotations"`
+}
+
+// PodDisruptionBudget is vCluster's controlPlane.advanced.podDisruptionBudget.
+type PodDisruptionBudget struct {
+	// Enabled makes PodDisruptionBudget NAME of the control plane pod.
+	Enabled bool `json:"enabled"`
+	// MinAvailable is the number or percentage of control plane pods that
+	// must stay (1 when neither it nor MaxUnavailable is set: a drain
+	// waits until the pod can go, e.g. by virtual pause).
+	MinAvailable *intstr.IntOrString `json:"minAvailable,omitempty"`
+	// MaxUnavailable is the number or percentage that may go at once;
+	// MinAvailable wins when both are set, as in vCluster's chart.
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+	// UnhealthyPodEvictionPolicy is IfHealthyBudget or AlwaysAllow; ""
+	// for Kubernetes' default.
+	UnhealthyPodEvictionPolicy string `json:"unhealthyPodEvictionPolicy"`
+}
+
+// WorkloadServiceAccountName is the host ServiceAccount the host pods of
+// virtual cluster name run as: controlPlane.advanced.workloadServiceAccount.name,
+// else vc-workload-NAME (vCluster's name).
+func (c *Config) WorkloadServiceAccountName(name string) string {
+	if n := c.ControlPlane.Advanced.WorkloadServiceAccount.Name; n != "" {
+		return n
+	}
+	return "vc-workload-" + name
 }
 
 // Distro is vCluster's controlPlane.distro, of which clustersync reads

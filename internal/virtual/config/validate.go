@@ -93,6 +93,13 @@ func (c *Config) validate() []*FieldError {
 		{"controlPlane.service.annotations", c.ControlPlane.Service.Annotations, false, nil},
 		{"controlPlane.ingress.labels", c.ControlPlane.Ingress.Labels, true, IngressLabels()},
 		{"controlPlane.ingress.annotations", c.ControlPlane.Ingress.Annotations, false, nil},
+		{"controlPlane.advanced.serviceAccount.labels", c.ControlPlane.Advanced.ServiceAccount.Labels, true, StatefulSetLabels()},
+		{"controlPlane.advanced.serviceAccount.annotations", c.ControlPlane.Advanced.ServiceAccount.Annotations, false, nil},
+		{"controlPlane.advanced.workloadServiceAccount.labels", c.ControlPlane.Advanced.WorkloadServiceAccount.Labels, true, []string{"vcluster.loft.sh/managed-by"}},
+		{"controlPlane.advanced.workloadServiceAccount.annotations", c.ControlPlane.Advanced.WorkloadServiceAccount.Annotations, false, nil},
+		{"controlPlane.advanced.headlessService.labels", c.ControlPlane.Advanced.HeadlessService.Labels, true, StatefulSetLabels()},
+		{"controlPlane.advanced.headlessService.annotations", c.ControlPlane.Advanced.HeadlessService.Annotations, false, nil},
+		{"controlPlane.advanced.globalMetadata.annotations", c.ControlPlane.Advanced.GlobalMetadata.Annotations, false, nil},
 	} {
 		for _, k := range slices.Sorted(maps.Keys(m.values)) {
 			p := entryPath(m.path, k)
@@ -128,6 +135,7 @@ func (c *Config) validate() []*FieldError {
 	sts.validatePod(fail)
 	c.ControlPlane.validateExposure(fail)
 	c.ExportKubeConfig.validate(fail)
+	c.ControlPlane.Advanced.validate(fail)
 	switch sts.Scheduling.PodManagementPolicy {
 	case "Parallel", "OrderedReady":
 	default:

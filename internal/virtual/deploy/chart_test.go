@@ -12,7 +12,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/yaml"
@@ -746,5 +748,52 @@ func TestChartExportKubeConfigRBAC(t *testing.T) {
 		if strings.HasPrefix(key, "Role/vc-vc1-kubeconfig") && key != "Role/vc-vc1-kubeconfig/ci" && key != "Role/vc-vc1-kubeconfig/argo" {
 			t.Errorf("unexpected %s", key)
 		}
+	}
+}
+
+// controlPlane.advanced: the control plane's ServiceAccount (its name in
+// the pod and the bindings), the headless Service's metadata, annotations
+// on every object, and a PodDisruptionBudget.
+func TestChartAdvanced(t *testing.T) {
+	m := renderValues(t, `controlPlane:
+  advanced:
+    serviceAccount: {name: cp-identity, imagePullSecrets: [{name: registry}], labels: {team: a}}
+    headlessService: {labels: {scrape: "no"}, annotations: {example.com/headless: "yes"}}
+    globalMetadata: {annotations: {example.com/owner: ops}}
+    podDisruptionBudget: {enabled: true, maxUnavailable: 0}
+  ingress: {enabled: true, host: vc1.example.org}
+`)
+	sa := decode[corev1.ServiceAccount](t, m, "ServiceAccount/cp-identity")
+	if len(sa.ImagePullSecrets) != 1 || sa.Labels["team"] != "a" || sa.Annotations["example.com/owner"] != "ops" {
+		t.Errorf("ServiceAccount %+v", sa)
+	}
+	if n := decode[appsv1.StatefulSet](t, m, "StatefulSet/vc1").Spec.Template.Spec.ServiceAccountName; n != "cp-identity" {
+		t.Errorf("pod runs as %s", n)
+	}
+	if s := decode[rbacv1.RoleBinding](t, m, "RoleBinding/vc-vc1").Subjects[0].Name; s != "cp-identity" {
+		t.Errorf("RoleBinding subject %s", s)
+	}
+	h := decode[corev1.Service](t, m, "Service/vc1-headless")
+	if h.Labels["scrape"] != "no" || h.Annotations["example.com/headless"] != "yes" || h.Annotations["example.com/owner"] != "ops" {
+		t.Errorf("headless Service metadata %v %v", h.Labels, h.Annotations)
+	}
+	for _, key := range []string{"StatefulSet/vc1", "Service/vc1", "Ingress/vc1", "PodDisruptionBudget/vc1"} {
+		var obj struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		}
+		if err := yaml.Unmarshal([]byte(m[key]), &obj); err != nil || obj.Metadata.Annotations["example.com/owner"] != "ops" {
+			t.Errorf("%s: annotations %v (%v), want globalMetadata's", key, obj.Metadata.Annotations, err)
+		}
+	}
+	pdb := decode[policyv1.PodDisruptionBudget](t, m, "PodDisruptionBudget/vc1")
+	if pdb.Spec.MinAvailable == nil || pdb.Spec.MinAvailable.IntValue() != 1 || pdb.Spec.Selector.MatchLabels["release"] != "vc1" {
+		t.Errorf("PodDisruptionBudget %+v: maxUnavailable 0 is unset, as in vCluster's chart, so minAvailable 1", pdb.Spec)
+	}
+	if _, ok := render(t)["PodDisruptionBudget/vc1"]; ok {
+		t.Error("a PodDisruptionBudget by default")
+	}
+	none := renderValues(t, "controlPlane:\n  advanced:\n    serviceAccount: {enabled: false, name: existing}\n")
+	if _, ok := none["ServiceAccount/existing"]; ok {
+		t.Error("a ServiceAccount with enabled false")
 	}
 }

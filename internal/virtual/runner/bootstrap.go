@@ -3,8 +3,11 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -12,17 +15,18 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
 // bootstrap creates what every virtual cluster needs, on both sides, before
 // the controllers start:
 //   - host: the namespace (when createNamespace), the ServiceAccount host pods run as (no token
-//     automount), and the Service named after the virtual cluster that
+//     automount; ensureWorkloadServiceAccount), and the Service named after the virtual cluster that
 //     backs the virtual default/kubernetes Service;
 //   - virtual: default/kubernetes with that Service's clusterIP, and
 //     kube-system/kube-dns, whose host copy is the pods' nameserver.
-func bootstrap(ctx context.Context, tr translate.Translator, vc, hc client.Client, createNamespace bool) error {
+func bootstrap(ctx context.Context, tr translate.Translator, cfg *config.Config, vc, hc client.Client, createNamespace bool) error {
 	owned := map[string]string{translate.LabelManagedBy: tr.VCluster}
 	if createNamespace {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tr.HostNamespace}}
@@ -30,11 +34,7 @@ func bootstrap(ctx context.Context, tr translate.Translator, vc, hc client.Clien
 			return err
 		}
 	}
-	sa := &corev1.ServiceAccount{
-		ObjectMeta:                   metav1.ObjectMeta{Name: HostServiceAccount(tr.VCluster), Namespace: tr.HostNamespace, Labels: owned},
-		AutomountServiceAccountToken: ptr.To(false),
-	}
-	if err := createIfMissing(ctx, hc, sa); err != nil {
+	if err := ensureWorkloadServiceAccount(ctx, tr, cfg, hc); err != nil {
 		return err
 	}
 	apiSvc := &corev1.Service{
@@ -98,6 +98,71 @@ func ensureKubernetesService(ctx context.Context, vc client.Client, ip string) e
 		},
 	}
 	return createIfMissing(ctx, vc, next)
+}
+
+// ensureWorkloadServiceAccount makes the host ServiceAccount the host pods
+// run as (controlPlane.advanced.workloadServiceAccount): no token
+// automount, its labels and annotations (with globalMetadata's), the
+// image pull secrets of both ServiceAccounts of controlPlane.advanced (as
+// vCluster's chart gives it), updated when they differ. With enabled
+// false it only checks that the named one exists. One that exists and is
+// not this virtual cluster's is used as it is, never changed.
+func ensureWorkloadServiceAccount(ctx context.Context, tr translate.Translator, cfg *config.Config, hc client.Client) error {
+	adv := cfg.ControlPlane.Advanced
+	w := adv.WorkloadServiceAccount
+	key := client.ObjectKey{Namespace: tr.HostNamespace, Name: cfg.WorkloadServiceAccountName(tr.VCluster)}
+	var got corev1.ServiceAccount
+	err := hc.Get(ctx, key, &got)
+	if !w.Enabled {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("host service account %s (controlPlane.advanced.workloadServiceAccount, enabled: false) does not exist; create it, or set enabled: true", key)
+		}
+		return err
+	}
+	labels := maps.Clone(w.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[translate.LabelManagedBy] = tr.VCluster
+	annotations := maps.Clone(adv.GlobalMetadata.Annotations)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	maps.Copy(annotations, w.Annotations)
+	pull := slices.Concat(adv.ServiceAccount.ImagePullSecrets, w.ImagePullSecrets)
+	want := corev1.ServiceAccount{
+		ObjectMeta:                   metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: labels, Annotations: annotations},
+		AutomountServiceAccountToken: ptr.To(false),
+		ImagePullSecrets:             pull,
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		return createIfMissing(ctx, hc, &want)
+	case err != nil:
+		return err
+	case got.Labels[translate.LabelManagedBy] != tr.VCluster:
+		return nil
+	}
+	changed := !equality.Semantic.DeepEqual(got.ImagePullSecrets, pull) && !(len(got.ImagePullSecrets) == 0 && len(pull) == 0)
+	for k, v := range labels {
+		changed = changed || got.Labels[k] != v
+	}
+	for k, v := range annotations {
+		changed = changed || got.Annotations[k] != v
+	}
+	if !changed {
+		return nil
+	}
+	if got.Annotations == nil {
+		got.Annotations = map[string]string{}
+	}
+	maps.Copy(got.Labels, labels)
+	maps.Copy(got.Annotations, annotations)
+	got.ImagePullSecrets = pull
+	if err := hc.Update(ctx, &got); err != nil {
+		return fmt.Errorf("update host service account %s: %w", key, err)
+	}
+	return nil
 }
 
 func createIfMissing(ctx context.Context, c client.Client, obj client.Object) error {

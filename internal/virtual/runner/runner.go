@@ -143,9 +143,6 @@ func (k KubeletOptions) endpoint() (syncer.KubeletEndpoint, error) {
 	return syncer.KubeletEndpoint{IP: host, Port: int32(p)}, nil
 }
 
-// HostServiceAccount is the host ServiceAccount of a virtual cluster's pods,
-// named as vCluster names it.
-func HostServiceAccount(vcluster string) string { return "vc-workload-" + vcluster }
 
 // Run runs the syncer until ctx ends.
 func Run(ctx context.Context, o Options) error {
@@ -230,7 +227,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := bootstrap(ctx, tr, vc, hc, !o.HostNamespaceExists); err != nil {
+	if err := bootstrap(ctx, tr, o.Config, vc, hc, !o.HostNamespaceExists); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 	sets, err := compilePatches(o.Config)
@@ -276,7 +273,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	if err := register(ctx, sets, resources.Env{Manager: mgr, Host: host, Syncer: s, Config: o.Config, DNS: o.DNS,
-		HostServiceAccount: HostServiceAccount(tr.VCluster), ClusterDomain: "cluster.local"}); err != nil {
+		HostServiceAccount: o.Config.WorkloadServiceAccountName(tr.VCluster), ClusterDomain: "cluster.local"}); err != nil {
 		return err
 	}
 

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/runner"
@@ -394,6 +395,8 @@ func userType(t reflect.Type) (string, bool) {
 	switch t {
 	case reflect.TypeFor[resource.Quantity]():
 		return "quantity", true
+	case reflect.TypeFor[intstr.IntOrString]():
+		return "number or percentage", true
 	case reflect.TypeFor[config.AutoSwitch]():
 		return `true/false/"auto"`, true
 	case reflect.TypeFor[config.ImageRef]():

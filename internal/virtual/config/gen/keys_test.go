@@ -71,7 +71,8 @@ func TestKeyStatuses(t *testing.T) {
 		"sync.toHost.customResources.<plural>.<group>.enabled":   statusHonoured,
 		"sync.toHost.endpointSlices.enabled":                     statusNoEffect,
 		"sync.toHost.pods.enabled":                               statusHonoured,
-		"exportKubeConfig":                                       statusNoEffect,
+		"networking":                                             statusNoEffect,
+		"exportKubeConfig.context":                               statusHonoured,
 		"controlPlane.backingStore.database":                     statusNoEffect,
 		"syncer.workers":                                         statusHonoured,
 	} {
@@ -131,11 +132,11 @@ func TestKeyRows(t *testing.T) {
 	}
 	// A group of vCluster keys under one comment is one row.
 	r := rows["controlPlane.coredns"]
-	if r == nil || len(r.keys) != 7 || r.keys[4] != "controlPlane.serviceMonitor" || r.keys[6] != "controlPlane.standalone" {
+	if r == nil || len(r.keys) != 5 || r.keys[2] != "controlPlane.serviceMonitor" || r.keys[4] != "controlPlane.standalone" {
 		t.Errorf("controlPlane's vCluster keys: %+v", r)
 	}
-	if _, ok := rows["controlPlane.service"]; ok {
-		t.Error("controlPlane.service has a row of its own")
+	if _, ok := rows["controlPlane.hostPathMapper"]; ok {
+		t.Error("controlPlane.hostPathMapper has a row of its own")
 	}
 }
 
