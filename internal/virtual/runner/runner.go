@@ -143,7 +143,6 @@ func (k KubeletOptions) endpoint() (syncer.KubeletEndpoint, error) {
 	return syncer.KubeletEndpoint{IP: host, Port: int32(p)}, nil
 }
 
-
 // Run runs the syncer until ctx ends.
 func Run(ctx context.Context, o Options) error {
 	if o.Config == nil {
