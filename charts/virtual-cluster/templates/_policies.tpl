@@ -27,16 +27,17 @@ true
 The metadata labels and annotations of a policy object: the release's
 labels (which win over the user's of the same key, so the object stays
 recognisable as the release's) plus the user's labels, and the user's
-annotations. Called with (list $ .Values.policies.X).
+annotations over controlPlane.advanced.globalMetadata's. Called with
+(list $ .Values.policies.X).
 */}}
 {{- define "vc.policyMeta" -}}
 {{- $ctx := index . 0 -}}
 {{- $p := index . 1 -}}
 labels:
   {{- merge (include "vc.labels" $ctx | fromYaml) ($p.labels | default dict) | toYaml | nindent 2 }}
-{{- with $p.annotations }}
+{{- with include "vc.annotations" (list $ctx $p.annotations) }}
 annotations:
-  {{- toYaml . | nindent 2 }}
+  {{- . | nindent 2 }}
 {{- end }}
 {{- end -}}
 

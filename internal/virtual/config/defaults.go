@@ -192,7 +192,9 @@ func defaultPolicies() Policies {
 			FallbackDNS: "8.8.8.8",
 			OutgoingConnections: OutgoingConnections{IPBlock: IPBlock{CIDR: "0.0.0.0/0",
 				Except: []string{"100.64.0.0/10", "127.0.0.0/8", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"}}},
-			ExtraControlPlaneRules: []any{}, ExtraWorkloadRules: []any{}},
+			ExtraControlPlaneRules: []any{}, ExtraWorkloadRules: []any{},
+			ControlPlane: NetworkPolicyRules{Ingress: []networkingv1.NetworkPolicyIngressRule{}, Egress: []networkingv1.NetworkPolicyEgressRule{}},
+			Workload:     WorkloadNetworkPolicy{Ingress: []networkingv1.NetworkPolicyIngressRule{}, Egress: []networkingv1.NetworkPolicyEgressRule{}}},
 		Isolation: Isolation{NodeName: true, Tolerations: true, ExternalIPs: true, Endpoints: true},
 	}
 }

@@ -1,6 +1,9 @@
 package config
 
-import "k8s.io/apimachinery/pkg/api/resource"
+import (
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
 
 // Pod Security Standards levels of policies.podSecurityStandard
 // (https://kubernetes.io/docs/concepts/security/pod-security-standards/).
@@ -118,11 +121,53 @@ type NetworkPolicy struct {
 	// namespace.
 	OutgoingConnections OutgoingConnections `json:"outgoingConnections"`
 	// ExtraControlPlaneRules are more egress rules (NetworkPolicyEgressRule,
-	// as Kubernetes writes them) for the control plane pod.
+	// as Kubernetes writes them) for the control plane pod (vCluster up
+	// to 0.30; controlPlane.egress since).
 	ExtraControlPlaneRules []any `json:"extraControlPlaneRules"`
 	// ExtraWorkloadRules are more egress rules (NetworkPolicyEgressRule)
-	// for the tenant's pods.
+	// for the tenant's pods (vCluster up to 0.30; workload.egress since).
 	ExtraWorkloadRules []any `json:"extraWorkloadRules"`
+	// ControlPlane are more rules of the control plane pod's policy
+	// (vCluster 0.31 on), added to ExtraControlPlaneRules.
+	ControlPlane NetworkPolicyRules `json:"controlPlane"`
+	// Workload are more rules of the tenant's pods' policy, and where
+	// they may connect outside the host (vCluster 0.31 on).
+	Workload WorkloadNetworkPolicy `json:"workload"`
+}
+
+// NetworkPolicyRules are ingress and egress rules added to a policy, as
+// Kubernetes writes them.
+type NetworkPolicyRules struct {
+	// Ingress are more ingress rules.
+	Ingress []networkingv1.NetworkPolicyIngressRule `json:"ingress"`
+	// Egress are more egress rules.
+	Egress []networkingv1.NetworkPolicyEgressRule `json:"egress"`
+}
+
+// WorkloadNetworkPolicy is vCluster's policies.networkPolicy.workload.
+type WorkloadNetworkPolicy struct {
+	// Ingress are more ingress rules of the tenant's pods.
+	Ingress []networkingv1.NetworkPolicyIngressRule `json:"ingress"`
+	// Egress are more egress rules of the tenant's pods, added to
+	// ExtraWorkloadRules.
+	Egress []networkingv1.NetworkPolicyEgressRule `json:"egress"`
+	// PublicEgress is where tenant pods may connect outside the host;
+	// when the file leaves it out, outgoingConnections (the older key)
+	// says so. The chart reads it (templates/networkpolicy.yaml): enabled
+	// true unless it says false, its cidr and except each when given,
+	// else outgoingConnections'.
+	PublicEgress *PublicEgress `json:"publicEgress,omitempty"`
+}
+
+// PublicEgress is vCluster's policies.networkPolicy.workload.publicEgress.
+type PublicEgress struct {
+	// Enabled allows the range; false allows no address outside the host.
+	Enabled *bool `json:"enabled,omitempty"`
+	// CIDR is the range, e.g. 0.0.0.0/0; "" for outgoingConnections'.
+	CIDR string `json:"cidr"`
+	// Except are ranges inside CIDR that are not allowed; none given for
+	// outgoingConnections'.
+	Except []string `json:"except"`
 }
 
 // OutgoingConnections says where tenant pods may connect outside the host

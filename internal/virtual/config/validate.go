@@ -184,15 +184,26 @@ func (c *Config) validate() []*FieldError {
 	if np.FallbackDNS != "" && net.ParseIP(np.FallbackDNS) == nil {
 		fail("policies.networkPolicy.fallbackDns", "must be an IP address, got %q", np.FallbackDNS)
 	}
-	const ipBlock = "policies.networkPolicy.outgoingConnections.ipBlock"
-	if cidr := np.OutgoingConnections.IPBlock.CIDR; cidr != "" {
-		if _, _, err := net.ParseCIDR(cidr); err != nil {
-			fail(ipBlock+".cidr", "must be a CIDR such as 0.0.0.0/0, got %q", cidr)
-		}
+	blocks := []struct {
+		path string
+		b    IPBlock
+	}{{"policies.networkPolicy.outgoingConnections.ipBlock", np.OutgoingConnections.IPBlock}}
+	if pe := np.Workload.PublicEgress; pe != nil {
+		blocks = append(blocks, struct {
+			path string
+			b    IPBlock
+		}{"policies.networkPolicy.workload.publicEgress", IPBlock{CIDR: pe.CIDR, Except: pe.Except}})
 	}
-	for i, e := range np.OutgoingConnections.IPBlock.Except {
-		if _, _, err := net.ParseCIDR(e); err != nil {
-			fail(fmt.Sprintf("%s.except[%d]", ipBlock, i), "must be a CIDR such as 10.0.0.0/8, got %q", e)
+	for _, blk := range blocks {
+		if cidr := blk.b.CIDR; cidr != "" {
+			if _, _, err := net.ParseCIDR(cidr); err != nil {
+				fail(blk.path+".cidr", "must be a CIDR such as 0.0.0.0/0, got %q", cidr)
+			}
+		}
+		for i, e := range blk.b.Except {
+			if _, _, err := net.ParseCIDR(e); err != nil {
+				fail(fmt.Sprintf("%s.except[%d]", blk.path, i), "must be a CIDR such as 10.0.0.0/8, got %q", e)
+			}
 		}
 	}
 

@@ -3,6 +3,7 @@ package deploy
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -795,5 +796,49 @@ func TestChartAdvanced(t *testing.T) {
 	none := renderValues(t, "controlPlane:\n  advanced:\n    serviceAccount: {enabled: false, name: existing}\n")
 	if _, ok := none["ServiceAccount/existing"]; ok {
 		t.Error("a ServiceAccount with enabled false")
+	}
+}
+
+// policies.networkPolicy in vCluster 0.31's shape gives the policies its
+// older shape gives: workload.publicEgress for outgoingConnections,
+// workload.egress and controlPlane.egress for the extra rules; and the
+// ingress rules of the new shape are added.
+func TestChartNetworkPolicyShapes(t *testing.T) {
+	rule := "{to: [{ipBlock: {cidr: 192.0.2.0/24}}], ports: [{port: 5432, protocol: TCP}]}"
+	old := renderValues(t, "policies:\n  networkPolicy:\n    outgoingConnections: {ipBlock: {cidr: 203.0.113.0/24, except: [203.0.113.8/29]}}\n"+
+		"    extraWorkloadRules: ["+rule+"]\n    extraControlPlaneRules: ["+rule+"]\n")
+	current := renderValues(t, "policies:\n  networkPolicy:\n    workload:\n      publicEgress: {enabled: true, cidr: 203.0.113.0/24, except: [203.0.113.8/29]}\n"+
+		"      egress: ["+rule+"]\n    controlPlane:\n      egress: ["+rule+"]\n")
+	for _, key := range []string{"NetworkPolicy/vc-work-vc1", "NetworkPolicy/vc-cp-vc1"} {
+		a, b := decode[networkingv1.NetworkPolicy](t, old, key), decode[networkingv1.NetworkPolicy](t, current, key)
+		if !reflect.DeepEqual(a.Spec, b.Spec) {
+			t.Errorf("%s differs between the shapes:\n%s", key, lineDiff(old[key], current[key]))
+		}
+		if n := len(a.Spec.Egress); n < 2 || a.Spec.Egress[n-1].Ports[0].Port.IntVal != 5432 {
+			t.Errorf("%s: egress %v lacks the extra rule", key, a.Spec.Egress)
+		}
+	}
+	if w := decode[networkingv1.NetworkPolicy](t, old, "NetworkPolicy/vc-work-vc1"); !slices.ContainsFunc(w.Spec.Egress, func(r networkingv1.NetworkPolicyEgressRule) bool {
+		return len(r.To) == 1 && r.To[0].IPBlock != nil && r.To[0].IPBlock.CIDR == "203.0.113.0/24" && len(r.To[0].IPBlock.Except) == 1
+	}) {
+		t.Errorf("no public egress rule of 203.0.113.0/24: %v", w.Spec.Egress)
+	}
+
+	off := renderValues(t, "policies:\n  networkPolicy:\n    workload:\n      publicEgress: {enabled: false}\n      ingress: [{from: [{namespaceSelector: {matchLabels: {team: ingress}}}]}]\n"+
+		"    controlPlane:\n      ingress: [{from: [{namespaceSelector: {matchLabels: {team: monitoring}}}], ports: [{port: 9153}]}]\n")
+	w := decode[networkingv1.NetworkPolicy](t, off, "NetworkPolicy/vc-work-vc1")
+	for _, r := range w.Spec.Egress {
+		for _, to := range r.To {
+			if to.IPBlock != nil && to.IPBlock.CIDR == "0.0.0.0/0" {
+				t.Errorf("publicEgress.enabled false still allows %v", to.IPBlock)
+			}
+		}
+	}
+	if last := w.Spec.Ingress[len(w.Spec.Ingress)-1]; last.From[0].NamespaceSelector.MatchLabels["team"] != "ingress" {
+		t.Errorf("workload.ingress not added: %v", w.Spec.Ingress)
+	}
+	cp := decode[networkingv1.NetworkPolicy](t, off, "NetworkPolicy/vc-cp-vc1")
+	if last := cp.Spec.Ingress[len(cp.Spec.Ingress)-1]; last.From[0].NamespaceSelector.MatchLabels["team"] != "monitoring" {
+		t.Errorf("controlPlane.ingress not added: %v", cp.Spec.Ingress)
 	}
 }

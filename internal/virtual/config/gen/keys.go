@@ -397,6 +397,8 @@ func userType(t reflect.Type) (string, bool) {
 		return "quantity", true
 	case reflect.TypeFor[intstr.IntOrString]():
 		return "number or percentage", true
+	case reflect.TypeFor[*bool]():
+		return "boolean", true
 	case reflect.TypeFor[config.AutoSwitch]():
 		return `true/false/"auto"`, true
 	case reflect.TypeFor[config.ImageRef]():
