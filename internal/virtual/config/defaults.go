@@ -3,6 +3,7 @@ package config
 import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -158,6 +159,10 @@ func Default() *Config {
 		},
 		Policies:         defaultPolicies(),
 		ExportKubeConfig: ExportKubeConfig{AdditionalSecrets: []AdditionalKubeconfigSecret{}},
+		RBAC: RBAC{
+			Role:        RBACRole{Enabled: true, ExtraRules: []rbacv1.PolicyRule{}, OverwriteRules: []rbacv1.PolicyRule{}},
+			ClusterRole: RBACClusterRole{Enabled: AutoSwitchAuto, ExtraRules: []rbacv1.PolicyRule{}, OverwriteRules: []rbacv1.PolicyRule{}},
+		},
 	}
 }
 

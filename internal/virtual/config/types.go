@@ -27,6 +27,9 @@ type Config struct {
 	// syncer writes into host Secrets, and with what credentials
 	// (vCluster's `exportKubeConfig:`).
 	ExportKubeConfig ExportKubeConfig `json:"exportKubeConfig"`
+	// RBAC is the Role and ClusterRole of the control plane pod (vCluster's
+	// `rbac:`).
+	RBAC RBAC `json:"rbac"`
 
 	// The other top-level sections of vCluster's vcluster.yaml (0.2x,
 	// 0.3x): accepted as written, so that a vCluster file is usable
@@ -34,7 +37,6 @@ type Config struct {
 	// vCluster's keys (vcluster-keys.json); NoEffect lists what they set
 	// to other than vCluster's defaults.
 	Networking   any `json:"networking,omitempty" config:"vcluster"`
-	RBAC         any `json:"rbac,omitempty" config:"vcluster"`
 	Plugins      any `json:"plugins,omitempty" config:"vcluster"`
 	Plugin       any `json:"plugin,omitempty" config:"vcluster"`
 	Experimental any `json:"experimental,omitempty" config:"vcluster"`

@@ -842,3 +842,27 @@ func TestChartNetworkPolicyShapes(t *testing.T) {
 		t.Errorf("controlPlane.ingress not added: %v", cp.Spec.Ingress)
 	}
 }
+
+// rbac: extraRules add to the chart's rules, overwriteRules replace them,
+// enabled false leaves the Role or ClusterRole out.
+func TestChartRBAC(t *testing.T) {
+	const extra = "{apiGroups: [example.com], resources: [widgets], verbs: [get]}"
+	m := renderValues(t, "rbac:\n  role: {extraRules: ["+extra+"]}\n  clusterRole: {overwriteRules: ["+extra+"]}\n")
+	role := decode[rbacv1.Role](t, m, "Role/vc-vc1")
+	def := decode[rbacv1.Role](t, render(t), "Role/vc-vc1")
+	if len(role.Rules) != len(def.Rules)+1 || role.Rules[len(role.Rules)-1].Resources[0] != "widgets" {
+		t.Errorf("Role rules %v: want the chart's %d and the extra one", role.Rules, len(def.Rules))
+	}
+	if cr := decode[rbacv1.ClusterRole](t, m, "ClusterRole/vc-vc1-v-ns1"); len(cr.Rules) != 1 || cr.Rules[0].Resources[0] != "widgets" {
+		t.Errorf("ClusterRole rules %v: want only the overwriting one", cr.Rules)
+	}
+	off := renderValues(t, "rbac:\n  role: {enabled: false}\n  clusterRole: {enabled: false}\n")
+	for _, key := range []string{"Role/vc-vc1", "RoleBinding/vc-vc1", "ClusterRole/vc-vc1-v-ns1", "ClusterRoleBinding/vc-vc1-v-ns1"} {
+		if _, ok := off[key]; ok {
+			t.Errorf("%s with enabled false", key)
+		}
+	}
+	if _, ok := off["StatefulSet/vc1"]; !ok {
+		t.Error("no StatefulSet")
+	}
+}
