@@ -125,7 +125,7 @@ The host namespace is --namespace, else $POD_NAMESPACE; the pod IP is $POD_IP.`,
 // them; the pod IP is $POD_IP.
 func podOptions(cfg *config.Config, name, namespace, dir string) controlplane.PodOptions {
 	po := controlplane.PodOptions{Name: name, Namespace: namespace, Dir: dir, PodIP: os.Getenv("POD_IP"),
-		ExtraSANs: cfg.ControlPlane.Proxy.ExtraSANs, VirtualScheduler: cfg.VirtualScheduler()}
+		ExtraSANs: cfg.ControlPlane.Proxy.ExtraSANs, VirtualScheduler: cfg.VirtualScheduler(), ExtraArgs: controlplane.ExtraArgsOf(cfg)}
 	if cfg.ControlPlane.Ingress.Enabled {
 		po.IngressHost = cfg.ControlPlane.Ingress.Host
 	}

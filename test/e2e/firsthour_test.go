@@ -414,6 +414,14 @@ func controlPlanePod(t *testing.T, hostKubeconfig string, host client.Client, st
 	if state["log-shipper"].Running == nil {
 		t.Errorf("sidecar log-shipper: %+v, want it running", state["log-shipper"])
 	}
+	// The API server runs with the file's extra flag (the real node's
+	// processes are this machine's).
+	ps, err := exec.Command("ps", "-ww", "-eo", "args").Output()
+	if err != nil || !slices.ContainsFunc(strings.Split(string(ps), "\n"), func(l string) bool {
+		return strings.Contains(l, "kube-apiserver") && strings.HasSuffix(strings.TrimSpace(l), "--event-ttl=2h")
+	}) {
+		t.Errorf("no kube-apiserver runs with the extra flag --event-ttl=2h last (%v)", err)
+	}
 	for file, want := range map[string]string{"/etc/hosts": "registry.team-a.internal", "/etc/resolv.conf": "ndots:2"} {
 		out, err := exec.Command("kubectl", "--kubeconfig", hostKubeconfig, "exec", "-n", pod.Namespace, pod.Name, "-c", "log-shipper", "--", "cat", file).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), want) {

@@ -130,6 +130,11 @@ func Default() *Config {
 				SidecarContainers: []corev1.Container{},
 			},
 			Proxy: ControlPlaneProxy{ExtraSANs: []string{}},
+			Distro: Distro{K8S: DistroK8S{
+				APIServer:         DistroComponent{ExtraArgs: []string{}},
+				ControllerManager: DistroComponent{ExtraArgs: []string{}},
+				Scheduler:         DistroScheduler{ExtraArgs: []string{}},
+			}},
 			Advanced: ControlPlaneAdvanced{
 				ServiceAccount:         defaultServiceAccount(),
 				WorkloadServiceAccount: defaultServiceAccount(),

@@ -28,7 +28,7 @@ const (
 	ReasonPlugins     = "vCluster plugins are vCluster's own extension API"
 	ReasonHelmGlobal  = "Helm's values for subcharts: clustersync's chart has none"
 	ReasonServiceCIDR = "deprecated in vCluster; clustersync takes the service range from the host"
-	ReasonOwnBinary   = "vCluster's own program and image: clustersync's containers run clustersync"
+	ReasonOwnBinary   = "vCluster's own program, image and Kubernetes build: clustersync's containers run clustersync's image and its Kubernetes"
 	ReasonNotYet      = "not implemented in clustersync yet"
 )
 
@@ -61,6 +61,15 @@ func noEffectReasons() map[string]string {
 		"controlPlane.statefulSet.args":                       ReasonOwnBinary,
 		"controlPlane.statefulSet.command":                    ReasonOwnBinary,
 		"controlPlane.statefulSet.persistence.binariesVolume": ReasonDistro,
+		"controlPlane.distro.k8s.image":                       ReasonOwnBinary,
+		"controlPlane.distro.k8s.version":                     ReasonOwnBinary,
+		"controlPlane.distro.k8s.imagePullPolicy":             ReasonOwnBinary,
+		"controlPlane.distro.k8s.env":                         ReasonOwnBinary,
+		"controlPlane.distro.k8s.resources":                   ReasonOwnBinary,
+		"controlPlane.distro.k8s.securityContext":             ReasonOwnBinary,
+		"controlPlane.distro.k8s.apiServer":                   ReasonOwnBinary,
+		"controlPlane.distro.k8s.controllerManager":           ReasonOwnBinary,
+		"controlPlane.distro.k8s.scheduler.command":           ReasonOwnBinary,
 		"experimental.docker":                                 ReasonDocker,
 		"telemetry":                                           ReasonTelemetry,
 		"plugin":                                              ReasonPlugins,

@@ -600,8 +600,28 @@ type Distro struct {
 
 // DistroK8S is vCluster's controlPlane.distro.k8s.
 type DistroK8S struct {
-	// Scheduler is vCluster's other switch of the virtual scheduler.
+	// APIServer is kube-apiserver's.
+	APIServer DistroComponent `json:"apiServer"`
+	// ControllerManager is kube-controller-manager's.
+	ControllerManager DistroComponent `json:"controllerManager"`
+	// Scheduler is kube-scheduler's, and vCluster's other switch of the
+	// virtual scheduler.
 	Scheduler DistroScheduler `json:"scheduler"`
+}
+
+// DistroComponent is a component of vCluster's controlPlane.distro.k8s.
+type DistroComponent struct {
+	// ExtraArgs are flags added to the component's, e.g.
+	// "--oidc-issuer-url=https://issuer.example.com"; the flags clustersync
+	// sets itself and that the control plane needs as they are (where etcd
+	// and the certificates are, the ports, the service range) are refused
+	// (controlplane.CheckExtraArgs). A flag given twice takes its last value.
+	ExtraArgs []string `json:"extraArgs"`
+
+	// vCluster's switch and command of its own binary: accepted, not acted
+	// on (clustersync always runs the component).
+	Enabled any `json:"enabled,omitempty" config:"vcluster"`
+	Command any `json:"command,omitempty" config:"vcluster"`
 }
 
 // DistroScheduler is vCluster's controlPlane.distro.k8s.scheduler.
@@ -611,6 +631,12 @@ type DistroScheduler struct {
 	// either: config.Config.IsVirtualSchedulerEnabled in vCluster's
 	// config/config.go).
 	Enabled bool `json:"enabled"`
+	// ExtraArgs are flags added to kube-scheduler's (DistroComponent's).
+	ExtraArgs []string `json:"extraArgs"`
+
+	// Command is vCluster's command of its own binary: accepted, not
+	// acted on.
+	Command any `json:"command,omitempty" config:"vcluster"`
 }
 
 // VirtualScheduler is vCluster's controlPlane.advanced.virtualScheduler.

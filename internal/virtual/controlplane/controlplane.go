@@ -60,6 +60,9 @@ type Options struct {
 	// Scheduler runs kube-scheduler too (the virtual scheduler,
 	// controlPlane.advanced.virtualScheduler.enabled).
 	Scheduler bool
+	// ExtraArgs are flags added to the components' own (CheckExtraArgs
+	// tells which may be).
+	ExtraArgs ExtraArgs
 }
 
 // Ports are the loopback ports a control plane listens on, chosen at first
@@ -143,7 +146,7 @@ func startComponents(ctx context.Context, o Options, l Layout, ports Ports) (_ *
 		return nil, err
 	}
 
-	api, err := proc.Start("kube-apiserver", o.Binaries.KubeAPIServer, apiServerArgs(l, o, ports, etcdServers, etcdTLS), l.Log("kube-apiserver"), nil)
+	api, err := proc.Start("kube-apiserver", o.Binaries.KubeAPIServer, append(apiServerArgs(l, o, ports, etcdServers, etcdTLS), o.ExtraArgs.APIServer...), l.Log("kube-apiserver"), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +166,7 @@ func startComponents(ctx context.Context, o Options, l Layout, ports Ports) (_ *
 		return nil, err
 	}
 
-	kcm, err := proc.Start("kube-controller-manager", o.Binaries.KubeControllerManager, controllerManagerArgs(l, ports, o.BindAddress, o.Scheduler), l.Log("kube-controller-manager"), nil)
+	kcm, err := proc.Start("kube-controller-manager", o.Binaries.KubeControllerManager, append(controllerManagerArgs(l, ports, o.BindAddress, o.Scheduler), o.ExtraArgs.ControllerManager...), l.Log("kube-controller-manager"), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +181,7 @@ func startComponents(ctx context.Context, o Options, l Layout, ports Ports) (_ *
 	if !o.Scheduler {
 		return cp, nil
 	}
-	sched, err := proc.Start("kube-scheduler", o.Binaries.KubeScheduler, schedulerArgs(l, ports, o.BindAddress), l.Log("kube-scheduler"), nil)
+	sched, err := proc.Start("kube-scheduler", o.Binaries.KubeScheduler, append(schedulerArgs(l, ports, o.BindAddress), o.ExtraArgs.Scheduler...), l.Log("kube-scheduler"), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -59,6 +59,9 @@ type PodOptions struct {
 	// VirtualScheduler is controlPlane.advanced.virtualScheduler.enabled
 	// (DisabledControllers).
 	VirtualScheduler bool
+	// ExtraArgs are flags added to the components' own
+	// (controlPlane.distro.k8s.*.extraArgs).
+	ExtraArgs ExtraArgs
 }
 
 // CertsSecretName is the host Secret that keeps a pod control plane's
@@ -327,20 +330,20 @@ func PodAPIServerArgs(o PodOptions) ([]string, error) {
 	if o.Etcd != nil {
 		etcdServers, etcdTLS = joinURLs(o.Etcd.Endpoints), o.Etcd.TLS
 	}
-	return apiServerArgs(l, opts, PodPorts, etcdServers, etcdTLS), nil
+	return append(apiServerArgs(l, opts, PodPorts, etcdServers, etcdTLS), o.ExtraArgs.APIServer...), nil
 }
 
 // PodControllerManagerArgs are kube-controller-manager's flags in a pod
 // control plane (listening on every address, for the kubelet's probe),
 // the controllers of DisabledControllers(o.VirtualScheduler) off.
 func PodControllerManagerArgs(o PodOptions) []string {
-	return controllerManagerArgs(Layout{Dir: o.Dir}, PodPorts, "0.0.0.0", o.VirtualScheduler)
+	return append(controllerManagerArgs(Layout{Dir: o.Dir}, PodPorts, "0.0.0.0", o.VirtualScheduler), o.ExtraArgs.ControllerManager...)
 }
 
 // PodSchedulerArgs are kube-scheduler's flags in a pod control plane
 // (listening on every address, for the kubelet's probe).
 func PodSchedulerArgs(o PodOptions) []string {
-	return schedulerArgs(Layout{Dir: o.Dir}, PodPorts, "0.0.0.0")
+	return append(schedulerArgs(Layout{Dir: o.Dir}, PodPorts, "0.0.0.0"), o.ExtraArgs.Scheduler...)
 }
 
 // RunPodEtcd runs the embedded etcd of a pod control plane until ctx ends

@@ -32,7 +32,7 @@ func Serve(ctx context.Context, dir, exe string, log io.Writer) error {
 		return err
 	}
 	opts := controlplane.Options{Dir: i.ControlPlaneDir(), Name: i.Name, ServiceCIDR: i.ServiceCIDR, Binaries: binaries.Default(),
-		Scheduler: cfg.VirtualScheduler()}
+		Scheduler: cfg.VirtualScheduler(), ExtraArgs: controlplane.ExtraArgsOf(cfg)}
 	if ext := cfg.ControlPlane.BackingStore.Etcd.External; ext.Enabled {
 		opts.Etcd = &controlplane.ExternalEtcd{Endpoints: []string{ext.Endpoint}, TLS: controlplane.EtcdTLS{
 			CAFile: ext.TLS.CAFile, CertFile: ext.TLS.CertFile, KeyFile: ext.TLS.KeyFile,

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 	"github.com/clustersync/clustersync/internal/virtual/patches"
 	"github.com/clustersync/clustersync/internal/virtual/resources"
 	"github.com/clustersync/clustersync/internal/virtual/resources/customresources"
@@ -24,6 +25,15 @@ import (
 // keys that are accepted and have no effect here (Ignored) are not errors.
 func CheckConfig(cfg *config.Config) error {
 	var errs []error
+	k8s := cfg.ControlPlane.Distro.K8S
+	for _, c := range []struct {
+		name string
+		args []string
+	}{{"apiServer", k8s.APIServer.ExtraArgs}, {"controllerManager", k8s.ControllerManager.ExtraArgs}, {"scheduler", k8s.Scheduler.ExtraArgs}} {
+		for _, p := range controlplane.CheckExtraArgs(c.name, c.args) {
+			errs = append(errs, fmt.Errorf("controlPlane.distro.k8s.%s.extraArgs%s", c.name, p))
+		}
+	}
 	th, fh := cfg.Sync.ToHost, cfg.Sync.FromHost
 	if _, err := pods.ParseTolerations(th.Pods.EnforceTolerations); err != nil {
 		errs = append(errs, fmt.Errorf("sync.toHost.pods.enforceTolerations%w", err))

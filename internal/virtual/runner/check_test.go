@@ -98,3 +98,28 @@ sync:
 		}
 	}
 }
+
+// controlPlane.distro.k8s.*.extraArgs: a flag the control plane owns, or
+// something that is not a flag, is refused naming the entry.
+func TestCheckConfigExtraArgs(t *testing.T) {
+	cfg, err := config.Parse([]byte(`
+controlPlane:
+  distro:
+    k8s:
+      apiServer: {extraArgs: [--oidc-issuer-url=https://issuer.example.com, --etcd-servers=https://x:2379]}
+      scheduler: {extraArgs: [v=4]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = CheckConfig(cfg)
+	for _, want := range []string{"controlPlane.distro.k8s.apiServer.extraArgs[1]: --etcd-servers is set by clustersync's control plane",
+		`controlPlane.distro.k8s.scheduler.extraArgs[0]: "v=4" is not a flag`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("CheckConfig: %v\nwant %s", err, want)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "oidc") {
+		t.Errorf("an OIDC flag refused: %v", err)
+	}
+}
