@@ -135,6 +135,10 @@ func Default() *Config {
 				ControllerManager: DistroComponent{ExtraArgs: []string{}},
 				Scheduler:         DistroScheduler{ExtraArgs: []string{}},
 			}},
+			CoreDNS: CoreDNS{Deployment: CoreDNSDeployment{Resources: Resources{
+				Limits:   map[string]resource.Quantity{"cpu": resource.MustParse("500m"), "memory": resource.MustParse("512Mi")},
+				Requests: map[string]resource.Quantity{"cpu": resource.MustParse("20m"), "memory": resource.MustParse("64Mi")},
+			}}},
 			Advanced: ControlPlaneAdvanced{
 				ServiceAccount:         defaultServiceAccount(),
 				WorkloadServiceAccount: defaultServiceAccount(),

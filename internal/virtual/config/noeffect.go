@@ -29,6 +29,7 @@ const (
 	ReasonHelmGlobal  = "Helm's values for subcharts: clustersync's chart has none"
 	ReasonServiceCIDR = "deprecated in vCluster; clustersync takes the service range from the host"
 	ReasonOwnBinary   = "vCluster's own program, image and Kubernetes build: clustersync's containers run clustersync's image and its Kubernetes"
+	ReasonOwnDNS      = "clustersync's DNS server is a container of the control plane pod (as vCluster's embedded CoreDNS), not a Deployment and Service in the virtual cluster"
 	ReasonNotYet      = "not implemented in clustersync yet"
 )
 
@@ -70,6 +71,12 @@ func noEffectReasons() map[string]string {
 		"controlPlane.distro.k8s.apiServer":                   ReasonOwnBinary,
 		"controlPlane.distro.k8s.controllerManager":           ReasonOwnBinary,
 		"controlPlane.distro.k8s.scheduler.command":           ReasonOwnBinary,
+		"controlPlane.coredns.deployment":                     ReasonOwnDNS,
+		"controlPlane.coredns.service":                        ReasonOwnDNS,
+		"controlPlane.coredns.embedded":                       ReasonOwnDNS,
+		"controlPlane.coredns.overwriteManifests":             ReasonOwnDNS,
+		"controlPlane.coredns.priorityClassName":              ReasonOwnDNS,
+		"controlPlane.coredns.security":                       ReasonOwnDNS,
 		"experimental.docker":                                 ReasonDocker,
 		"telemetry":                                           ReasonTelemetry,
 		"plugin":                                              ReasonPlugins,

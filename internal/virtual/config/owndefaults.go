@@ -9,7 +9,8 @@ import (
 
 // VClusterDefaultMeansOurs lists the keys (dotted paths) whose vCluster
 // defaults describe vCluster's own control plane — the resources, security
-// context and probe timings of its one container, its Service links — and
+// context and probe timings of its one container, its Service links, its
+// CoreDNS's resources — and
 // not a choice of the user's. A file that gives such a key, as a whole, the
 // value one vCluster release's values.yaml gives it gets clustersync's
 // default instead, from Parse and from the chart alike
@@ -22,6 +23,7 @@ import (
 // (VClusterImages).
 func VClusterDefaultMeansOurs() []string {
 	return []string{
+		"controlPlane.coredns.deployment.resources",
 		"controlPlane.statefulSet.enableServiceLinks",
 		"controlPlane.statefulSet.probes.livenessProbe",
 		"controlPlane.statefulSet.probes.readinessProbe",

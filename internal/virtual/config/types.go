@@ -423,12 +423,14 @@ type ControlPlane struct {
 	// The other keys of vCluster's controlPlane: accepted as written, not
 	// acted on. Their content is checked against vCluster's
 	// keys; NoEffect lists what they set to other than vCluster's defaults.
-	CoreDNS        any `json:"coredns,omitempty" config:"vcluster"`
 	HostPathMapper any `json:"hostPathMapper,omitempty" config:"vcluster"`
 	ServiceMonitor any `json:"serviceMonitor,omitempty" config:"vcluster"`
 	Endpoint       any `json:"endpoint,omitempty" config:"vcluster"`
 	Standalone     any `json:"standalone,omitempty" config:"vcluster"`
 
+	// CoreDNS is the virtual cluster's DNS server, a container of the
+	// control plane pod in clustersync (vCluster's embedded CoreDNS).
+	CoreDNS CoreDNS `json:"coredns"`
 	// Service is the host Service of the API server, how the host's pods,
 	// the syncer and `virtual connect` reach it, and, as a NodePort or
 	// LoadBalancer, how clients outside the host do.
@@ -446,6 +448,45 @@ type ControlPlane struct {
 	Proxy ControlPlaneProxy `json:"proxy"`
 	// Advanced holds the control plane's less common settings.
 	Advanced ControlPlaneAdvanced `json:"advanced"`
+}
+
+// CoreDNS is vCluster's controlPlane.coredns. clustersync's DNS server is
+// the coredns container of the control plane pod, as vCluster's embedded
+// CoreDNS is; the keys of vCluster's CoreDNS Deployment and Service in the
+// virtual cluster have no effect.
+type CoreDNS struct {
+	// Deployment is vCluster's CoreDNS Deployment, of which clustersync
+	// reads the resources.
+	Deployment CoreDNSDeployment `json:"deployment"`
+
+	// The other keys of vCluster's controlPlane.coredns: accepted, not
+	// acted on.
+	Enabled            any `json:"enabled,omitempty" config:"vcluster"`
+	Embedded           any `json:"embedded,omitempty" config:"vcluster"`
+	OverwriteConfig    any `json:"overwriteConfig,omitempty" config:"vcluster"`
+	OverwriteManifests any `json:"overwriteManifests,omitempty" config:"vcluster"`
+	PriorityClassName  any `json:"priorityClassName,omitempty" config:"vcluster"`
+	Security           any `json:"security,omitempty" config:"vcluster"`
+	Service            any `json:"service,omitempty" config:"vcluster"`
+}
+
+// CoreDNSDeployment is vCluster's controlPlane.coredns.deployment.
+type CoreDNSDeployment struct {
+	// Resources are the coredns container's requests and limits,
+	// completed with the chart's where silent; vCluster's default means
+	// the chart's (VClusterDefaultMeansOurs).
+	Resources Resources `json:"resources"`
+
+	// The other keys of vCluster's Deployment: accepted, not acted on.
+	Image                     any `json:"image,omitempty" config:"vcluster"`
+	Replicas                  any `json:"replicas,omitempty" config:"vcluster"`
+	NodeSelector              any `json:"nodeSelector,omitempty" config:"vcluster"`
+	Affinity                  any `json:"affinity,omitempty" config:"vcluster"`
+	Tolerations               any `json:"tolerations,omitempty" config:"vcluster"`
+	TopologySpreadConstraints any `json:"topologySpreadConstraints,omitempty" config:"vcluster"`
+	Labels                    any `json:"labels,omitempty" config:"vcluster"`
+	Annotations               any `json:"annotations,omitempty" config:"vcluster"`
+	Pods                      any `json:"pods,omitempty" config:"vcluster"`
 }
 
 // ControlPlaneService is vCluster's controlPlane.service.

@@ -131,12 +131,12 @@ func TestKeyRows(t *testing.T) {
 		}
 	}
 	// A group of vCluster keys under one comment is one row.
-	r := rows["controlPlane.coredns"]
-	if r == nil || len(r.keys) != 5 || r.keys[2] != "controlPlane.serviceMonitor" || r.keys[4] != "controlPlane.standalone" {
+	r := rows["controlPlane.hostPathMapper"]
+	if r == nil || len(r.keys) != 4 || r.keys[1] != "controlPlane.serviceMonitor" || r.keys[3] != "controlPlane.standalone" {
 		t.Errorf("controlPlane's vCluster keys: %+v", r)
 	}
-	if _, ok := rows["controlPlane.hostPathMapper"]; ok {
-		t.Error("controlPlane.hostPathMapper has a row of its own")
+	if _, ok := rows["controlPlane.serviceMonitor"]; ok {
+		t.Error("controlPlane.serviceMonitor has a row of its own")
 	}
 }
 
