@@ -36,10 +36,16 @@ controlPlane.distro.k8s.scheduler.enabled (config.Config.VirtualScheduler). */}}
 {{- end -}}
 
 {{/* registry/repository:tag of clustersync's image; vCluster's image
-(config.VClusterImages, _vcluster_defaults.tpl) means clustersync's. */}}
+(config.VClusterImages, _vcluster_defaults.tpl; also behind a registry host
+in the repository, as config.imagePathOf reads it) means clustersync's. */}}
 {{- define "vc.image" -}}
 {{- $i := .Values.controlPlane.statefulSet.image -}}
-{{- if has $i.repository (include "vc.vclusterImages" . | fromJsonArray) -}}
+{{- $path := $i.repository -}}
+{{- $parts := splitList "/" $i.repository -}}
+{{- if and (gt (len $parts) 1) (or (contains "." (first $parts)) (contains ":" (first $parts)) (eq (first $parts) "localhost")) -}}
+{{- $path = join "/" (rest $parts) -}}
+{{- end -}}
+{{- if has $path (include "vc.vclusterImages" . | fromJsonArray) -}}
 {{- $i = get (include "vc.ownDefaults" . | fromJson) "controlPlane.statefulSet.image" -}}
 {{- end -}}
 {{- if $i.registry -}}{{ $i.registry }}/{{- end -}}{{ $i.repository }}:{{ $i.tag | default .Chart.AppVersion }}

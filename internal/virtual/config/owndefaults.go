@@ -35,12 +35,25 @@ func VClusterDefaultMeansOurs() []string {
 
 // VClusterImages are the repositories of vCluster's control plane image
 // (its values.yaml's default and the builds its comments name): a
-// controlPlane.statefulSet.image whose repository is one of them is
+// controlPlane.statefulSet.image whose repository is one of them (also
+// behind a registry host, ghcr.io/loft-sh/vcluster) is
 // replaced by clustersync's image as a whole (registry, repository, tag),
 // since clustersync's containers run clustersync. Parse notes it when the
 // file chose it (another build, a pinned tag).
 func VClusterImages() []string {
 	return []string{"loft-sh/vcluster", "loft-sh/vcluster-oss", "loft-sh/vcluster-pro"}
+}
+
+// imagePathOf is repository without a registry host it may start with
+// ("ghcr.io/loft-sh/vcluster" → "loft-sh/vcluster"): a first segment with a
+// dot or a colon, or localhost, as Docker reads a reference. The chart's
+// vc.image does the same.
+func imagePathOf(repository string) string {
+	first, rest, ok := strings.Cut(repository, "/")
+	if ok && (strings.ContainsAny(first, ".:") || first == "localhost") {
+		return rest
+	}
+	return repository
 }
 
 // imagePath is the key VClusterImages applies to.
@@ -113,7 +126,7 @@ func (d *decoder) vclusterDefaultMeansOurs(segs []string, v any) (ours, chosen b
 	if path == imagePath {
 		obj, _ := v.(map[string]any)
 		repo, _ := obj["repository"].(string)
-		if !slices.Contains(VClusterImages(), repo) {
+		if !slices.Contains(VClusterImages(), imagePathOf(repo)) {
 			return false, false
 		}
 		return true, !d.keys.isDefault(segs, v)

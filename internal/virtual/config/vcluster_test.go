@@ -93,6 +93,9 @@ func TestVClusterDefaultMeansOurs(t *testing.T) {
 		{"vCluster's OSS image, pinned", "image: {repository: loft-sh/vcluster-oss, tag: 0.36.1}",
 			func(s ControlPlaneStatefulSet) bool { return s.Image == def.Image },
 			[]NoEffectKey{{"controlPlane.statefulSet.image", ReasonOwnBinary}}},
+		{"vCluster's image, its registry in the repository", "image: {registry: \"\", repository: ghcr.io/loft-sh/vcluster, tag: 0.36.1}",
+			func(s ControlPlaneStatefulSet) bool { return s.Image == def.Image },
+			[]NoEffectKey{{"controlPlane.statefulSet.image", ReasonOwnBinary}}},
 		{"another image is the file's", "image: {registry: registry.example.com, repository: mirror/clustersync, tag: v1}",
 			func(s ControlPlaneStatefulSet) bool {
 				return s.Image.Registry == "registry.example.com" && s.Image.Tag == "v1"

@@ -866,3 +866,30 @@ func TestChartRBAC(t *testing.T) {
 		t.Error("no StatefulSet")
 	}
 }
+
+// vCluster's image, however the file spells it, means clustersync's, also
+// under `helm install` (no CLI to check the file first).
+func TestChartVClusterImage(t *testing.T) {
+	for _, image := range []map[string]any{
+		{"registry": "ghcr.io", "repository": "loft-sh/vcluster-pro", "tag": ""},
+		{"registry": "", "repository": "ghcr.io/loft-sh/vcluster", "tag": "0.36.1"},
+		{"registry": "registry.example.com:5000", "repository": "loft-sh/vcluster-oss", "tag": "0.30.0"},
+	} {
+		m, err := charts.Render(ChartName, "vc1", "ns1", map[string]any{"controlPlane": map[string]any{"statefulSet": map[string]any{"image": image}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sts := decode[appsv1.StatefulSet](t, m, "StatefulSet/vc1")
+		if got := sts.Spec.Template.Spec.Containers[0].Image; !strings.HasPrefix(got, "ghcr.io/clustersync/clustersync:") {
+			t.Errorf("image %v: the pod runs %s, want clustersync's", image, got)
+		}
+	}
+	m, err := charts.Render(ChartName, "vc1", "ns1", map[string]any{"controlPlane": map[string]any{"statefulSet": map[string]any{
+		"image": map[string]any{"registry": "mirror.example.com", "repository": "clustersync/clustersync", "tag": "v1"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := decode[appsv1.StatefulSet](t, m, "StatefulSet/vc1").Spec.Template.Spec.Containers[0].Image; got != "mirror.example.com/clustersync/clustersync:v1" {
+		t.Errorf("a mirror of clustersync's image: the pod runs %s", got)
+	}
+}
