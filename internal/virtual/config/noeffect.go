@@ -30,6 +30,7 @@ const (
 	ReasonServiceCIDR = "deprecated in vCluster; clustersync takes the service range from the host"
 	ReasonOwnBinary   = "vCluster's own program, image and Kubernetes build: clustersync's containers run clustersync's image and its Kubernetes"
 	ReasonOwnDNS      = "clustersync's DNS server is a container of the control plane pod (as vCluster's embedded CoreDNS), not a Deployment and Service in the virtual cluster"
+	ReasonOneReplica  = "the leader election of vCluster's replicas: clustersync runs one control plane pod"
 	ReasonNotYet      = "not implemented in clustersync yet"
 )
 
@@ -71,6 +72,7 @@ func noEffectReasons() map[string]string {
 		"controlPlane.distro.k8s.apiServer":                   ReasonOwnBinary,
 		"controlPlane.distro.k8s.controllerManager":           ReasonOwnBinary,
 		"controlPlane.distro.k8s.scheduler.command":           ReasonOwnBinary,
+		"controlPlane.statefulSet.highAvailability":           ReasonOneReplica,
 		"controlPlane.coredns.deployment":                     ReasonOwnDNS,
 		"controlPlane.coredns.service":                        ReasonOwnDNS,
 		"controlPlane.coredns.embedded":                       ReasonOwnDNS,

@@ -284,7 +284,7 @@ func TestVClusterStatuses(t *testing.T) {
 		"sync.toHost.pods.enabled":                                "",
 		"sync.toHost.customResources.*.enabled":                   "",
 		"controlPlane.statefulSet.highAvailability.replicas":      "",
-		"controlPlane.statefulSet.highAvailability.leaseDuration": ReasonNotYet,
+		"controlPlane.statefulSet.highAvailability.leaseDuration": ReasonOneReplica,
 		"controlPlane.tlsRoute.enabled":                           ReasonNotYet,
 		"privateNodes.enabled":                                    ReasonOwnNodes,
 		"exportKubeConfig.context":                                "",
