@@ -22,6 +22,17 @@ empty when there are none. */}}
 {{- with $all }}{{ toYaml . }}{{ end -}}
 {{- end -}}
 
+{{/* The labels of the file for an object of the chart, (list MAP KEY...):
+MAP without vc.labels' keys (config.StatefulSetLabels, which Values refuses;
+left out here for helm install) and the further KEYs, as YAML. */}}
+{{- define "vc.userLabels" -}}
+{{- $labels := deepCopy (first . | default dict) -}}
+{{- range concat (list "app" "release" "app.kubernetes.io/name" "app.kubernetes.io/instance" "app.kubernetes.io/managed-by" "helm.sh/chart") (rest .) -}}
+{{- $_ := unset $labels . -}}
+{{- end -}}
+{{- with $labels }}{{ toYaml . }}{{ end -}}
+{{- end -}}
+
 {{/* The control plane pod's selector (vCluster's app/release labels). */}}
 {{- define "vc.selector" -}}
 app: vcluster

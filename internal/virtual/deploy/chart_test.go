@@ -436,13 +436,22 @@ func TestChartStatefulSetMetadata(t *testing.T) {
 	}
 
 	// As `helm install -f` takes it, with no CLI to check it first.
-	m, err := charts.Render(ChartName, "vc1", "ns1", map[string]any{"controlPlane": map[string]any{"statefulSet": map[string]any{
-		"pods": map[string]any{"labels": map[string]any{"app": "other"}}}}})
+	m, err := charts.Render(ChartName, "vc1", "ns1", map[string]any{"controlPlane": map[string]any{
+		"statefulSet": map[string]any{"labels": map[string]any{"release": "other", "team": "a"}, "pods": map[string]any{"labels": map[string]any{"app": "other"}}},
+		"service":     map[string]any{"labels": map[string]any{"vcluster.loft.sh/managed-by": "other", "team": "a"}},
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sel := decode[appsv1.StatefulSet](t, m, "StatefulSet/vc1").Spec.Template.Labels["app"]; sel != "vcluster" {
+	sts = decode[appsv1.StatefulSet](t, m, "StatefulSet/vc1")
+	if sel := sts.Spec.Template.Labels["app"]; sel != "vcluster" {
 		t.Errorf("the chart let the file replace the selector label: app=%s", sel)
+	}
+	if sts.Labels["release"] != "vc1" || sts.Labels["team"] != "a" {
+		t.Errorf("StatefulSet labels %v: want the chart's release and the file's team", sts.Labels)
+	}
+	if svc := decode[corev1.Service](t, m, "Service/vc1"); svc.Labels["vcluster.loft.sh/managed-by"] != "vc1" || svc.Labels["team"] != "a" {
+		t.Errorf("Service labels %v: want the chart's managed-by and the file's team", svc.Labels)
 	}
 	file := filepath.Join(t.TempDir(), "vc.yaml")
 	if err := os.WriteFile(file, []byte("controlPlane:\n  statefulSet:\n    pods:\n      labels: {app: other, ok: \"not ok!\"}\n"), 0o600); err != nil {
