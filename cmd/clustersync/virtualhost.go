@@ -813,7 +813,7 @@ func checkImages(ctx context.Context, out io.Writer, host *hostConn, cfg *config
 			cp, reg, localImageFix)
 	}
 	if rh := cfg.Sync.ToHost.Pods.RewriteHosts; rh.Enabled {
-		img := string(rh.InitContainer.Image)
+		img := cfg.RewriteHostsImage()
 		if ok, err := inLocalRegistry(ctx, reg, img); err == nil && !ok {
 			fmt.Fprintf(out, "Note: the rewrite-hosts image %s (sync.toHost.pods.rewriteHosts.initContainer.image) is not in the local host's registry: "+
 				"StatefulSet pods will not start until it is there (`clustersync dev up` pushes the default one).\n", img)

@@ -59,7 +59,8 @@ in the repository, as config.imagePathOf reads it) means clustersync's. */}}
 {{- if has $path (include "vc.vclusterImages" . | fromJsonArray) -}}
 {{- $i = get (include "vc.ownDefaults" . | fromJson) "controlPlane.statefulSet.image" -}}
 {{- end -}}
-{{- if $i.registry -}}{{ $i.registry }}/{{- end -}}{{ $i.repository }}:{{ $i.tag | default .Chart.AppVersion }}
+{{- $registry := .Values.controlPlane.advanced.defaultImageRegistry | default $i.registry -}}
+{{- if $registry -}}{{ $registry }}/{{- end -}}{{ $i.repository }}:{{ $i.tag | default .Chart.AppVersion }}
 {{- end -}}
 
 {{/* The value of a key of config.VClusterDefaultMeansOurs, (list $ "a.b.c"),

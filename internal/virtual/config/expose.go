@@ -2,7 +2,9 @@ package config
 
 import (
 	"slices"
+	"strings"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -85,6 +87,11 @@ func (a ControlPlaneAdvanced) validate(fail func(path, format string, args ...an
 		}
 		if !sa.Enabled && sa.Name == "" {
 			fail(p+"."+key+".name", "required with enabled: false (the ServiceAccount that exists already)")
+		}
+	}
+	if r := a.DefaultImageRegistry; r != "" {
+		if _, err := name.ParseReference(r + "/image:tag"); err != nil || strings.Contains(r, "://") {
+			fail(p+".defaultImageRegistry", "must be a registry host, with a path if any (registry.example.com/mirror), got %q", r)
 		}
 	}
 	pdb := a.PodDisruptionBudget

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
 )
 
 // VClusterDefaultMeansOurs lists the keys (dotted paths) whose vCluster
@@ -184,4 +186,27 @@ means clustersync's (config.VClusterDefaultMeansOurs), each JSON. */ -}}
 		fmt.Fprintf(&b, "\n{{/* %s */}}\n{{- define %q -}}\n%s\n{{- end -}}\n", t.doc, t.name, j)
 	}
 	return []byte(b.String()), nil
+}
+
+// RewriteHostsImage is the image of the rewrite-hosts init container
+// (sync.toHost.pods.rewriteHosts.initContainer.image) with its registry
+// replaced by controlPlane.advanced.defaultImageRegistry when that is set,
+// as vCluster does (pkg/controllers/resources/pods/translate of
+// https://github.com/loft-sh/vcluster); the image as written when it does
+// not parse (Validate refuses that).
+func (c *Config) RewriteHostsImage() string {
+	img := string(c.Sync.ToHost.Pods.RewriteHosts.InitContainer.Image)
+	reg := c.ControlPlane.Advanced.DefaultImageRegistry
+	if reg == "" {
+		return img
+	}
+	ref, err := name.ParseReference(img)
+	if err != nil {
+		return img
+	}
+	sep := ":"
+	if _, digest := ref.(name.Digest); digest {
+		sep = "@"
+	}
+	return reg + "/" + ref.Context().RepositoryStr() + sep + ref.Identifier()
 }

@@ -557,12 +557,16 @@ type ControlPlaneAdvanced struct {
 	// PodDisruptionBudget guards the control plane pod against voluntary
 	// evictions (a node drain).
 	PodDisruptionBudget PodDisruptionBudget `json:"podDisruptionBudget"`
+	// DefaultImageRegistry, when set, replaces the registry of the images
+	// clustersync runs (the control plane's, the rewrite-hosts init
+	// container's), e.g. a mirror "registry.example.com/mirror" for a
+	// host without access to ghcr.io; the tenant's images are theirs.
+	DefaultImageRegistry string `json:"defaultImageRegistry"`
 
 	// The other keys of vCluster's controlPlane.advanced: accepted as
 	// written, not acted on. Their content is checked against
 	// vCluster's keys; NoEffect lists what they set to other than
 	// vCluster's defaults.
-	DefaultImageRegistry   any `json:"defaultImageRegistry,omitempty" config:"vcluster"`
 	Konnectivity           any `json:"konnectivity,omitempty" config:"vcluster"`
 	Registry               any `json:"registry,omitempty" config:"vcluster"`
 	CloudControllerManager any `json:"cloudControllerManager,omitempty" config:"vcluster"`

@@ -305,3 +305,25 @@ func TestVClusterStatuses(t *testing.T) {
 		t.Errorf("%d statuses, want one per key of %s, %d", len(got), newest, n)
 	}
 }
+
+// controlPlane.advanced.defaultImageRegistry replaces the registry of the
+// rewrite-hosts image, tag or digest kept.
+func TestRewriteHostsImage(t *testing.T) {
+	for _, tt := range []struct{ registry, image, want string }{
+		{"", "ghcr.io/clustersync/busybox:1.35.0", "ghcr.io/clustersync/busybox:1.35.0"},
+		{"registry.example.com/mirror", "ghcr.io/clustersync/busybox:1.35.0", "registry.example.com/mirror/clustersync/busybox:1.35.0"},
+		{"registry.example.com:5000", "library/alpine:3.20", "registry.example.com:5000/library/alpine:3.20"},
+		{"registry.example.com", "alpine@sha256:" + strings.Repeat("a", 64), "registry.example.com/library/alpine@sha256:" + strings.Repeat("a", 64)},
+	} {
+		c := Default()
+		c.ControlPlane.Advanced.DefaultImageRegistry = tt.registry
+		c.Sync.ToHost.Pods.RewriteHosts.InitContainer.Image = ImageRef(tt.image)
+		if got := c.RewriteHostsImage(); got != tt.want {
+			t.Errorf("%s with %q: %s, want %s", tt.image, tt.registry, got, tt.want)
+		}
+	}
+	if _, err := Parse([]byte("controlPlane: {advanced: {defaultImageRegistry: \"https://registry.example.com\"}}\n")); err == nil ||
+		!strings.Contains(err.Error(), "controlPlane.advanced.defaultImageRegistry: must be a registry host") {
+		t.Errorf("a URL as defaultImageRegistry: %v", err)
+	}
+}

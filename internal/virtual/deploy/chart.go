@@ -6,6 +6,7 @@
 package deploy
 
 import (
+	"cmp"
 	"fmt"
 
 	"helm.sh/helm/v3/pkg/chart"
@@ -111,7 +112,8 @@ const ConfigKey = "config.yaml"
 
 // ControlPlaneImage is the image of the control plane pod that the chart
 // runs for cfg: controlPlane.statefulSet.image as registry/repository:tag,
-// the tag being the chart's appVersion when empty (the template vc.image of
+// the tag being the chart's appVersion when empty, the registry
+// controlPlane.advanced.defaultImageRegistry when set (the template vc.image of
 // charts/virtual-cluster/templates/_helpers.tpl).
 func ControlPlaneImage(cfg *config.Config) (string, error) {
 	img := cfg.ControlPlane.StatefulSet.Image
@@ -124,8 +126,8 @@ func ControlPlaneImage(cfg *config.Config) (string, error) {
 		tag = c.Metadata.AppVersion
 	}
 	ref := img.Repository + ":" + tag
-	if img.Registry != "" {
-		ref = img.Registry + "/" + ref
+	if reg := cmp.Or(cfg.ControlPlane.Advanced.DefaultImageRegistry, img.Registry); reg != "" {
+		ref = reg + "/" + ref
 	}
 	return ref, nil
 }

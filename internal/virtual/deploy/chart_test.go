@@ -902,3 +902,28 @@ func TestChartVClusterImage(t *testing.T) {
 		t.Errorf("a mirror of clustersync's image: the pod runs %s", got)
 	}
 }
+
+// controlPlane.advanced.defaultImageRegistry is the registry of the
+// control plane image, in the chart as in ControlPlaneImage (which the CLI
+// checks the local registry for).
+func TestChartDefaultImageRegistry(t *testing.T) {
+	for _, file := range []string{
+		"controlPlane: {advanced: {defaultImageRegistry: registry.example.com/mirror}}\n",
+		"controlPlane: {advanced: {defaultImageRegistry: registry.example.com/mirror}, statefulSet: {image: {repository: loft-sh/vcluster-pro, tag: 0.36.1}}}\n",
+		"controlPlane: {statefulSet: {image: {registry: mirror.example.com, repository: clustersync/clustersync, tag: v1}}}\n",
+	} {
+		m := renderValues(t, file)
+		got := decode[appsv1.StatefulSet](t, m, "StatefulSet/vc1").Spec.Template.Spec.Containers[0].Image
+		cfg, err := config.Parse([]byte(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := ControlPlaneImage(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want || (strings.Contains(file, "defaultImageRegistry") && !strings.HasPrefix(got, "registry.example.com/mirror/clustersync/clustersync:")) {
+			t.Errorf("%s: the pod runs %s, ControlPlaneImage says %s", file, got, want)
+		}
+	}
+}

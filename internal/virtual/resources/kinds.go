@@ -635,7 +635,7 @@ func registerPods(_ context.Context, env Env) error {
 		pe.PodSecurity = ps
 	}
 	if rh := p.RewriteHosts; rh.Enabled {
-		pe.RewriteHosts = &pods.RewriteHosts{Image: string(rh.InitContainer.Image), Resources: corev1.ResourceRequirements{
+		pe.RewriteHosts = &pods.RewriteHosts{Image: env.Config.RewriteHostsImage(), Resources: corev1.ResourceRequirements{
 			Limits: resourceList(rh.InitContainer.Resources.Limits), Requests: resourceList(rh.InitContainer.Resources.Requests),
 		}}
 	}
