@@ -126,8 +126,8 @@ func EnsureServingCert(ctx context.Context, host kubernetes.Interface, o PodOpti
 }
 
 // KeepServingCert runs EnsureServingCert whenever the host Service o.Name
-// or a host node changes (a load balancer's address arrives, a node
-// joins), until ctx ends; a failure is logged and tried again with a
+// or, when the Service has node ports, a host node changes (a load
+// balancer's address arrives, a node joins), until ctx ends; a failure is logged and tried again with a
 // growing delay (client-go's work queue, 5 ms to 1000 s). It is what
 // covers the addresses a Service gets after the pod started, which the
 // init container could not know.
@@ -143,17 +143,23 @@ func KeepServingCert(ctx context.Context, host kubernetes.Interface, o PodOption
 		informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
 			lo.FieldSelector = fields.OneTermEqualSelector("metadata.name", o.Name).String()
 		}))
-	nodes := informers.NewSharedInformerFactory(host, 10*time.Minute)
 	if _, err := services.Core().V1().Services().Informer().AddEventHandler(enqueue); err != nil {
 		return err
 	}
-	if _, err := nodes.Core().V1().Nodes().Informer().AddEventHandler(enqueue); err != nil {
-		return err
-	}
 	services.Start(ctx.Done())
-	nodes.Start(ctx.Done())
 	defer services.Shutdown()
-	defer nodes.Shutdown()
+	// The nodes matter only to a Service with node ports, whose type is
+	// set at install (a change of it restarts the pod, and this with it):
+	// a ClusterIP Service's syncer keeps no copy of every host node.
+	if svc, err := host.CoreV1().Services(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{}); err == nil &&
+		(svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer) {
+		nodes := informers.NewSharedInformerFactory(host, 10*time.Minute)
+		if _, err := nodes.Core().V1().Nodes().Informer().AddEventHandler(enqueue); err != nil {
+			return err
+		}
+		nodes.Start(ctx.Done())
+		defer nodes.Shutdown()
+	}
 	go func() {
 		<-ctx.Done()
 		queue.ShutDown()
