@@ -38,9 +38,16 @@ type ExportKubeConfig struct {
 // whose credentials it carries (ExportKubeConfig's fields of the same
 // names).
 type KubeconfigProperties struct {
-	Context        string
-	Server         string
-	Insecure       bool
+	// Context is the context, cluster and user name; "" for the virtual
+	// cluster's name.
+	Context string
+	// Server is the API server URL; "" for the host Service's in-host
+	// address.
+	Server string
+	// Insecure leaves the CA out and skips the server certificate's check.
+	Insecure bool
+	// ServiceAccount, when named, gives a token of it instead of the
+	// admin certificate.
 	ServiceAccount ExportServiceAccount
 }
 
@@ -79,10 +86,13 @@ type AdditionalKubeconfigSecret struct {
 	Name string `json:"name"`
 	// Namespace of the Secret; "" for the virtual cluster's host namespace.
 	Namespace string `json:"namespace"`
-	// Context, Server, Insecure and ServiceAccount as ExportKubeConfig's.
-	Context        string               `json:"context"`
-	Server         string               `json:"server"`
-	Insecure       bool                 `json:"insecure"`
+	// Context is its kubeconfig's context name, as ExportKubeConfig's.
+	Context string `json:"context"`
+	// Server is its kubeconfig's server, as ExportKubeConfig's.
+	Server string `json:"server"`
+	// Insecure skips the server certificate's check, as ExportKubeConfig's.
+	Insecure bool `json:"insecure"`
+	// ServiceAccount gives its kubeconfig a token, as ExportKubeConfig's.
 	ServiceAccount ExportServiceAccount `json:"serviceAccount"`
 }
 

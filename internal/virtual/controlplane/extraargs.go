@@ -12,7 +12,12 @@ import (
 // (controlPlane.distro.k8s.*.extraArgs), after them, so that a flag given
 // twice takes the extra value.
 type ExtraArgs struct {
-	APIServer, ControllerManager, Scheduler []string
+	// APIServer are kube-apiserver's.
+	APIServer []string
+	// ControllerManager are kube-controller-manager's.
+	ControllerManager []string
+	// Scheduler are kube-scheduler's (the virtual scheduler).
+	Scheduler []string
 }
 
 // ExtraArgsOf are the components' extra flags of cfg
