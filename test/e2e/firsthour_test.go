@@ -17,6 +17,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -378,7 +380,9 @@ func ignoreExists(err error) error {
 }
 
 // controlPlanePod checks what examples/vcluster/control-plane.yaml sets on
-// the host StatefulSet sts, and in its running pod.
+// the host StatefulSet sts and the chart's other objects (the workloads'
+// ServiceAccount, the PodDisruptionBudget, the Role), and in its running
+// pod.
 func controlPlanePod(t *testing.T, hostKubeconfig string, host client.Client, sts *appsv1.StatefulSet) {
 	t.Helper()
 	spec := sts.Spec.Template.Spec
@@ -399,6 +403,30 @@ func controlPlanePod(t *testing.T, hostKubeconfig string, host client.Client, st
 			!slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == "/etc/podinfo" }) {
 			t.Errorf("container %s: env %v, mounts %v: want GODEBUG and /etc/podinfo", c.Name, c.Env, c.VolumeMounts)
 		}
+	}
+	// The advanced keys, coredns and rbac, on the host's objects.
+	if sts.Annotations["example.com/cost-center"] != "team-a" {
+		t.Errorf("StatefulSet annotations %v lack globalMetadata's", sts.Annotations)
+	}
+	for _, c := range spec.Containers {
+		if q := c.Resources.Limits[corev1.ResourceMemory]; c.Name == "coredns" && q.String() != "256Mi" {
+			t.Errorf("coredns memory limit %s, want the file's 256Mi", q.String())
+		}
+	}
+	var sa corev1.ServiceAccount
+	if err := host.Get(ctx, client.ObjectKey{Namespace: sts.Namespace, Name: "team-a-workloads"}, &sa); err != nil ||
+		len(sa.ImagePullSecrets) != 1 || sa.ImagePullSecrets[0].Name != "team-a-registry" {
+		t.Errorf("workload ServiceAccount team-a-workloads: %v, pull secrets %v", err, sa.ImagePullSecrets)
+	}
+	var pdb policyv1.PodDisruptionBudget
+	if err := host.Get(ctx, client.ObjectKey{Namespace: sts.Namespace, Name: sts.Name}, &pdb); err != nil ||
+		pdb.Spec.MinAvailable == nil || pdb.Annotations["example.com/cost-center"] != "team-a" {
+		t.Errorf("PodDisruptionBudget %s: %v, %+v", sts.Name, err, pdb)
+	}
+	var role rbacv1.Role
+	if err := host.Get(ctx, client.ObjectKey{Namespace: sts.Namespace, Name: "vc-" + sts.Name}, &role); err != nil ||
+		!slices.ContainsFunc(role.Rules, func(r rbacv1.PolicyRule) bool { return slices.Contains(r.Resources, "leases") }) {
+		t.Errorf("Role vc-%s lacks the file's extra rule on leases (%v)", sts.Name, err)
 	}
 	var pod corev1.Pod
 	if err := host.Get(ctx, client.ObjectKey{Namespace: sts.Namespace, Name: deploy.PodName(sts.Name)}, &pod); err != nil {

@@ -21,12 +21,15 @@ func ServiceLabels() []string {
 // Ingress (vc.labels), which controlPlane.ingress.labels cannot replace.
 func IngressLabels() []string { return StatefulSetLabels() }
 
-// Exposed tells whether the API server's Service has node ports (its type
-// is NodePort or LoadBalancer), so that clients outside the host reach it
-// at a node's address.
-func (s ControlPlaneService) Exposed() bool {
-	return s.Spec != nil && (s.Spec.Type == corev1.ServiceTypeNodePort || s.Spec.Type == corev1.ServiceTypeLoadBalancer)
+// HasNodePorts tells whether a Service of type t has node ports (NodePort,
+// LoadBalancer), at which clients outside the host reach it on a node's
+// address.
+func HasNodePorts(t corev1.ServiceType) bool {
+	return t == corev1.ServiceTypeNodePort || t == corev1.ServiceTypeLoadBalancer
 }
+
+// Exposed tells whether the API server's Service has node ports.
+func (s ControlPlaneService) Exposed() bool { return s.Spec != nil && HasNodePorts(s.Spec.Type) }
 
 // validateExposure checks controlPlane.service and controlPlane.ingress:
 // the Service exists, is of a type that reaches the API server and leaves

@@ -184,25 +184,19 @@ func (c *Config) validate() []*FieldError {
 	if np.FallbackDNS != "" && net.ParseIP(np.FallbackDNS) == nil {
 		fail("policies.networkPolicy.fallbackDns", "must be an IP address, got %q", np.FallbackDNS)
 	}
-	blocks := []struct {
-		path string
-		b    IPBlock
-	}{{"policies.networkPolicy.outgoingConnections.ipBlock", np.OutgoingConnections.IPBlock}}
+	blocks := map[string]IPBlock{"policies.networkPolicy.outgoingConnections.ipBlock": np.OutgoingConnections.IPBlock}
 	if pe := np.Workload.PublicEgress; pe != nil {
-		blocks = append(blocks, struct {
-			path string
-			b    IPBlock
-		}{"policies.networkPolicy.workload.publicEgress", IPBlock{CIDR: pe.CIDR, Except: pe.Except}})
+		blocks["policies.networkPolicy.workload.publicEgress"] = IPBlock{CIDR: pe.CIDR, Except: pe.Except}
 	}
-	for _, blk := range blocks {
-		if cidr := blk.b.CIDR; cidr != "" {
-			if _, _, err := net.ParseCIDR(cidr); err != nil {
-				fail(blk.path+".cidr", "must be a CIDR such as 0.0.0.0/0, got %q", cidr)
+	for path, b := range blocks {
+		if b.CIDR != "" {
+			if _, _, err := net.ParseCIDR(b.CIDR); err != nil {
+				fail(path+".cidr", "must be a CIDR such as 0.0.0.0/0, got %q", b.CIDR)
 			}
 		}
-		for i, e := range blk.b.Except {
+		for i, e := range b.Except {
 			if _, _, err := net.ParseCIDR(e); err != nil {
-				fail(fmt.Sprintf("%s.except[%d]", blk.path, i), "must be a CIDR such as 10.0.0.0/8, got %q", e)
+				fail(fmt.Sprintf("%s.except[%d]", path, i), "must be a CIDR such as 10.0.0.0/8, got %q", e)
 			}
 		}
 	}

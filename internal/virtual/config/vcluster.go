@@ -48,18 +48,38 @@ func (k *VClusterKeys) Values(release string) map[string]any {
 		if !has(k.Releases, d.in, release) {
 			continue
 		}
-		m := doc
-		for _, s := range d.path[:len(d.path)-1] {
-			next, ok := m[s].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				m[s] = next
-			}
-			m = next
-		}
-		m[d.path[len(d.path)-1]] = deepCopy(d.value)
+		setKeys(doc, d.path, deepCopy(d.value))
 	}
 	return doc
+}
+
+// setKeys sets the path of keys segs (at least one) in the document doc
+// to v, making the objects on the way.
+func setKeys(doc map[string]any, segs []string, v any) {
+	for _, s := range segs[:len(segs)-1] {
+		next, ok := doc[s].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			doc[s] = next
+		}
+		doc = next
+	}
+	doc[segs[len(segs)-1]] = v
+}
+
+// getKeys returns the value at the path of keys segs in the document v,
+// and whether it is there.
+func getKeys(v any, segs []string) (any, bool) {
+	for _, s := range segs {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[s]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
 }
 
 // deepCopy copies a generic value (maps and lists anew), so that what

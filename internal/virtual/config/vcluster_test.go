@@ -14,18 +14,6 @@ import (
 // setPath sets the dotted path p in the document doc to v.
 func setPath(doc map[string]any, p string, v any) { setKeys(doc, strings.Split(p, "."), v) }
 
-// setKeys sets the path of keys segs in the document doc to v.
-func setKeys(doc map[string]any, segs []string, v any) {
-	for _, s := range segs[:len(segs)-1] {
-		next, ok := doc[s].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			doc[s] = next
-		}
-		doc = next
-	}
-	doc[segs[len(segs)-1]] = v
-}
 
 // Every vCluster release's own values.yaml — the file each `vcluster
 // create` starts from — parses, and sets no key to other than its

@@ -83,16 +83,18 @@ type Exporter struct {
 	Now func() time.Time
 }
 
-// Run exports every Secret, then again every 10 s until ctx ends, so that
-// a Secret deleted or changed by someone, or a token that stopped
-// authenticating (its service account deleted), is written anew within
-// seconds; a failure is logged and tried again at the next round.
+// Run exports every Secret every 10 s until ctx ends, the first time 10 s
+// after it starts (the caller exports once before), so that a Secret
+// deleted or changed by someone, or a token that stopped authenticating
+// (its service account deleted), is written anew within seconds; a
+// failure is logged and tried again at the next round.
 func (e Exporter) Run(ctx context.Context, log logr.Logger) error {
-	wait.UntilWithContext(ctx, func(ctx context.Context) {
+	_ = wait.PollUntilContextCancel(ctx, 10*time.Second, false, func(ctx context.Context) (bool, error) {
 		if err := e.Export(ctx); err != nil && ctx.Err() == nil {
 			log.Error(err, "exporting the kubeconfig Secrets (exportKubeConfig)")
 		}
-	}, 10*time.Second)
+		return false, nil
+	})
 	return nil
 }
 

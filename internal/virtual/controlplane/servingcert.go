@@ -8,16 +8,18 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/clustersync/clustersync/internal/pki"
+	"github.com/clustersync/clustersync/internal/virtual/config"
 )
 
 // ServingSANs are the names and addresses the API server's certificate
@@ -35,7 +37,7 @@ func ServingSANs(o PodOptions, svc *corev1.Service, nodes []corev1.Node) SANs {
 	for _, in := range svc.Status.LoadBalancer.Ingress {
 		extra = append(extra, in.IP, in.Hostname)
 	}
-	if svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+	if config.HasNodePorts(svc.Spec.Type) {
 		for _, n := range nodes {
 			for _, a := range n.Status.Addresses {
 				if a.Type == corev1.NodeInternalIP || a.Type == corev1.NodeExternalIP {
@@ -47,36 +49,41 @@ func ServingSANs(o PodOptions, svc *corev1.Service, nodes []corev1.Node) SANs {
 	return PodSANs(o.Name, o.Namespace, svc.Spec.ClusterIP, o.PodIP, extra)
 }
 
+// ExposedService reads the host Service name of namespace and, when it has
+// node ports, the host's nodes: what ServingSANs and the addresses clients
+// use (deploy.ServerURLs) are made of. Errors name the object.
+func ExposedService(ctx context.Context, host kubernetes.Interface, name, namespace string) (*corev1.Service, []corev1.Node, error) {
+	svc, err := host.CoreV1().Services(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("host service %s/%s: %w", namespace, name, err)
+	}
+	if !config.HasNodePorts(svc.Spec.Type) {
+		return svc, nil, nil
+	}
+	list, err := host.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("host nodes (the addresses of the node ports): %w", err)
+	}
+	return svc, list.Items, nil
+}
+
 // servingSANs reads the host Service o.Name and, when it has node ports,
 // the host's nodes, and returns ServingSANs of them.
 func servingSANs(ctx context.Context, host kubernetes.Interface, o PodOptions) (SANs, error) {
-	svc, err := host.CoreV1().Services(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
+	svc, nodes, err := ExposedService(ctx, host, o.Name, o.Namespace)
 	if err != nil {
-		return SANs{}, fmt.Errorf("host service %s/%s: %w", o.Namespace, o.Name, err)
-	}
-	var nodes []corev1.Node
-	if svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
-		list, err := host.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return SANs{}, fmt.Errorf("host nodes (the addresses of the node ports): %w", err)
-		}
-		nodes = list.Items
+		return SANs{}, err
 	}
 	return ServingSANs(o, svc, nodes), nil
 }
 
-// EnsureServingCert reissues the API server's certificate in o.Dir's pki
-// folder when it lacks a SAN of ServingSANs, with the CA kept there: it
-// writes the new certificate and key (each file replaced at once;
-// kube-apiserver reloads its serving certificate from them without a
-// restart) and updates the host Secret CertsSecretName, so the next start
-// keeps it. It reports whether it reissued; errors name the file or the
-// object.
-func EnsureServingCert(ctx context.Context, host kubernetes.Interface, o PodOptions) (bool, error) {
-	sans, err := servingSANs(ctx, host, o)
-	if err != nil {
-		return false, err
-	}
+// ensureServingCert reissues the API server's certificate in o.Dir's pki
+// folder when it lacks a SAN of sans, with the CA kept there: it writes
+// the new certificate and key (each file replaced at once; kube-apiserver
+// reloads its serving certificate from them without a restart) and
+// updates the host Secret CertsSecretName, so the next start keeps it. It
+// reports whether it reissued; errors name the file or the object.
+func ensureServingCert(ctx context.Context, host kubernetes.Interface, o PodOptions, sans SANs) (bool, error) {
 	l := Layout{Dir: o.Dir}
 	current, err := os.ReadFile(l.PKI("apiserver.crt"))
 	if err != nil {
@@ -125,12 +132,14 @@ func EnsureServingCert(ctx context.Context, host kubernetes.Interface, o PodOpti
 	return true, pki.WriteFiles(map[string][]byte{l.PKI("apiserver.crt"): crt})
 }
 
-// KeepServingCert runs EnsureServingCert whenever the host Service o.Name
-// or, when the Service has node ports, a host node changes (a load
-// balancer's address arrives, a node joins), until ctx ends; a failure is logged and tried again with a
-// growing delay (client-go's work queue, 5 ms to 1000 s). It is what
-// covers the addresses a Service gets after the pod started, which the
-// init container could not know.
+// KeepServingCert runs ensureServingCert with ServingSANs whenever the
+// host Service o.Name or, when the Service has node ports, a host node
+// changes (a load balancer's address arrives, a node joins), until ctx
+// ends; both are read from informers' caches, not asked of the host at
+// each change. A failure is logged and tried again with a growing delay
+// (client-go's work queue, 5 ms to 1000 s). It is what covers the
+// addresses a Service gets after the pod started, which the init
+// container could not know.
 func KeepServingCert(ctx context.Context, host kubernetes.Interface, o PodOptions, log logr.Logger) error {
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
 	defer queue.ShutDown()
@@ -143,22 +152,27 @@ func KeepServingCert(ctx context.Context, host kubernetes.Interface, o PodOption
 		informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
 			lo.FieldSelector = fields.OneTermEqualSelector("metadata.name", o.Name).String()
 		}))
-	if _, err := services.Core().V1().Services().Informer().AddEventHandler(enqueue); err != nil {
+	svcInformer := services.Core().V1().Services()
+	if _, err := svcInformer.Informer().AddEventHandler(enqueue); err != nil {
 		return err
 	}
 	services.Start(ctx.Done())
 	defer services.Shutdown()
+	services.WaitForCacheSync(ctx.Done())
 	// The nodes matter only to a Service with node ports, whose type is
 	// set at install (a change of it restarts the pod, and this with it):
 	// a ClusterIP Service's syncer keeps no copy of every host node.
-	if svc, err := host.CoreV1().Services(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{}); err == nil &&
-		(svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer) {
+	var nodeLister corelisters.NodeLister
+	if svc, err := svcInformer.Lister().Services(o.Namespace).Get(o.Name); err == nil && config.HasNodePorts(svc.Spec.Type) {
 		nodes := informers.NewSharedInformerFactory(host, 10*time.Minute)
-		if _, err := nodes.Core().V1().Nodes().Informer().AddEventHandler(enqueue); err != nil {
+		nodeInformer := nodes.Core().V1().Nodes()
+		if _, err := nodeInformer.Informer().AddEventHandler(enqueue); err != nil {
 			return err
 		}
+		nodeLister = nodeInformer.Lister()
 		nodes.Start(ctx.Done())
 		defer nodes.Shutdown()
+		nodes.WaitForCacheSync(ctx.Done())
 	}
 	go func() {
 		<-ctx.Done()
@@ -169,9 +183,19 @@ func KeepServingCert(ctx context.Context, host kubernetes.Interface, o PodOption
 		if shutdown {
 			return nil
 		}
-		reissued, err := EnsureServingCert(ctx, host, o)
+		reissued, err := false, error(nil)
+		if svc, getErr := svcInformer.Lister().Services(o.Namespace).Get(o.Name); getErr == nil {
+			var nodes []corev1.Node
+			if nodeLister != nil {
+				list, _ := nodeLister.List(labels.Everything()) // a cache's list does not fail
+				for _, n := range list {
+					nodes = append(nodes, *n)
+				}
+			}
+			reissued, err = ensureServingCert(ctx, host, o, ServingSANs(o, svc, nodes))
+		} // else the Service is gone: nothing to cover until it is back
 		switch {
-		case err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil:
+		case err != nil && ctx.Err() == nil:
 			log.Error(err, "keeping the API server's certificate")
 			queue.AddRateLimited(key)
 		case reissued:

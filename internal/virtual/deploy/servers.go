@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -75,17 +76,9 @@ func ServerURLs(svc *corev1.Service, nodes []corev1.Node, ingress *networkingv1.
 // Ingress when there is one, and returns their ServerURLs. Errors name the
 // object.
 func Servers(ctx context.Context, host kubernetes.Interface, name, namespace string) ([]string, error) {
-	svc, err := host.CoreV1().Services(namespace).Get(ctx, name, metav1.GetOptions{})
+	svc, nodes, err := controlplane.ExposedService(ctx, host, name, namespace)
 	if err != nil {
-		return nil, fmt.Errorf("host service %s/%s: %w", namespace, name, err)
-	}
-	var nodes []corev1.Node
-	if svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
-		list, err := host.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("host nodes (the addresses of the node ports): %w", err)
-		}
-		nodes = list.Items
+		return nil, err
 	}
 	ingress, err := host.NetworkingV1().Ingresses(namespace).Get(ctx, name, metav1.GetOptions{})
 	switch {
