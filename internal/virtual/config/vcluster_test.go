@@ -14,7 +14,6 @@ import (
 // setPath sets the dotted path p in the document doc to v.
 func setPath(doc map[string]any, p string, v any) { setKeys(doc, strings.Split(p, "."), v) }
 
-
 // Every vCluster release's own values.yaml — the file each `vcluster
 // create` starts from — parses, and sets no key to other than its
 // defaults, so the note is empty.
