@@ -488,3 +488,71 @@ controlPlane:
 		{cp, endpoint{"external etcd", "", nil, "198.51.100.1"}, 2379, tcp, true},
 	})
 }
+
+// Every connection that vCluster's chart allows for the same file, ours
+// allows too: the flows of vc-work-NAME and vc-cp-NAME in
+// https://github.com/loft-sh/vcluster/blob/v0.36.1/chart/templates/networkpolicy.yaml,
+// with the user's rules of the 0.32+ shape. Left out are the flows to and
+// from the vCluster Platform's pods (app: loft) and vCluster's snapshot
+// pods, which clustersync has not, and host kube-dns ports other than 53
+// (vCluster allows the control plane every port of it).
+func TestChartNetworkPolicyAsVCluster(t *testing.T) {
+	m := renderValues(t, `policies:
+  networkPolicy:
+    enabled: true
+    workload:
+      publicEgress: {enabled: true, cidr: 0.0.0.0/0, except: [10.0.0.0/8]}
+      ingress:
+        - from: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: ingress}}}]
+          ports: [{port: 8080}]
+      egress:
+        - to: [{ipBlock: {cidr: 10.1.0.0/16}}]
+          ports: [{port: 5432}]
+    controlPlane:
+      ingress:
+        - from: [{ipBlock: {cidr: 10.2.0.0/16}}]
+          ports: [{port: 9444}]
+      egress:
+        - to: [{ipBlock: {cidr: 10.3.0.0/16}}]
+          ports: [{port: 8200}]
+`)
+	policies := policiesOf(t, m)
+	sts := decode[appsv1.StatefulSet](t, m, "StatefulSet/vc1")
+	// vCluster's selectors: managed-by for the workloads, release for the
+	// control plane; clustersync's pods carry both.
+	if sts.Spec.Template.Labels["release"] != "vc1" {
+		t.Fatalf("control plane pod labels %v lack vCluster's release: vc1", sts.Spec.Template.Labels)
+	}
+	work := endpoint{"workload", "ns1", map[string]string{translate.LabelManagedBy: "vc1"}, "10.244.0.5"}
+	work2 := endpoint{"another workload", "ns1", map[string]string{translate.LabelManagedBy: "vc1"}, "10.244.0.6"}
+	cp := endpoint{"control plane", "ns1", sts.Spec.Template.Labels, "10.244.0.4"}
+	anyone := endpoint{"anyone", "", nil, "203.0.113.9"}
+	kubeDNS := endpoint{"host kube-dns", "kube-system", map[string]string{"k8s-app": "kube-dns"}, "10.244.2.2"}
+	hostAPI := endpoint{"host API server", "", nil, "10.96.0.1"}
+	ingress := endpoint{"ingress controller", "ingress", map[string]string{"app": "nginx"}, "10.244.3.3"}
+	tcp, udp := corev1.ProtocolTCP, corev1.ProtocolUDP
+	checkConns(t, "vCluster's flows", policies, []conn{
+		// vc-work: egress to the control plane's DNS and API server, to
+		// other workloads, public egress, the file's egress; ingress from
+		// the control plane, other workloads, the file's ingress.
+		{work, cp, 1053, udp, true}, {work, cp, 1053, tcp, true}, {work, cp, 8443, tcp, true},
+		{work, work2, 9000, tcp, true}, {work, work2, 53, udp, true},
+		{work, endpoint{"public", "", nil, "1.1.1.1"}, 443, tcp, true},
+		{work, endpoint{"public, excepted", "", nil, "10.9.9.9"}, 443, tcp, false},
+		{work, endpoint{"workload.egress", "", nil, "10.1.2.3"}, 5432, tcp, true},
+		{cp, work, 9000, tcp, true},
+		{ingress, work, 8080, tcp, true},
+		{ingress, work, 8081, tcp, false},
+		// vc-cp: ingress to the API server from anywhere, from the control
+		// plane's peers, the file's ingress; egress to host kube-dns, the
+		// host API server on 443, 8443 and 6443, the control plane's
+		// peers, the workloads, the file's egress.
+		{anyone, cp, 8443, tcp, true},
+		{cp, cp, 2379, tcp, true},
+		{endpoint{"controlPlane.ingress", "", nil, "10.2.0.9"}, cp, 9444, tcp, true},
+		{cp, kubeDNS, 53, udp, true}, {cp, kubeDNS, 53, tcp, true},
+		{cp, hostAPI, 443, tcp, true}, {cp, hostAPI, 8443, tcp, true}, {cp, hostAPI, 6443, tcp, true},
+		{cp, work, 10250, tcp, true},
+		{cp, endpoint{"controlPlane.egress", "", nil, "10.3.0.9"}, 8200, tcp, true},
+	})
+}
