@@ -36,7 +36,8 @@ charts/virtual-cluster) run these; the kubelet restarts each one that fails.
                            controlPlane.advanced.virtualScheduler.enabled
   coredns                  the virtual cluster's DNS server (CoreDNS) on :1053 UDP and TCP;
                            names outside cluster.local go to the pod's /etc/resolv.conf;
-                           /health on :8180, /ready on :8181, metrics on :9153
+                           /health on :8180, /ready on :8181, metrics on :9153; or
+                           controlPlane.coredns.overwriteConfig, the Corefile of the user's
 
 The host namespace is --namespace, else $POD_NAMESPACE; the pod IP is $POD_IP.`,
 	}
@@ -108,8 +109,17 @@ The host namespace is --namespace, else $POD_NAMESPACE; the pod IP is $POD_IP.`,
 		run("kube-scheduler", "Run kube-scheduler (exec), the virtual scheduler", func(_ *cobra.Command, po controlplane.PodOptions) error {
 			return execBinary("kube-scheduler", controlplane.PodSchedulerArgs(po))
 		}),
-		run("coredns", "Run the virtual cluster's DNS server (CoreDNS)", func(_ *cobra.Command, po controlplane.PodOptions) error {
-			corefile, err := dns.Corefile(dns.Options{Kubeconfig: controlplane.Layout{Dir: po.Dir}.AdminKubeconfig()})
+		run("coredns", "Run the virtual cluster's DNS server (CoreDNS)", func(cmd *cobra.Command, po controlplane.PodOptions) error {
+			cfg, err := config.Load(o.configFile)
+			if err != nil {
+				return err
+			}
+			do := dns.Options{Kubeconfig: controlplane.Layout{Dir: po.Dir}.AdminKubeconfig()}
+			corefile, err := dns.Corefile(do)
+			if text := cfg.ControlPlane.CoreDNS.OverwriteConfig; text != "" {
+				corefile, err = dns.UserCorefile(text, do)
+				fmt.Fprintf(cmd.ErrOrStderr(), "Corefile of %s, as served:\n%s\n", dns.UserCorefileKey, corefile)
+			}
 			if err != nil {
 				return err
 			}

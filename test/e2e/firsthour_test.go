@@ -17,8 +17,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -28,6 +30,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	mdns "github.com/miekg/dns"
 
 	"github.com/clustersync/clustersync/internal/images"
 	"github.com/clustersync/clustersync/internal/testenv"
@@ -52,7 +56,11 @@ import (
 //     examples/vcluster/control-plane.yaml layered over it (a second -f):
 //     its keys of controlPlane.statefulSet are on the host's StatefulSet
 //     and in its running pod (an added init container ran, the sidecar
-//     runs and sees the host aliases and DNS options), and with --expose
+//     runs and sees the host aliases and DNS options, the DNS server
+//     answers from the file's Corefile), a third -f's scheduling keys
+//     (node selector, affinity, tolerations, spread, priority and runtime
+//     class, pull policy, pod management) are on the StatefulSet and the
+//     pod is admitted and scheduled under them, and with --expose
 //     its API server is reached, its certificate verified, at the node's
 //     address and the file's node port, and covers a load balancer's
 //     address as soon as the Service gets one; the kubeconfig Secrets of
@@ -76,11 +84,11 @@ func TestFirstHour(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Run("patches", func(t *testing.T) { firstHourCluster(t, hostKubeconfig, "fh-a", string(file), "", true) })
+	t.Run("patches", func(t *testing.T) { firstHourCluster(t, hostKubeconfig, "fh-a", string(file), nil, true) })
 	older := strings.ReplaceAll(string(file), "patches:", "translate:")
 	t.Run("translate, control plane pod", func(t *testing.T) {
 		exportNamespace(t, clientFor(t, hostKubeconfig), "team-a-ci", "team-a-kubeconfig")
-		firstHourCluster(t, hostKubeconfig, "fh-b", older, "../../examples/vcluster/control-plane.yaml", false)
+		firstHourCluster(t, hostKubeconfig, "fh-b", older, []string{"../../examples/vcluster/control-plane.yaml", schedulingFile(t, hostKubeconfig)}, false)
 	})
 	t.Run("errors in seconds", func(t *testing.T) { startErrors(t, hostKubeconfig) })
 }
@@ -103,10 +111,10 @@ func installHostCRDs(t *testing.T, hostKubeconfig string) {
 }
 
 // firstHourCluster creates virtual cluster name from the vcluster.yaml
-// file (and the file overlay over it, when not ""), checks each kind's
-// patch on the host, with an overlay its control plane pod, and, with
+// file (and the files of overlays over it, in order), checks each kind's
+// patch on the host, with overlays its control plane pod, and, with
 // statefulSet, runs the StatefulSet; then deletes it.
-func firstHourCluster(t *testing.T, hostKubeconfig, name, file, overlay string, statefulSet bool) {
+func firstHourCluster(t *testing.T, hostKubeconfig, name, file string, overlays []string, statefulSet bool) {
 	ns := name + "-host"
 	path := filepath.Join(t.TempDir(), "vcluster.yaml")
 	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
@@ -115,9 +123,12 @@ func firstHourCluster(t *testing.T, hostKubeconfig, name, file, overlay string, 
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	start := time.Now()
 	args := []string{"virtual", "create", name, "-n", ns, "-f", path, "--kubeconfig-out", kubeconfig}
-	if overlay != "" {
+	if len(overlays) > 0 {
+		for _, o := range overlays {
+			args = append(args, "-f", o)
+		}
 		// --expose makes the overlay's NodePort Service a LoadBalancer.
-		args = append(args, "-f", overlay, "--expose")
+		args = append(args, "--expose")
 	}
 	out := cli(t, args...)
 	t.Logf("virtual create -f (%s): %.1f s\n%s", name, time.Since(start).Seconds(), out)
@@ -139,8 +150,9 @@ func firstHourCluster(t *testing.T, hostKubeconfig, name, file, overlay string, 
 	if sts.Labels["example.com/team"] != "team-a" || sts.Spec.Template.Annotations["example.com/owner"] != "team-a" {
 		t.Errorf("host StatefulSet labels %v, pod annotations %v: want the file's", sts.Labels, sts.Spec.Template.Annotations)
 	}
-	if overlay != "" {
+	if len(overlays) > 0 {
 		controlPlanePod(t, hostKubeconfig, host, &sts)
+		scheduled(t, host, &sts)
 		exposed(t, hostKubeconfig, kubeconfig, host, ns, name, out)
 		exported(t, host, virtual, ns, name)
 	}
@@ -382,7 +394,7 @@ func ignoreExists(err error) error {
 // controlPlanePod checks what examples/vcluster/control-plane.yaml sets on
 // the host StatefulSet sts and the chart's other objects (the workloads'
 // ServiceAccount, the PodDisruptionBudget, the Role), and in its running
-// pod.
+// pod, its Corefile included.
 func controlPlanePod(t *testing.T, hostKubeconfig string, host client.Client, sts *appsv1.StatefulSet) {
 	t.Helper()
 	spec := sts.Spec.Template.Spec
@@ -450,12 +462,114 @@ func controlPlanePod(t *testing.T, hostKubeconfig string, host client.Client, st
 	}) {
 		t.Errorf("no kube-apiserver runs with the extra flag --event-ttl=2h last (%v)", err)
 	}
+	// The file's Corefile answers at the pod's DNS port: the team's git
+	// server from its hosts block, the virtual cluster's kubernetes
+	// Service through the kubeconfig clustersync gave its kubernetes
+	// plugin.
+	dnsServer := net.JoinHostPort(pod.Status.PodIP, "1053")
+	for name, want := range map[string]string{"git.team-a.internal.": "10.0.0.54", "kubernetes.default.svc.cluster.local.": ""} {
+		testenv.Eventually(t, time.Minute, func() error {
+			in, _, err := (&mdns.Client{Timeout: 5 * time.Second}).Exchange(new(mdns.Msg).SetQuestion(name, mdns.TypeA), dnsServer)
+			if err != nil {
+				return err
+			}
+			if a, ok := onlyA(in); !ok || (want != "" && a != want) {
+				return fmt.Errorf("%s at %s: %s %v, want one A record %s", name, dnsServer, mdns.RcodeToString[in.Rcode], in.Answer, want)
+			}
+			return nil
+		})
+	}
 	for file, want := range map[string]string{"/etc/hosts": "registry.team-a.internal", "/etc/resolv.conf": "ndots:2"} {
 		out, err := exec.Command("kubectl", "--kubeconfig", hostKubeconfig, "exec", "-n", pod.Namespace, pod.Name, "-c", "log-shipper", "--", "cat", file).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), want) {
 			t.Errorf("%s in the sidecar: %v\n%s\nwant %s", file, err, out, want)
 		}
 	}
+}
+
+// schedulingFile writes a third -f file for fh-b with the scheduling keys
+// of controlPlane.statefulSet, values the local host's one node satisfies,
+// and creates the PriorityClass and RuntimeClass it names (deleted when the
+// test ends); it returns the file's path.
+func schedulingFile(t *testing.T, hostKubeconfig string) string {
+	t.Helper()
+	host := clientFor(t, hostKubeconfig)
+	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "fh-control-planes"}, Value: 1000}
+	rc := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "fh-runc"}, Handler: "runc"}
+	for _, o := range []client.Object{pc, rc} {
+		if err := ignoreExists(host.Create(ctx, o)); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = host.Delete(ctx, o) })
+	}
+	path := filepath.Join(t.TempDir(), "scheduling.yaml")
+	const file = `controlPlane:
+  statefulSet:
+    imagePullPolicy: IfNotPresent
+    runtimeClassName: fh-runc
+    scheduling:
+      podManagementPolicy: OrderedReady
+      priorityClassName: fh-control-planes
+      nodeSelector:
+        kubernetes.io/os: linux
+      affinity:
+        nodeAffinity:
+          preferredDuringSchedulingIgnoredDuringExecution:
+            - weight: 1
+              preference:
+                matchExpressions: [{key: kubernetes.io/os, operator: In, values: [linux]}]
+      tolerations:
+        - {key: example.com/dedicated, operator: Equal, value: control-planes, effect: NoSchedule}
+      topologySpreadConstraints:
+        - maxSkew: 1
+          topologyKey: kubernetes.io/hostname
+          whenUnsatisfiable: ScheduleAnyway
+          labelSelector: {matchLabels: {release: fh-b}}
+`
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// scheduled checks schedulingFile's keys on the host StatefulSet sts and
+// its running pod: the pod was admitted with the priority class's value
+// and scheduled under the node selector, affinity, tolerations and spread.
+func scheduled(t *testing.T, host client.Client, sts *appsv1.StatefulSet) {
+	t.Helper()
+	spec := sts.Spec.Template.Spec
+	if sts.Spec.PodManagementPolicy != appsv1.OrderedReadyPodManagement || spec.PriorityClassName != "fh-control-planes" ||
+		ptr.Deref(spec.RuntimeClassName, "") != "fh-runc" || spec.NodeSelector["kubernetes.io/os"] != "linux" ||
+		spec.Affinity == nil || spec.Affinity.NodeAffinity == nil || len(spec.TopologySpreadConstraints) != 1 ||
+		!slices.ContainsFunc(spec.Tolerations, func(t corev1.Toleration) bool { return t.Key == "example.com/dedicated" }) {
+		t.Errorf("host StatefulSet: podManagementPolicy %s, pod spec priority %q, runtime class %v, node selector %v, affinity %+v, spread %v, tolerations %v",
+			sts.Spec.PodManagementPolicy, spec.PriorityClassName, spec.RuntimeClassName, spec.NodeSelector, spec.Affinity, spec.TopologySpreadConstraints, spec.Tolerations)
+	}
+	for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
+		if c.Name != "wait-for-api" && c.Name != "log-shipper" && c.ImagePullPolicy != corev1.PullIfNotPresent {
+			t.Errorf("container %s pulls %s, want the file's IfNotPresent", c.Name, c.ImagePullPolicy)
+		}
+	}
+	var pod corev1.Pod
+	if err := host.Get(ctx, client.ObjectKey{Namespace: sts.Namespace, Name: deploy.PodName(sts.Name)}, &pod); err != nil {
+		t.Fatal(err)
+	}
+	if ptr.Deref(pod.Spec.Priority, 0) != 1000 || pod.Spec.NodeName == "" {
+		t.Errorf("control plane pod: priority %v, node %q; want 1000 from fh-control-planes, and a node", pod.Spec.Priority, pod.Spec.NodeName)
+	}
+}
+
+// onlyA returns the address of the one A record that answers in, false
+// when in holds another answer or none.
+func onlyA(in *mdns.Msg) (string, bool) {
+	if len(in.Answer) != 1 {
+		return "", false
+	}
+	a, ok := in.Answer[0].(*mdns.A)
+	if !ok {
+		return "", false
+	}
+	return a.A.String(), true
 }
 
 // exposed checks virtual cluster name of host namespace ns, created with

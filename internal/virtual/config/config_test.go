@@ -745,8 +745,8 @@ controlPlane:
   statefulSet:
     highAvailability:
       replicas: 1
-  coredns:
-    overwriteConfig: ". {}"
+  serviceMonitor:
+    enabled: true
 networking:
   advanced:
     clusterDomain: cluster.local
@@ -768,14 +768,14 @@ telemetry:
 	}
 	want := []NoEffectKey{
 		{"controlPlane.backingStore.database.embedded.enabled", ReasonBacking},
-		{"controlPlane.coredns.overwriteConfig", ReasonNotYet},
+		{"controlPlane.serviceMonitor.enabled", ReasonNotYet},
 	}
 	if got := cfg.NoEffect(); !slices.Equal(got, want) {
 		t.Errorf("NoEffect:\n got %q\nwant %q", got, want)
 	}
 	wantMsg := "accepted, no effect in clustersync (2 keys set to other than vCluster's default):\n" +
 		"  clustersync stores in etcd: embedded in the control plane pod, or external (controlPlane.backingStore.etcd): controlPlane.backingStore.database.embedded.enabled\n" +
-		"  not implemented in clustersync yet: controlPlane.coredns.overwriteConfig"
+		"  not implemented in clustersync yet: controlPlane.serviceMonitor.enabled"
 	if cfg.ExportKubeConfig.Context != "my-vcluster" || cfg.ExportKubeConfig.Server != "https://vc.example.com" {
 		t.Errorf("exportKubeConfig %+v", cfg.ExportKubeConfig)
 	}
@@ -962,11 +962,15 @@ controlPlane:
 	}
 	got := noEffectPaths(cfg)
 	for _, w := range []string{"controlPlane.endpoint", "controlPlane.proxy.bindAddress", "controlPlane.proxy.port",
-		"controlPlane.backingStore.etcd.embedded.migrateFromDeployedEtcd", "controlPlane.backingStore.etcd.embedded.extraArgs",
+		"controlPlane.backingStore.etcd.embedded.migrateFromDeployedEtcd",
 		"controlPlane.statefulSet.persistence.binariesVolume"} {
 		if !slices.Contains(got, w) {
 			t.Errorf("NoEffect lacks %s:\n%v", w, got)
 		}
+	}
+	if slices.Contains(got, "controlPlane.backingStore.etcd.embedded.extraArgs") ||
+		!slices.Equal(cfg.ControlPlane.BackingStore.Etcd.Embedded.ExtraArgs, []string{"--quota-backend-bytes=1"}) {
+		t.Errorf("embedded etcd extraArgs %v (noted: %v), want them taken", cfg.ControlPlane.BackingStore.Etcd.Embedded.ExtraArgs, got)
 	}
 }
 

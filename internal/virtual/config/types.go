@@ -458,12 +458,20 @@ type CoreDNS struct {
 	// Deployment is vCluster's CoreDNS Deployment, of which clustersync
 	// reads the resources.
 	Deployment CoreDNSDeployment `json:"deployment"`
+	// OverwriteConfig is a Corefile of the user's that replaces the
+	// default one, as in vCluster, adapted to the coredns container
+	// (dns.UserCorefile in internal/virtual/dns/userfile.go): each
+	// kubernetes block gets the virtual cluster's kubeconfig, a bare
+	// health listens on :8180, reload is dropped (a changed Corefile
+	// restarts the pod). Its server blocks listen on port 1053 and it
+	// keeps health and ready; the plugins built in are those of
+	// docs/configuration.md.
+	OverwriteConfig string `json:"overwriteConfig,omitempty"`
 
 	// The other keys of vCluster's controlPlane.coredns: accepted, not
 	// acted on.
 	Enabled            any `json:"enabled,omitempty" config:"vcluster"`
 	Embedded           any `json:"embedded,omitempty" config:"vcluster"`
-	OverwriteConfig    any `json:"overwriteConfig,omitempty" config:"vcluster"`
 	OverwriteManifests any `json:"overwriteManifests,omitempty" config:"vcluster"`
 	PriorityClassName  any `json:"priorityClassName,omitempty" config:"vcluster"`
 	Security           any `json:"security,omitempty" config:"vcluster"`
@@ -950,11 +958,20 @@ type EtcdEmbedded struct {
 	// Enabled defines if the embedded etcd is used.
 	Enabled bool `json:"enabled"`
 
+	// SnapshotCount is the number of committed transactions after which
+	// etcd takes a snapshot (etcd's --snapshot-count); 0 keeps etcd's
+	// default, 10000.
+	SnapshotCount int `json:"snapshotCount,omitempty"`
+	// ExtraArgs are flags of etcd (--name=value, as `etcd --help` lists
+	// them) applied to the embedded etcd after clustersync's settings;
+	// the flags clustersync sets (its data folder, addresses, certificates,
+	// name, cluster and log) are refused, and so are the flags etcd reads
+	// only on its command line (URL lists, the discovery and proxy ones).
+	ExtraArgs []string `json:"extraArgs,omitempty"`
+
 	// The other keys of vCluster's embedded etcd: accepted, not acted on.
 	MigrateFromDeployedEtcd any `json:"migrateFromDeployedEtcd,omitempty" config:"vcluster"`
-	SnapshotCount           any `json:"snapshotCount,omitempty" config:"vcluster"`
 	DefragTimeout           any `json:"defragTimeout,omitempty" config:"vcluster"`
-	ExtraArgs               any `json:"extraArgs,omitempty" config:"vcluster"`
 }
 
 // EtcdExternal configures the connection to an external etcd.

@@ -199,8 +199,8 @@ func TestVClusterKeysCheckedAndNoted(t *testing.T) {
 		},
 		{
 			name: "a wrong type inside a section kept as written",
-			file: "controlPlane: {coredns: {overwriteConfig: 5}}\n",
-			errs: []string{"controlPlane.coredns.overwriteConfig: expected string, got number 5"},
+			file: "controlPlane: {coredns: {priorityClassName: 5}}\n",
+			errs: []string{"controlPlane.coredns.priorityClassName: expected string, got number 5"},
 		},
 		{
 			name: "a vCluster key of 0.3x beside clustersync's own",
@@ -275,7 +275,8 @@ func TestVClusterStatuses(t *testing.T) {
 		"controlPlane.tlsRoute.enabled":                           ReasonNotYet,
 		"privateNodes.enabled":                                    ReasonOwnNodes,
 		"exportKubeConfig.context":                                "",
-		"controlPlane.coredns.overwriteConfig":                    ReasonNotYet,
+		"controlPlane.coredns.overwriteConfig":                    "",
+		"controlPlane.serviceMonitor.enabled":                     ReasonNotYet,
 		"platform.apiKey.secretName":                              ReasonPlatform,
 	} {
 		if r, ok := got[path]; !ok || r != want {

@@ -142,7 +142,7 @@ func startComponents(ctx context.Context, o Options, l Layout, ports Ports) (_ *
 	etcdTLS := EtcdTLS{CAFile: l.PKI("ca.crt"), CertFile: l.PKI("apiserver-etcd-client.crt"), KeyFile: l.PKI("apiserver-etcd-client.key")}
 	if o.Etcd != nil {
 		etcdServers, etcdTLS = joinURLs(o.Etcd.Endpoints), o.Etcd.TLS
-	} else if cp.etcd, err = startEmbeddedEtcd(l, ports.Etcd, ports.EtcdPeer); err != nil {
+	} else if cp.etcd, err = startEmbeddedEtcd(l, ports.Etcd, ports.EtcdPeer, o.ExtraArgs.Etcd); err != nil {
 		return nil, err
 	}
 

@@ -10,7 +10,8 @@ import (
 
 // ExtraArgs are flags added to the Kubernetes components' own
 // (controlPlane.distro.k8s.*.extraArgs), after them, so that a flag given
-// twice takes the extra value.
+// twice takes the extra value, and applied to the embedded etcd
+// (controlPlane.backingStore.etcd.embedded).
 type ExtraArgs struct {
 	// APIServer are kube-apiserver's.
 	APIServer []string
@@ -18,13 +19,22 @@ type ExtraArgs struct {
 	ControllerManager []string
 	// Scheduler are kube-scheduler's (the virtual scheduler).
 	Scheduler []string
+	// Etcd are the embedded etcd's (ApplyEtcdArgs): --snapshot-count of
+	// snapshotCount, then extraArgs.
+	Etcd []string
 }
 
 // ExtraArgsOf are the components' extra flags of cfg
 // (controlPlane.distro.k8s.*.extraArgs).
 func ExtraArgsOf(cfg *config.Config) ExtraArgs {
 	k := cfg.ControlPlane.Distro.K8S
-	return ExtraArgs{APIServer: k.APIServer.ExtraArgs, ControllerManager: k.ControllerManager.ExtraArgs, Scheduler: k.Scheduler.ExtraArgs}
+	e := ExtraArgs{APIServer: k.APIServer.ExtraArgs, ControllerManager: k.ControllerManager.ExtraArgs, Scheduler: k.Scheduler.ExtraArgs}
+	embedded := cfg.ControlPlane.BackingStore.Etcd.Embedded
+	if embedded.SnapshotCount > 0 {
+		e.Etcd = append(e.Etcd, fmt.Sprintf("--snapshot-count=%d", embedded.SnapshotCount))
+	}
+	e.Etcd = append(e.Etcd, embedded.ExtraArgs...)
+	return e
 }
 
 // ownedFlags are, per component, the flags the control plane sets and needs

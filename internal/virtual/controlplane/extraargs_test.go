@@ -4,6 +4,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/clustersync/clustersync/internal/virtual/config"
 )
 
 func TestCheckExtraArgs(t *testing.T) {
@@ -42,5 +46,51 @@ func TestCheckExtraArgs(t *testing.T) {
 				t.Errorf("%s: owned flag --%s is not one the components are started with", component, f)
 			}
 		}
+	}
+}
+
+// The embedded etcd's extra flags: those bound to its configuration apply,
+// over clustersync's; the flags clustersync sets, those etcd reads only
+// from its command line and what is not a flag are refused by index.
+func TestEtcdArgs(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--snapshot-count=5000", "--quota-backend-bytes=4294967296", "--auto-compaction-retention=1h", "--heartbeat-interval=200"}, nil},
+		{[]string{"--data-dir=/elsewhere", "--snapshot-count=1", "--cert-file=/x"}, []string{"[0]: --data-dir is set by", "[2]: --cert-file is set by"}},
+		{[]string{"--snapshot-count=1", "--listen-client-urls=http://0.0.0.0:2379"}, []string{"[1]: --listen-client-urls is read from etcd's own command line only"}},
+		{[]string{"snapshot-count=1"}, []string{`[0]: "snapshot-count=1" is not a flag`}},
+		{[]string{"--no-such-flag=1"}, []string{": flag provided but not defined: -no-such-flag"}},
+		{[]string{"--snapshot-count=many"}, []string{`: invalid value "many" for flag -snapshot-count`}},
+	}
+	for _, tt := range tests {
+		got := CheckEtcdArgs(tt.args)
+		if len(got) != len(tt.want) {
+			t.Errorf("%v: %v, want %v", tt.args, got, tt.want)
+			continue
+		}
+		for i, w := range tt.want {
+			if !strings.HasPrefix(got[i], w) {
+				t.Errorf("%v: problem %d %q, want %q…", tt.args, i, got[i], w)
+			}
+		}
+	}
+	cfg := embed.NewConfig()
+	cfg.QuotaBackendBytes = 2 << 30
+	cfg.Dir = "/data/etcd"
+	if err := ApplyEtcdArgs(cfg, []string{"--snapshot-count=5000", "--max-request-bytes=3145728"}); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.SnapshotCount != 5000 || cfg.MaxRequestBytes != 3145728 || cfg.QuotaBackendBytes != 2<<30 || cfg.Dir != "/data/etcd" {
+		t.Errorf("after the flags: snapshot count %d, max request bytes %d, quota %d, dir %q; want the flags' and clustersync's others",
+			cfg.SnapshotCount, cfg.MaxRequestBytes, cfg.QuotaBackendBytes, cfg.Dir)
+	}
+	// snapshotCount comes first, extraArgs after it (the later wins).
+	c := &config.Config{}
+	c.ControlPlane.BackingStore.Etcd.Embedded.SnapshotCount = 100
+	c.ControlPlane.BackingStore.Etcd.Embedded.ExtraArgs = []string{"--snapshot-count=200"}
+	if got := ExtraArgsOf(c).Etcd; !slices.Equal(got, []string{"--snapshot-count=100", "--snapshot-count=200"}) {
+		t.Errorf("ExtraArgsOf: etcd %v", got)
 	}
 }

@@ -351,7 +351,7 @@ func PodSchedulerArgs(o PodOptions) []string {
 // PodEtcdHealthPort of every address, log on stderr.
 func RunPodEtcd(ctx context.Context, o PodOptions) error {
 	metrics := &url.URL{Scheme: "http", Host: net.JoinHostPort("0.0.0.0", strconv.Itoa(PodEtcdHealthPort))}
-	e, err := startEtcd(Layout{Dir: o.Dir}, PodPorts.Etcd, PodPorts.EtcdPeer, "stderr", metrics)
+	e, err := startEtcd(Layout{Dir: o.Dir}, PodPorts.Etcd, PodPorts.EtcdPeer, "stderr", metrics, o.ExtraArgs.Etcd)
 	if err != nil {
 		return err
 	}

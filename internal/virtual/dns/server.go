@@ -5,18 +5,25 @@ import (
 	"fmt"
 
 	"github.com/coredns/caddy"
-	// The DNS server type and the plugins the Corefile uses register
-	// themselves with caddy when imported.
+	// The DNS server type and the plugins register themselves with caddy
+	// when imported: those Corefile writes, and those a Corefile of the
+	// user's (UserCorefile) most often adds, vCluster's own Corefile's
+	// hosts and rewrite among them (Plugins lists them).
 	_ "github.com/coredns/coredns/core/dnsserver"
+	_ "github.com/coredns/coredns/plugin/autopath"
 	_ "github.com/coredns/coredns/plugin/cache"
 	_ "github.com/coredns/coredns/plugin/errors"
 	_ "github.com/coredns/coredns/plugin/forward"
 	_ "github.com/coredns/coredns/plugin/health"
+	_ "github.com/coredns/coredns/plugin/hosts"
 	_ "github.com/coredns/coredns/plugin/kubernetes"
 	_ "github.com/coredns/coredns/plugin/loadbalance"
+	_ "github.com/coredns/coredns/plugin/log"
 	_ "github.com/coredns/coredns/plugin/loop"
 	_ "github.com/coredns/coredns/plugin/metrics"
 	_ "github.com/coredns/coredns/plugin/ready"
+	_ "github.com/coredns/coredns/plugin/rewrite"
+	_ "github.com/coredns/coredns/plugin/whoami"
 )
 
 // Run serves the Corefile corefile until ctx ends, then stops the servers.

@@ -1,4 +1,4 @@
-package dns
+package dns_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/clustersync/clustersync/internal/proc"
 	"github.com/clustersync/clustersync/internal/testenv"
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
+	"github.com/clustersync/clustersync/internal/virtual/dns"
 )
 
 // CoreDNS, run by Run on the Corefile of Corefile, answers from a real API
@@ -73,36 +75,13 @@ func TestServesTheVirtualClusterAndForwards(t *testing.T) {
 
 	upstream, asked := startUpstream(t, "ext.clustersync.test.", "192.0.2.1")
 	ports := freePorts(t, 4)
-	corefile, err := Corefile(Options{Kubeconfig: cp.Layout.AdminKubeconfig(), Upstream: []string{upstream},
+	corefile, err := dns.Corefile(dns.Options{Kubeconfig: cp.Layout.AdminKubeconfig(), Upstream: []string{upstream},
 		Port: ports[0], HealthPort: ports[1], ReadyPort: ports[2], MetricsPort: ports[3]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- Run(runCtx, corefile) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
-	ready := fmt.Sprintf("http://127.0.0.1:%d/ready", ports[2])
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		return proc.HTTPOK(ctx, nil, ready) == nil, nil
-	}); err != nil {
-		t.Fatalf("CoreDNS not ready at %s: %v", ready, err)
-	}
-
-	server := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
-	// /ready answers before the DNS sockets are bound (CoreDNS runs its
-	// plugins' start hooks first): wait for an answer.
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		_, _, err := (&mdns.Client{Timeout: time.Second}).Exchange(new(mdns.Msg).SetQuestion("kubernetes.default.svc.cluster.local.", mdns.TypeA), server)
-		return err == nil, nil
-	}); err != nil {
-		t.Fatalf("CoreDNS does not answer on %s: %v", server, err)
-	}
+	server, stop := serve(ctx, t, corefile, ports[0], ports[2])
+	defer stop()
 	tests := []struct {
 		name  string
 		rcode int
@@ -142,6 +121,93 @@ func TestServesTheVirtualClusterAndForwards(t *testing.T) {
 	}); err != nil {
 		t.Errorf("a Service created after its name was asked for does not answer within 10 s: %v", err)
 	}
+	stop()
+
+	// A Corefile of the user's (controlPlane.coredns.overwriteConfig),
+	// written as for vCluster's CoreDNS pod: UserCorefile gives its
+	// kubernetes plugin the kubeconfig, and its hosts and rewrite plugins
+	// answer too.
+	ports = freePorts(t, 2)
+	user := fmt.Sprintf(`.:%d {
+    errors
+    health
+    ready :%d
+    rewrite name regex .*\.nodes\.vcluster\.com kubernetes.default.svc.cluster.local
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }
+    hosts {
+        192.0.2.7 registry.internal
+        fallthrough
+    }
+    forward . %s
+    reload
+}
+`, ports[0], ports[1], upstream)
+	corefile, err = dns.UserCorefile(user, dns.Options{Kubeconfig: cp.Layout.AdminKubeconfig(), Port: ports[0], ReadyPort: ports[1], HealthPort: freePorts(t, 1)[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, stop = serve(ctx, t, corefile, ports[0], ports[1])
+	defer stop()
+	kubernetesIP := ""
+	if svc, err := k.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	} else {
+		kubernetesIP = svc.Spec.ClusterIP
+	}
+	for _, tt := range []struct {
+		name string
+		want []string
+	}{
+		{"web.shop.svc.cluster.local.", []string{web.Spec.ClusterIP}},
+		{"node-1.nodes.vcluster.com.", []string{kubernetesIP}},
+		{"registry.internal.", []string{"192.0.2.7"}},
+		{"ext.clustersync.test.", []string{"192.0.2.1"}},
+	} {
+		if rcode, got := lookupA(t, server, tt.name); rcode != mdns.RcodeSuccess || !slices.Equal(got, tt.want) {
+			t.Errorf("user's Corefile: %s: rcode %s, A %v; want %v", tt.name, mdns.RcodeToString[rcode], got, tt.want)
+		}
+	}
+}
+
+// serve runs CoreDNS on corefile until the returned stop is called (once
+// or more; the test fails if Run returns an error), and returns its DNS
+// address, 127.0.0.1:port, once it is ready (/ready on readyPort) and
+// answers.
+func serve(ctx context.Context, t *testing.T, corefile string, port, readyPort int) (string, func()) {
+	t.Helper()
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- dns.Run(runCtx, corefile) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		})
+	}
+	ready := fmt.Sprintf("http://127.0.0.1:%d/ready", readyPort)
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		return proc.HTTPOK(ctx, nil, ready) == nil, nil
+	}); err != nil {
+		stop()
+		t.Fatalf("CoreDNS not ready at %s: %v", ready, err)
+	}
+	server := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	// /ready answers before the DNS sockets are bound (CoreDNS runs its
+	// plugins' start hooks first): wait for an answer.
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		_, _, err := (&mdns.Client{Timeout: time.Second}).Exchange(new(mdns.Msg).SetQuestion("kubernetes.default.svc.cluster.local.", mdns.TypeA), server)
+		return err == nil, nil
+	}); err != nil {
+		stop()
+		t.Fatalf("CoreDNS does not answer on %s: %v", server, err)
+	}
+	return server, stop
 }
 
 func mustCreate(t *testing.T, create func() error) {

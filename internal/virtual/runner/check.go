@@ -8,6 +8,7 @@ import (
 
 	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
+	"github.com/clustersync/clustersync/internal/virtual/dns"
 	"github.com/clustersync/clustersync/internal/virtual/patches"
 	"github.com/clustersync/clustersync/internal/virtual/resources"
 	"github.com/clustersync/clustersync/internal/virtual/resources/customresources"
@@ -32,6 +33,19 @@ func CheckConfig(cfg *config.Config) error {
 	}{{"apiServer", k8s.APIServer.ExtraArgs}, {"controllerManager", k8s.ControllerManager.ExtraArgs}, {"scheduler", k8s.Scheduler.ExtraArgs}} {
 		for _, p := range controlplane.CheckExtraArgs(c.name, c.args) {
 			errs = append(errs, fmt.Errorf("controlPlane.distro.k8s.%s.extraArgs%s", c.name, p))
+		}
+	}
+	if embedded := cfg.ControlPlane.BackingStore.Etcd.Embedded; !cfg.ControlPlane.BackingStore.Etcd.External.Enabled {
+		if embedded.SnapshotCount < 0 {
+			errs = append(errs, fmt.Errorf("controlPlane.backingStore.etcd.embedded.snapshotCount: %d is negative", embedded.SnapshotCount))
+		}
+		for _, p := range controlplane.CheckEtcdArgs(embedded.ExtraArgs) {
+			errs = append(errs, fmt.Errorf("controlPlane.backingStore.etcd.embedded.extraArgs%s", p))
+		}
+	}
+	if text := cfg.ControlPlane.CoreDNS.OverwriteConfig; text != "" {
+		if _, err := dns.UserCorefile(text, dns.Options{Kubeconfig: "/data/kubeconfig.yaml"}); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	th, fh := cfg.Sync.ToHost, cfg.Sync.FromHost
