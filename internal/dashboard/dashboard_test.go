@@ -75,8 +75,12 @@ func browser(t *testing.T) context.Context {
 	// socket, /tmp/org.chromium.Chromium.*, among them) live in the test's
 	// own folder, which the test removes even when chromium is killed.
 	tmp := t.TempDir()
+	// cmd is chromium's process, set before it starts; it is read only
+	// after the allocator's cancel, which waits for the process to end.
+	var cmd *exec.Cmd
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(1280, 800),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(filepath.Join(tmp, "profile")), chromedp.Env("TMPDIR="+tmp))
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(filepath.Join(tmp, "profile")), chromedp.Env("TMPDIR="+tmp),
+		chromedp.ModifyCmdFunc(func(c *exec.Cmd) { cmd = c }))
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	t.Cleanup(cancel)
 	ctx, cancelTab := chromedp.NewContext(actx)
@@ -84,7 +88,16 @@ func browser(t *testing.T) context.Context {
 	ctx, cancelTime := context.WithTimeout(ctx, 2*time.Minute)
 	t.Cleanup(cancelTime)
 	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
+		// How chromium ended (an exit status or a signal) says why it did
+		// not start, where its output (in err) may not: the cancel kills it
+		// if it still runs ("signal: killed") and waits for it.
+		cancelTab()
+		cancel()
+		state := "never started"
+		if cmd != nil && cmd.ProcessState != nil {
+			state = cmd.ProcessState.String()
+		}
+		t.Fatalf("start chromium: %v\nchromium's process: %s", err, state)
 	}
 	nav, err := watchNavigation(ctx)
 	if err != nil {

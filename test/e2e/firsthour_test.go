@@ -60,7 +60,8 @@ import (
 //     answers from the file's Corefile), a third -f's scheduling keys
 //     (node selector, affinity, tolerations, spread, priority and runtime
 //     class, pull policy, pod management) are on the StatefulSet and the
-//     pod is admitted and scheduled under them, and with --expose
+//     pod is admitted and scheduled under them, its ServiceMonitor is
+//     made, and with --expose
 //     its API server is reached, its certificate verified, at the node's
 //     address and the file's node port, and covers a load balancer's
 //     address as soon as the Service gets one; the kubeconfig Secrets of
@@ -489,8 +490,9 @@ func controlPlanePod(t *testing.T, hostKubeconfig string, host client.Client, st
 
 // schedulingFile writes a third -f file for fh-b with the scheduling keys
 // of controlPlane.statefulSet, values the local host's one node satisfies,
-// and creates the PriorityClass and RuntimeClass it names (deleted when the
-// test ends); it returns the file's path.
+// and a ServiceMonitor; it creates the PriorityClass and RuntimeClass it
+// names (deleted when the test ends) and the ServiceMonitor CRD, and
+// returns the file's path.
 func schedulingFile(t *testing.T, hostKubeconfig string) string {
 	t.Helper()
 	host := clientFor(t, hostKubeconfig)
@@ -502,8 +504,12 @@ func schedulingFile(t *testing.T, hostKubeconfig string) string {
 		}
 		t.Cleanup(func() { _ = host.Delete(ctx, o) })
 	}
+	testenv.InstallCRDs(t, restConfig(t, hostKubeconfig), time.Minute, testenv.ServiceMonitorCRD())
 	path := filepath.Join(t.TempDir(), "scheduling.yaml")
 	const file = `controlPlane:
+  serviceMonitor:
+    enabled: true
+    labels: {release: prometheus}
   statefulSet:
     imagePullPolicy: IfNotPresent
     runtimeClassName: fh-runc
@@ -556,6 +562,12 @@ func scheduled(t *testing.T, host client.Client, sts *appsv1.StatefulSet) {
 	}
 	if ptr.Deref(pod.Spec.Priority, 0) != 1000 || pod.Spec.NodeName == "" {
 		t.Errorf("control plane pod: priority %v, node %q; want 1000 from fh-control-planes, and a node", pod.Spec.Priority, pod.Spec.NodeName)
+	}
+	sm := &unstructured.Unstructured{}
+	sm.SetAPIVersion("monitoring.coreos.com/v1")
+	sm.SetKind("ServiceMonitor")
+	if err := host.Get(ctx, client.ObjectKey{Namespace: sts.Namespace, Name: "vc-" + sts.Name}, sm); err != nil || sm.GetLabels()["release"] != "prometheus" {
+		t.Errorf("ServiceMonitor vc-%s: %v, labels %v; want the file's release prometheus", sts.Name, err, sm.GetLabels())
 	}
 }
 

@@ -745,7 +745,7 @@ controlPlane:
   statefulSet:
     highAvailability:
       replicas: 1
-  serviceMonitor:
+  hostPathMapper:
     enabled: true
 networking:
   advanced:
@@ -768,14 +768,14 @@ telemetry:
 	}
 	want := []NoEffectKey{
 		{"controlPlane.backingStore.database.embedded.enabled", ReasonBacking},
-		{"controlPlane.serviceMonitor.enabled", ReasonNotYet},
+		{"controlPlane.hostPathMapper.enabled", ReasonNotYet},
 	}
 	if got := cfg.NoEffect(); !slices.Equal(got, want) {
 		t.Errorf("NoEffect:\n got %q\nwant %q", got, want)
 	}
 	wantMsg := "accepted, no effect in clustersync (2 keys set to other than vCluster's default):\n" +
 		"  clustersync stores in etcd: embedded in the control plane pod, or external (controlPlane.backingStore.etcd): controlPlane.backingStore.database.embedded.enabled\n" +
-		"  not implemented in clustersync yet: controlPlane.serviceMonitor.enabled"
+		"  not implemented in clustersync yet: controlPlane.hostPathMapper.enabled"
 	if cfg.ExportKubeConfig.Context != "my-vcluster" || cfg.ExportKubeConfig.Server != "https://vc.example.com" {
 		t.Errorf("exportKubeConfig %+v", cfg.ExportKubeConfig)
 	}

@@ -52,7 +52,8 @@ func noEffectReasons() map[string]string {
 		"controlPlane.distro.eks":               ReasonDistro,
 		"controlPlane.backingStore.database":    ReasonBacking,
 		"controlPlane.backingStore.etcd.deploy": ReasonBacking,
-		"controlPlane.standalone":               ReasonOwnNodes,
+		"controlPlane.backingStore.etcd.embedded.migrateFromDeployedEtcd": ReasonBacking,
+		"controlPlane.standalone": ReasonOwnNodes,
 		// vCluster refuses an endpoint without privateNodes
 		// (pkg/config/validation.go, validatePrivatedNodesMode).
 		"controlPlane.endpoint":                               ReasonOwnNodes,

@@ -424,13 +424,15 @@ type ControlPlane struct {
 	// acted on. Their content is checked against vCluster's
 	// keys; NoEffect lists what they set to other than vCluster's defaults.
 	HostPathMapper any `json:"hostPathMapper,omitempty" config:"vcluster"`
-	ServiceMonitor any `json:"serviceMonitor,omitempty" config:"vcluster"`
 	Endpoint       any `json:"endpoint,omitempty" config:"vcluster"`
 	Standalone     any `json:"standalone,omitempty" config:"vcluster"`
 
 	// CoreDNS is the virtual cluster's DNS server, a container of the
 	// control plane pod in clustersync (vCluster's embedded CoreDNS).
 	CoreDNS CoreDNS `json:"coredns"`
+	// ServiceMonitor has the host's Prometheus Operator scrape the API
+	// server's metrics (charts/virtual-cluster/templates/servicemonitor.yaml).
+	ServiceMonitor ServiceMonitor `json:"serviceMonitor"`
 	// Service is the host Service of the API server, how the host's pods,
 	// the syncer and `virtual connect` reach it, and, as a NodePort or
 	// LoadBalancer, how clients outside the host do.
@@ -448,6 +450,24 @@ type ControlPlane struct {
 	Proxy ControlPlaneProxy `json:"proxy"`
 	// Advanced holds the control plane's less common settings.
 	Advanced ControlPlaneAdvanced `json:"advanced"`
+}
+
+// ServiceMonitor is vCluster's controlPlane.serviceMonitor: a
+// monitoring.coreos.com/v1 ServiceMonitor vc-NAME in the host namespace
+// that scrapes the API server's /metrics through the Service's https port
+// every 30 s with the client certificate of Secret vc-NAME, as vCluster's
+// chart does for its API server. The host must serve the kind (the
+// Prometheus Operator's CRDs); `virtual create` and `upgrade` refuse
+// beforehand when it does not.
+type ServiceMonitor struct {
+	// Enabled creates the ServiceMonitor.
+	Enabled bool `json:"enabled,omitempty"`
+	// Labels are labels of the ServiceMonitor besides the chart's own
+	// (app, release, …); a Prometheus selects ServiceMonitors by label
+	// (its serviceMonitorSelector), and a release label of yours wins.
+	Labels map[string]string `json:"labels,omitempty"`
+	// Annotations are annotations of the ServiceMonitor.
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // CoreDNS is vCluster's controlPlane.coredns. clustersync's DNS server is

@@ -212,8 +212,8 @@ func TestVClusterKeysCheckedAndNoted(t *testing.T) {
 		},
 		{
 			name:  "a map is noted once",
-			file:  "controlPlane:\n  serviceMonitor: {labels: {a: b, c.example.com/d: e}}\n",
-			noted: []NoEffectKey{{"controlPlane.serviceMonitor.labels", ReasonNotYet}},
+			file:  "controlPlane:\n  tlsRoute: {labels: {a: b, c.example.com/d: e}}\n",
+			noted: []NoEffectKey{{"controlPlane.tlsRoute.labels", ReasonNotYet}},
 		},
 		{
 			name: "reasons",
@@ -276,7 +276,8 @@ func TestVClusterStatuses(t *testing.T) {
 		"privateNodes.enabled":                                    ReasonOwnNodes,
 		"exportKubeConfig.context":                                "",
 		"controlPlane.coredns.overwriteConfig":                    "",
-		"controlPlane.serviceMonitor.enabled":                     ReasonNotYet,
+		"controlPlane.serviceMonitor.enabled":                     "",
+		"controlPlane.hostPathMapper.enabled":                     ReasonNotYet,
 		"platform.apiKey.secretName":                              ReasonPlatform,
 	} {
 		if r, ok := got[path]; !ok || r != want {

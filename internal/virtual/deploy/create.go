@@ -50,14 +50,18 @@ type Created struct {
 // LabelCreatedFor), installs the chart with o.Values (checked by Values
 // beforehand) and waits until the control plane is ready (WaitReady, which
 // stops early when it cannot start). It
-// refuses a name that is not a DNS-1123 label and a release of that name
-// that exists already in the namespace.
+// refuses a name that is not a DNS-1123 label, a release of that name
+// that exists already in the namespace, and values that ask for a kind the
+// host does not serve (CheckHostKinds).
 func Create(ctx context.Context, host kubernetes.Interface, h *Helm, o CreateOptions) (*Created, error) {
 	if errs := validation.IsDNS1123Label(o.Name); len(errs) > 0 {
 		return nil, fmt.Errorf("virtual cluster name %q: %s", o.Name, errs[0])
 	}
 	if _, err := h.Get(o.Name, o.Namespace); err == nil {
 		return nil, fmt.Errorf("virtual cluster %s exists already in host namespace %s; delete it first (`clustersync virtual delete %s -n %s`)", o.Name, o.Namespace, o.Name, o.Namespace)
+	}
+	if err := CheckHostKinds(host, o.Values); err != nil {
+		return nil, err
 	}
 	created, err := instance.EnsureNamespace(ctx, host, o.Namespace, map[string]string{LabelCreatedFor: o.Name})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,12 +13,17 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/clustersync/clustersync/internal/binaries"
 	"github.com/clustersync/clustersync/internal/hostcluster"
+	"github.com/clustersync/clustersync/internal/testenv"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
@@ -161,6 +167,45 @@ func TestInstallPolicies(t *testing.T) {
 		Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Port: 80}}}}
 	if _, err := kube.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("a NodePort Service: %v, want forbidden by the quota", err)
+	}
+
+	// controlPlane.serviceMonitor: refused while the host lacks the
+	// Prometheus Operator's kind; with its CRD, an upgrade makes
+	// ServiceMonitor vc-NAME, labelled with the file's release, selecting
+	// the API server's Service and not the headless one.
+	smVals, _, err := Values(nil, []string{"controlPlane.serviceMonitor.enabled=true", "controlPlane.serviceMonitor.labels.release=prometheus"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckHostKinds(kube, smVals); err == nil ||
+		!strings.Contains(err.Error(), "controlPlane.serviceMonitor.enabled: the host does not serve monitoring.coreos.com/v1 servicemonitors; install the Prometheus Operator's CRDs") {
+		t.Errorf("a ServiceMonitor on a host without the kind: %v", err)
+	}
+	testenv.InstallCRDs(t, host.Config, time.Minute, testenv.ServiceMonitorCRD())
+	if err := CheckHostKinds(kube, smVals); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewHelm(host.Kubeconfig, nil).Upgrade(ctx, name, ns, smVals); err != nil {
+		t.Fatal(err)
+	}
+	dyn := dynamic.NewForConfigOrDie(host.Config)
+	sm, err := dyn.Resource(schema.GroupVersionResource{Group: "monitoring.coreos.com", Version: "v1", Resource: "servicemonitors"}).
+		Namespace(ns).Get(ctx, "vc-"+name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	selector, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
+	for svc, want := range map[string]bool{name: true, name + "-headless": false} {
+		s, err := kube.CoreV1().Services(ns).Get(ctx, svc, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := labels.SelectorFromSet(selector).Matches(labels.Set(s.Labels)); got != want {
+			t.Errorf("ServiceMonitor selector %v selects Service %s: %t, want %t", selector, svc, got, want)
+		}
+	}
+	if sm.GetLabels()["release"] != "prometheus" {
+		t.Errorf("ServiceMonitor labels %v, want the file's release", sm.GetLabels())
 	}
 }
 

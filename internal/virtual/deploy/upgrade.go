@@ -29,10 +29,14 @@ type UpgradeOptions struct {
 // new revision is ready (WaitReady, which stops early when it cannot start)
 // and the StatefulSet has rolled out (RolledOut). At its restart the syncer removes the host copies of the
 // kinds the new configuration switches off. It refuses a virtual cluster
-// that is not installed in the namespace.
+// that is not installed in the namespace, and values that ask for a kind
+// the host does not serve (CheckHostKinds).
 func Upgrade(ctx context.Context, host kubernetes.Interface, h *Helm, o UpgradeOptions) error {
 	if _, err := h.Get(o.Name, o.Namespace); err != nil {
 		return fmt.Errorf("virtual cluster %s not found in host namespace %s (`clustersync virtual list`): %w", o.Name, o.Namespace, err)
+	}
+	if err := CheckHostKinds(host, o.Values); err != nil {
+		return err
 	}
 	if _, err := h.Upgrade(ctx, o.Name, o.Namespace, o.Values); err != nil {
 		return err
