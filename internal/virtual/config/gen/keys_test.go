@@ -132,11 +132,11 @@ func TestKeyRows(t *testing.T) {
 	}
 	// A group of vCluster keys under one comment is one row.
 	r := rows["controlPlane.hostPathMapper"]
-	if r == nil || len(r.keys) != 4 || r.keys[1] != "controlPlane.serviceMonitor" || r.keys[3] != "controlPlane.standalone" {
+	if r == nil || len(r.keys) != 3 || r.keys[1] != "controlPlane.endpoint" || r.keys[2] != "controlPlane.standalone" {
 		t.Errorf("controlPlane's vCluster keys: %+v", r)
 	}
-	if _, ok := rows["controlPlane.serviceMonitor"]; ok {
-		t.Error("controlPlane.serviceMonitor has a row of its own")
+	if _, ok := rows["controlPlane.endpoint"]; ok {
+		t.Error("controlPlane.endpoint has a row of its own")
 	}
 }
 
