@@ -125,6 +125,18 @@
   resources: ["secrets"]
   verbs: ["list", "delete"]
 {{- end }}
+# fromHost configMaps
+{{- if .Values.sync.fromHost.configMaps.enabled }}
+- apiGroups: [""]
+  resources: ["configmaps"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
+# fromHost secrets
+{{- if .Values.sync.fromHost.secrets.enabled }}
+- apiGroups: [""]
+  resources: ["secrets"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
 # events
 {{- if .Values.sync.fromHost.events.enabled }}
 - apiGroups: [""]

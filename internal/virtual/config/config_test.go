@@ -913,10 +913,12 @@ sync:
 	if s := cfg.Sync.ToHost.CustomResources["widgets.example.com"].Scope; s != "Namespaced" {
 		t.Errorf("scope %q", s)
 	}
-	want := []string{
-		"sync.fromHost.configMaps.enabled", "sync.fromHost.configMaps.mappings.byName",
-		"sync.fromHost.ingressClasses.selector.matchLabels",
-		"sync.toHost.pods.runtimeClassName", "sync.toHost.volumeSnapshotContents.enabled",
+	want := []string{"sync.toHost.pods.runtimeClassName", "sync.toHost.volumeSnapshotContents.enabled"}
+	if cm := cfg.Sync.FromHost.ConfigMaps; !cm.Enabled || cm.Mappings.ByName["a/*"] != "b/*" {
+		t.Errorf("fromHost configMaps %+v", cm)
+	}
+	if sel := cfg.Sync.FromHost.IngressClasses.Selector; sel == nil || sel.MatchLabels["a"] != "b" {
+		t.Errorf("fromHost ingressClasses selector %+v", sel)
 	}
 	got := noEffectPaths(cfg)
 	for _, w := range want {
@@ -925,7 +927,8 @@ sync:
 		}
 	}
 	if slices.ContainsFunc(got, func(k string) bool {
-		return strings.Contains(k, "networkPolicies") || strings.Contains(k, "scope") || strings.Contains(k, "customResources.gadgets.example.com.mappings")
+		return strings.Contains(k, "networkPolicies") || strings.Contains(k, "scope") || strings.Contains(k, "customResources.gadgets.example.com.mappings") ||
+			strings.Contains(k, "fromHost.configMaps") || strings.Contains(k, "selector")
 	}) {
 		t.Errorf("NoEffect lists a key clustersync acts on: %v", got)
 	}

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -179,13 +180,34 @@ type FromHost struct {
 	// "widgets.example.com").
 	CustomResources map[string]FromHostCustomResource `json:"customResources"`
 
+	// ConfigMaps shows the host ConfigMaps that mappings.byName names in
+	// the virtual cluster, read-only (the host's kube-root-ca.crt never).
+	ConfigMaps FromHostMapped `json:"configMaps"`
+	// Secrets shows the host Secrets that mappings.byName names in the
+	// virtual cluster, read-only.
+	Secrets FromHostMapped `json:"secrets"`
+
 	// The other keys of vCluster's sync.fromHost: accepted, not acted on
 	// (NoEffect lists them). clustersync shows the host's
 	// VolumeSnapshotClasses with sync.toHost.volumeSnapshots.
 	VolumeSnapshotClasses any `json:"volumeSnapshotClasses,omitempty" config:"vcluster"`
-	ConfigMaps            any `json:"configMaps,omitempty" config:"vcluster"`
-	Secrets               any `json:"secrets,omitempty" config:"vcluster"`
 	DeviceClasses         any `json:"deviceClasses,omitempty" config:"vcluster"`
+}
+
+// FromHostMapped turns on the read-only copies of the host objects of one
+// namespaced kind that Mappings name: a host change is copied within
+// seconds, a tenant's edit or delete of a copy is put back, a host
+// deletion removes the copy, a missing virtual namespace is created, and a
+// tenant's own object of a copy's name is left alone (with a Warning event
+// FromHostConflict on it).
+type FromHostMapped struct {
+	// Enabled defines if this option is enabled; it needs Mappings.
+	Enabled bool `json:"enabled"`
+	// Patches are vCluster's patches of the copies: accepted, not acted on.
+	Patches any `json:"patches,omitempty" config:"vcluster"`
+	// Mappings say which host objects are copied, and under which virtual
+	// namespace and name.
+	Mappings FromHostMappings `json:"mappings"`
 }
 
 // FromHostSwitch turns the read-only copies of one host kind on or off.
@@ -203,9 +225,9 @@ type FromHostSelectableSwitch struct {
 	Enabled bool `json:"enabled"`
 	// Patches are vCluster's patches of the copies: accepted, not acted on.
 	Patches any `json:"patches,omitempty" config:"vcluster"`
-	// Selector is vCluster's label selector of the host objects copied:
-	// accepted, not acted on (every object of the kind is copied).
-	Selector any `json:"selector,omitempty" config:"vcluster"`
+	// Selector picks the host objects copied by their labels (matchLabels
+	// and matchExpressions); empty copies every object of the kind.
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 }
 
 // FromHostAutoSwitch turns the read-only copies of one host kind on, off
@@ -224,9 +246,9 @@ type FromHostSelectableAutoSwitch struct {
 	Enabled AutoSwitch `json:"enabled"`
 	// Patches are vCluster's patches of the copies: accepted, not acted on.
 	Patches any `json:"patches,omitempty" config:"vcluster"`
-	// Selector is vCluster's label selector of the host objects copied:
-	// accepted, not acted on (every object of the kind is copied).
-	Selector any `json:"selector,omitempty" config:"vcluster"`
+	// Selector picks the host objects copied by their labels (matchLabels
+	// and matchExpressions); empty copies every object of the kind.
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 }
 
 // FromHostCustomResource configures the read-only copies of one custom
@@ -245,7 +267,8 @@ type FromHostCustomResource struct {
 }
 
 // FromHostMappings maps host objects of a namespaced kind to their virtual
-// copies.
+// copies (fromhost.ParseMappings in
+// internal/virtual/resources/fromhost/mappings.go reads them).
 type FromHostMappings struct {
 	// ByName maps "hostNamespace/name" (or "hostNamespace/*", "" for every
 	// object of the virtual cluster's host namespace, "/name" for one of

@@ -26,7 +26,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -358,18 +360,27 @@ func Kinds() []Kind {
 			},
 		},
 		fromHostKind("ingressClasses", func(cfg *config.Config) bool { return cfg.Sync.FromHost.IngressClasses.Enabled },
+			func(f config.FromHost) *metav1.LabelSelector { return f.IngressClasses.Selector },
 			schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "IngressClass"}),
 		fromHostKind("runtimeClasses", func(cfg *config.Config) bool { return cfg.Sync.FromHost.RuntimeClasses.Enabled },
+			func(f config.FromHost) *metav1.LabelSelector { return f.RuntimeClasses.Selector },
 			schema.GroupVersionKind{Group: "node.k8s.io", Version: "v1", Kind: "RuntimeClass"}),
 		fromHostKind("priorityClasses", func(cfg *config.Config) bool { return cfg.Sync.FromHost.PriorityClasses.Enabled },
+			func(f config.FromHost) *metav1.LabelSelector { return f.PriorityClasses.Selector },
 			schema.GroupVersionKind{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass"}),
 		// The storage kinds the virtual scheduler reads; "auto" follows it.
 		fromHostAutoKind("storageClasses", func(f config.FromHost) config.AutoSwitch { return f.StorageClasses.Enabled },
+			func(f config.FromHost) *metav1.LabelSelector { return f.StorageClasses.Selector },
 			storagev1.SchemeGroupVersion.WithKind("StorageClass")),
-		fromHostAutoKind("csiNodes", func(f config.FromHost) config.AutoSwitch { return f.CSINodes.Enabled },
+		fromHostAutoKind("csiNodes", func(f config.FromHost) config.AutoSwitch { return f.CSINodes.Enabled }, nil,
 			storagev1.SchemeGroupVersion.WithKind("CSINode")),
-		fromHostAutoKind("csiDrivers", func(f config.FromHost) config.AutoSwitch { return f.CSIDrivers.Enabled },
+		fromHostAutoKind("csiDrivers", func(f config.FromHost) config.AutoSwitch { return f.CSIDrivers.Enabled }, nil,
 			storagev1.SchemeGroupVersion.WithKind("CSIDriver")),
+		// Host ConfigMaps and Secrets that mappings.byName names, in any
+		// host namespace (the chart gives the syncer a Role in each).
+		fromHostMappedKind("configMaps", func(f config.FromHost) config.FromHostMapped { return f.ConfigMaps }, "configmaps",
+			func(h types.NamespacedName) bool { return h.Name == "kube-root-ca.crt" }),
+		fromHostMappedKind("secrets", func(f config.FromHost) config.FromHostMapped { return f.Secrets }, "secrets", nil),
 		{
 			// CSI drivers publish capacities in their own namespaces: every
 			// host namespace is read, the copies go to kube-system.
@@ -449,26 +460,79 @@ func referrers(newList func() client.ObjectList, refs func(client.Object) (mappi
 
 // fromHostKind is the row of a cluster-scoped kind copied read-only from
 // the host (sync.fromHost.<key>.enabled; internal/virtual/resources/fromhost),
-// on when enabled says so.
-func fromHostKind(key string, enabled func(*config.Config) bool, gvk schema.GroupVersionKind) Kind {
+// on when enabled says so, copying the host objects selector picks (nil:
+// the key has no selector).
+func fromHostKind(key string, enabled func(*config.Config) bool, selector func(config.FromHost) *metav1.LabelSelector, gvk schema.GroupVersionKind) Kind {
 	gvr, _ := meta.UnsafeGuessKindToResource(gvk)
 	return Kind{
 		Name: "fromHost " + key, Switch: "sync.fromHost." + key + ".enabled",
 		Enabled:      enabled,
 		ClusterRules: []rbacv1.PolicyRule{{APIGroups: []string{gvk.Group}, Resources: []string{gvr.Resource}, Verbs: []string{"get", "list", "watch"}}},
 		Register: func(_ context.Context, env Env) error {
-			return fromhost.Register(env.Manager, env.Host, env.Syncer, key, gvk)
+			o := fromhost.Options{Key: "sync.fromHost." + key}
+			if selector != nil {
+				sel, err := FromHostSelector(key, selector(env.Config.Sync.FromHost))
+				if err != nil {
+					return err
+				}
+				o.Selector = sel
+			}
+			return fromhost.Register(env.Manager, env.Host, env.Syncer, key, gvk, o)
 		},
 	}
+}
+
+// FromHostSelector is the label selector of sync.fromHost.<key>.selector
+// (nil or empty: every object); its error names the key.
+func FromHostSelector(key string, sel *metav1.LabelSelector) (labels.Selector, error) {
+	if sel == nil {
+		return nil, nil
+	}
+	out, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return nil, fmt.Errorf("sync.fromHost.%s.selector: %w", key, err)
+	}
+	return out, nil
 }
 
 // fromHostAutoKind is fromHostKind for a key that takes true, false or
 // "auto" (AutoSwitch): "auto" follows the virtual scheduler
 // (config.Config.SchedulerAuto).
-func fromHostAutoKind(key string, on func(config.FromHost) config.AutoSwitch, gvk schema.GroupVersionKind) Kind {
-	k := fromHostKind(key, func(cfg *config.Config) bool { return cfg.SchedulerAuto(on(cfg.Sync.FromHost)) }, gvk)
+func fromHostAutoKind(key string, on func(config.FromHost) config.AutoSwitch, selector func(config.FromHost) *metav1.LabelSelector, gvk schema.GroupVersionKind) Kind {
+	k := fromHostKind(key, func(cfg *config.Config) bool { return cfg.SchedulerAuto(on(cfg.Sync.FromHost)) }, selector, gvk)
 	k.AutoSwitch = true
 	return k
+}
+
+// fromHostMappedKind is the row of a namespaced core kind (resource, e.g.
+// "configmaps") whose host objects sync.fromHost.<key>.mappings names are
+// copied read-only, through a host cache of the mapped namespaces; skip
+// names host objects never copied (nil: none). Its host-namespace rules
+// cover the "" and "/name" entries; the chart gives the syncer a Role in
+// each other mapped namespace (templates/role.yaml).
+func fromHostMappedKind(key string, of func(config.FromHost) config.FromHostMapped, resource string, skip func(types.NamespacedName) bool) Kind {
+	gvk := corev1.SchemeGroupVersion.WithKind(map[string]string{"configmaps": "ConfigMap", "secrets": "Secret"}[resource])
+	return Kind{
+		Name: "fromHost " + key, Switch: "sync.fromHost." + key + ".enabled",
+		Enabled:   func(cfg *config.Config) bool { return of(cfg.Sync.FromHost).Enabled },
+		ReadRules: []rbacv1.PolicyRule{coreRule([]string{"get", "list", "watch"}, resource)},
+		Register: func(_ context.Context, env Env) error {
+			prefix := "sync.fromHost." + key
+			m, err := fromhost.ParseMappings(of(env.Config.Sync.FromHost).Mappings.ByName, env.Syncer.Translator.HostNamespace)
+			if err != nil {
+				return fmt.Errorf("%s.%w", prefix, err)
+			}
+			namespaces := map[string]cache.Config{}
+			for _, ns := range m.HostNamespaces() {
+				namespaces[ns] = cache.Config{}
+			}
+			hostCache, err := hostCacheOf(env, cache.Options{DefaultNamespaces: namespaces})
+			if err != nil {
+				return fmt.Errorf("%s: %w", prefix, err)
+			}
+			return fromhost.RegisterMapped(env.Manager, hostCache, env.Syncer, key, gvk, m, fromhost.Options{Key: prefix, Skip: skip})
+		},
+	}
 }
 
 // registerCustomResources copies the CRD of every enabled
@@ -518,12 +582,12 @@ func registerFromHostCustomResources(ctx context.Context, env Env) error {
 			continue
 		}
 		if !def.Namespaced {
-			if err := fromhost.Register(env.Manager, env.Host, env.Syncer, name, def.GVK); err != nil {
+			if err := fromhost.Register(env.Manager, env.Host, env.Syncer, name, def.GVK, fromhost.Options{Key: key}); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", key, err))
 			}
 			continue
 		}
-		m, err := customresources.ParseMappings(entries[name].Mappings.ByName, env.Syncer.Translator.HostNamespace)
+		m, err := fromhost.ParseMappings(entries[name].Mappings.ByName, env.Syncer.Translator.HostNamespace)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %s is namespaced: %w", key, def.GVK.Kind, err))
 			continue
@@ -537,7 +601,7 @@ func registerFromHostCustomResources(ctx context.Context, env Env) error {
 			errs = append(errs, fmt.Errorf("%s: %w", key, err))
 			continue
 		}
-		if err := fromhost.RegisterMapped(env.Manager, hostCache, env.Syncer, name, def.GVK, m); err != nil {
+		if err := fromhost.RegisterMapped(env.Manager, hostCache, env.Syncer, name, def.GVK, m, fromhost.Options{Key: key}); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", key, err))
 		}
 	}
@@ -572,7 +636,8 @@ func registerCSIStorageCapacities(_ context.Context, env Env) error {
 		return err
 	}
 	return fromhost.RegisterMapped(env.Manager, hostCache, env.Syncer, "csiStorageCapacities",
-		storagev1.SchemeGroupVersion.WithKind("CSIStorageCapacity"), fromhost.NewIntoNamespace(metav1.NamespaceSystem))
+		storagev1.SchemeGroupVersion.WithKind("CSIStorageCapacity"), fromhost.NewIntoNamespace(metav1.NamespaceSystem),
+		fromhost.Options{Key: "sync.fromHost.csiStorageCapacities"})
 }
 
 // registerVolumeSnapshots copies the host's snapshot CRDs into the virtual
@@ -591,7 +656,8 @@ func registerVolumeSnapshots(ctx context.Context, env Env) error {
 	if err := volumesnapshots.RegisterStandIns(env.Manager, env.Host, env.Syncer); err != nil {
 		return err
 	}
-	return fromhost.Register(env.Manager, env.Host, env.Syncer, "volumeSnapshotClasses", snapshotv1.SchemeGroupVersion.WithKind("VolumeSnapshotClass"))
+	return fromhost.Register(env.Manager, env.Host, env.Syncer, "volumeSnapshotClasses", snapshotv1.SchemeGroupVersion.WithKind("VolumeSnapshotClass"),
+		fromhost.Options{Key: "sync.toHost.volumeSnapshots"})
 }
 
 // registerRealNodes registers the copies of the host's nodes; with the

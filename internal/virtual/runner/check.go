@@ -6,12 +6,15 @@ import (
 	"maps"
 	"slices"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 	"github.com/clustersync/clustersync/internal/virtual/dns"
 	"github.com/clustersync/clustersync/internal/virtual/patches"
 	"github.com/clustersync/clustersync/internal/virtual/resources"
 	"github.com/clustersync/clustersync/internal/virtual/resources/customresources"
+	"github.com/clustersync/clustersync/internal/virtual/resources/fromhost"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
 )
 
@@ -87,9 +90,28 @@ func CheckConfig(cfg *config.Config) error {
 		if len(entry.Mappings.ByName) > 0 || entry.Scope == "Namespaced" {
 			// The virtual cluster's host namespace is not known here: any
 			// valid name stands for it.
-			if _, err := customresources.ParseMappings(entry.Mappings.ByName, "host-namespace"); err != nil {
+			if _, err := fromhost.ParseMappings(entry.Mappings.ByName, "host-namespace"); err != nil {
 				errs = append(errs, fmt.Errorf("%s.%w", key, err))
 			}
+		}
+	}
+	for _, m := range []struct {
+		key string
+		m   config.FromHostMapped
+	}{{"configMaps", fh.ConfigMaps}, {"secrets", fh.Secrets}} {
+		if m.m.Enabled {
+			if _, err := fromhost.ParseMappings(m.m.Mappings.ByName, "host-namespace"); err != nil {
+				errs = append(errs, fmt.Errorf("sync.fromHost.%s.%w", m.key, err))
+			}
+		}
+	}
+	for _, s := range []struct {
+		key string
+		sel *metav1.LabelSelector
+	}{{"ingressClasses", fh.IngressClasses.Selector}, {"runtimeClasses", fh.RuntimeClasses.Selector},
+		{"priorityClasses", fh.PriorityClasses.Selector}, {"storageClasses", fh.StorageClasses.Selector}} {
+		if _, err := resources.FromHostSelector(s.key, s.sel); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	for _, k := range Unsupported() {

@@ -1,4 +1,4 @@
-package customresources
+package fromhost
 
 import (
 	"fmt"
@@ -12,8 +12,9 @@ import (
 
 // Mappings say which objects of a namespaced host kind are copied into the
 // virtual cluster and under which namespace and name: vCluster's
-// sync.fromHost.customResources.<name>.mappings.byName
-// (https://www.vcluster.com/docs/vcluster/configure/vcluster-yaml/sync/from-host/custom-resources).
+// mappings.byName of sync.fromHost.configMaps, .secrets and
+// .customResources.<name>
+// (https://www.vcluster.com/docs/vcluster/configure/vcluster-yaml/sync/from-host/config-maps).
 // Keys are host "namespace/name", values virtual "namespace/name":
 //
 //	"foo/*": "bar/*"        every object of host namespace foo, into bar

@@ -1,4 +1,4 @@
-package customresources
+package fromhost
 
 import (
 	"reflect"

@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -30,6 +31,31 @@ type Controller struct {
 	host, virtual client.Reader
 	// m maps host keys to virtual keys and back.
 	m Mapping
+	o Options
+}
+
+// Options narrow which host objects a controller copies and say how it
+// names its configuration.
+type Options struct {
+	// Key is the configuration key that turns the copies on, e.g.
+	// "sync.fromHost.configMaps"; events name it.
+	Key string
+	// Selector picks the host objects copied by their labels; nil copies
+	// all.
+	Selector labels.Selector
+	// Skip names host objects never copied (a ConfigMap kube-root-ca.crt,
+	// which every namespace has of its own); nil skips none.
+	Skip func(host types.NamespacedName) bool
+}
+
+// ReasonFromHostConflict is the reason of the Warning event on a tenant's
+// own object that a host object's copy would replace: the copy is not made.
+const ReasonFromHostConflict = "FromHostConflict"
+
+// copies reports whether the controller copies host object h.
+func (c *Controller) copies(h *unstructured.Unstructured) bool {
+	return IsHostOwn(h) && (c.o.Selector == nil || c.o.Selector.Matches(labels.Set(h.GetLabels()))) &&
+		(c.o.Skip == nil || !c.o.Skip(client.ObjectKeyFromObject(h)))
 }
 
 // Mapping maps the key of a host object to the key of its virtual copy and
@@ -56,16 +82,17 @@ func (c *Controller) newObject() *unstructured.Unstructured {
 }
 
 // Register adds the controller of kind gvk (cluster-scoped, served by both
-// API servers) to mgr, named fromhost-<name>.
-func Register(mgr ctrl.Manager, host cluster.Cluster, s *syncer.Context, name string, gvk schema.GroupVersionKind) error {
-	return RegisterMapped(mgr, host.GetCache(), s, name, gvk, sameName{})
+// API servers) to mgr, named fromhost-<name>, copying what o picks.
+func Register(mgr ctrl.Manager, host cluster.Cluster, s *syncer.Context, name string, gvk schema.GroupVersionKind, o Options) error {
+	return RegisterMapped(mgr, host.GetCache(), s, name, gvk, sameName{}, o)
 }
 
 // RegisterMapped adds the controller of kind gvk to mgr, named
 // fromhost-<name>, reading host objects from hostCache (which must watch
-// the host namespaces m reads) and copying them under the keys m gives.
-func RegisterMapped(mgr ctrl.Manager, hostCache cache.Cache, s *syncer.Context, name string, gvk schema.GroupVersionKind, m Mapping) error {
-	c := &Controller{gvk: gvk, s: s, host: hostCache, virtual: mgr.GetCache(), m: m}
+// the host namespaces m reads) and copying those o picks under the keys m
+// gives.
+func RegisterMapped(mgr ctrl.Manager, hostCache cache.Cache, s *syncer.Context, name string, gvk schema.GroupVersionKind, m Mapping, o Options) error {
+	c := &Controller{gvk: gvk, s: s, host: hostCache, virtual: mgr.GetCache(), m: m, o: o}
 	toVirtual := func(_ context.Context, h *unstructured.Unstructured) []reconcile.Request {
 		if v, ok := m.Virtual(client.ObjectKeyFromObject(h)); ok {
 			return []reconcile.Request{{NamespacedName: v}}
@@ -91,7 +118,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	}
 	copied := verr == nil && v.GetLabels()[Label] == "true"
 	switch {
-	case apierrors.IsNotFound(herr) || (herr == nil && !IsHostOwn(h)):
+	case apierrors.IsNotFound(herr) || (herr == nil && !c.copies(h)):
 		if copied {
 			uid := v.GetUID()
 			return ctrl.Result{}, client.IgnoreNotFound(c.s.Virtual.Delete(ctx, v, client.Preconditions{UID: &uid}))
@@ -113,6 +140,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		}
 	case !copied:
 		// The tenant's own object of that name: it stays as it is.
+		c.s.Events.Eventf(v, nil, corev1.EventTypeWarning, ReasonFromHostConflict, "FromHost",
+			"not replaced by the copy of host %s %s (%s): this object is the tenant's own; rename or delete it to see the host's",
+			c.gvk.Kind, client.ObjectKeyFromObject(h), c.o.Key)
 	case Differs(want, v):
 		update := want.DeepCopy()
 		update.SetResourceVersion(v.GetResourceVersion())
