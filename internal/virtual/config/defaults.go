@@ -71,6 +71,8 @@ func Default() *Config {
 				CSINodes:             FromHostAutoSwitch{Enabled: AutoSwitchAuto},
 				CSIDrivers:           FromHostAutoSwitch{Enabled: AutoSwitchAuto},
 				CSIStorageCapacities: FromHostAutoSwitch{Enabled: AutoSwitchAuto},
+				ConfigMaps:           FromHostMapped{Mappings: FromHostMappings{ByName: map[string]string{}}},
+				Secrets:              FromHostMapped{Mappings: FromHostMappings{ByName: map[string]string{}}},
 				CustomResources:      map[string]FromHostCustomResource{},
 			},
 		},

@@ -29,7 +29,9 @@ func TestFromHostConfigMapsAndSecrets(t *testing.T) {
 	src, shared := "src-"+ns, ns+"-shared"
 	create(t, env.HostClient, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: src}})
 	t.Cleanup(func() { _ = env.HostClient.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: src}}) })
-	t.Cleanup(func() { _ = env.VirtualClient.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: shared}}) })
+	t.Cleanup(func() {
+		_ = env.VirtualClient.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: shared}})
+	})
 	create(t, env.HostClient, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: src, Labels: map[string]string{"team": "x"}}, Data: map[string]string{"k": "1"}})
 	create(t, env.HostClient, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: src}, Data: map[string]string{"k": "2"}})
 	own := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings-" + ns, Namespace: env.HostNamespace}, Data: map[string]string{"k": "3"}}
