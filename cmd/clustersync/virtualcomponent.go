@@ -114,7 +114,8 @@ The host namespace is --namespace, else $POD_NAMESPACE; the pod IP is $POD_IP.`,
 			if err != nil {
 				return err
 			}
-			do := dns.Options{Kubeconfig: controlplane.Layout{Dir: po.Dir}.AdminKubeconfig()}
+			do := dns.Options{Kubeconfig: controlplane.Layout{Dir: po.Dir}.AdminKubeconfig(),
+				ClusterDomain: cfg.Networking.Advanced.ClusterDomain, FallbackHostCluster: cfg.Networking.Advanced.FallbackHostCluster}
 			corefile, err := dns.Corefile(do)
 			if text := cfg.ControlPlane.CoreDNS.OverwriteConfig; text != "" {
 				corefile, err = dns.UserCorefile(text, do)
@@ -135,7 +136,7 @@ The host namespace is --namespace, else $POD_NAMESPACE; the pod IP is $POD_IP.`,
 // them; the pod IP is $POD_IP.
 func podOptions(cfg *config.Config, name, namespace, dir string) controlplane.PodOptions {
 	po := controlplane.PodOptions{Name: name, Namespace: namespace, Dir: dir, PodIP: os.Getenv("POD_IP"),
-		ExtraSANs: cfg.ControlPlane.Proxy.ExtraSANs, VirtualScheduler: cfg.VirtualScheduler(), ExtraArgs: controlplane.ExtraArgsOf(cfg)}
+		ExtraSANs: cfg.APIServerSANs(), VirtualScheduler: cfg.VirtualScheduler(), ExtraArgs: controlplane.ExtraArgsOf(cfg)}
 	if cfg.ControlPlane.Ingress.Enabled {
 		po.IngressHost = cfg.ControlPlane.Ingress.Host
 	}

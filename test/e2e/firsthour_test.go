@@ -10,12 +10,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -27,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -85,7 +88,13 @@ func TestFirstHour(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Run("patches", func(t *testing.T) { firstHourCluster(t, hostKubeconfig, "fh-a", string(file), nil, true) })
+	t.Run("patches", func(t *testing.T) {
+		// The host's DNS (the real node's pods' resolver) knows a name of
+		// the cluster domain that the virtual cluster lacks, which
+		// fallbackHostCluster lets the tenant's pods resolve (peers).
+		useTestResolver(t, hostOnlyName, hostOnlyIP)
+		firstHourCluster(t, hostKubeconfig, "fh-a", string(file), nil, true)
+	})
 	older := strings.ReplaceAll(string(file), "patches:", "translate:")
 	t.Run("translate, control plane pod", func(t *testing.T) {
 		exportNamespace(t, clientFor(t, hostKubeconfig), "team-a-ci", "team-a-kubeconfig")
@@ -93,6 +102,11 @@ func TestFirstHour(t *testing.T) {
 	})
 	t.Run("errors in seconds", func(t *testing.T) { startErrors(t, hostKubeconfig) })
 }
+
+// hostOnlyName is a name of the cluster domain that only the host's DNS
+// answers (with hostOnlyIP) in TestFirstHour: a host Service's, as a
+// tenant pod reaches it with fallbackHostCluster.
+const hostOnlyName, hostOnlyIP = "registry.platform.svc.cluster.local.", "10.0.0.77"
 
 // installHostCRDs gives the host what examples/vcluster/vcluster.yaml
 // expects of it: the CSI snapshot CRDs (volumeSnapshots) and a namespaced
@@ -231,7 +245,171 @@ func firstHourCluster(t *testing.T, hostKubeconfig, name, file string, overlays 
 	})
 	if statefulSet {
 		peers(t, kubeconfig, virtual, host, tr, labels)
+		fromHostObjects(t, kubeconfig, virtual, host, ns)
+		replicated(t, kubeconfig, virtual, host, tr, path)
 	}
+}
+
+// replicated adds networking.replicateServices to virtual cluster
+// tr.VCluster with `virtual upgrade` (file, the cluster's vcluster.yaml,
+// and an overlay): toHost publishes the tenant's headless Service peers as
+// host Service team-a-peers, whose EndpointSlices hold the peer pods'
+// addresses; fromHost shows the cluster's own host Service to the tenant as
+// platform/host-api, which peer-0 resolves to its cluster IP. An upgrade
+// without the overlay takes both away.
+func replicated(t *testing.T, kubeconfig string, virtual, host client.Client, tr translate.Translator, file string) {
+	t.Helper()
+	overlay := filepath.Join(t.TempDir(), "replicate.yaml")
+	if err := os.WriteFile(overlay, []byte(fmt.Sprintf(`networking:
+  replicateServices:
+    toHost:
+      - from: default/peers
+        to: %[1]s/team-a-peers
+    fromHost:
+      - from: %[1]s/%[2]s
+        to: platform/host-api
+`, tr.HostNamespace, tr.VCluster)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cli(t, "virtual", "upgrade", tr.VCluster, "-n", tr.HostNamespace, "-f", file, "-f", overlay)
+	var peerIPs []string
+	for _, n := range []string{"peer-0", "peer-1"} {
+		var p corev1.Pod
+		if err := virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: n}, &p); err != nil {
+			t.Fatal(err)
+		}
+		peerIPs = append(peerIPs, p.Status.PodIP)
+	}
+	slices.Sort(peerIPs)
+	testenv.Eventually(t, time.Minute, func() error {
+		var list discoveryv1.EndpointSliceList
+		if err := host.List(ctx, &list, client.InNamespace(tr.HostNamespace), client.MatchingLabels{discoveryv1.LabelServiceName: "team-a-peers"}); err != nil {
+			return err
+		}
+		var got []string
+		for _, s := range list.Items {
+			for _, e := range s.Endpoints {
+				got = append(got, e.Addresses...)
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, peerIPs) {
+			return fmt.Errorf("host Service team-a-peers leads to %v, want the peer pods' %v", got, peerIPs)
+		}
+		return nil
+	})
+	var api corev1.Service
+	if err := host.Get(ctx, client.ObjectKey{Namespace: tr.HostNamespace, Name: tr.VCluster}, &api); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, time.Minute, func() error {
+		out, _ := exec.Command("kubectl", "--kubeconfig", kubeconfig, "exec", "peer-0", "--", "nslookup", "host-api.platform.svc.cluster.local").CombinedOutput()
+		if !strings.Contains(string(out), "Address: "+api.Spec.ClusterIP) {
+			return fmt.Errorf("nslookup host-api.platform in peer-0: %s (want the host Service's %s)", out, api.Spec.ClusterIP)
+		}
+		return nil
+	})
+
+	cli(t, "virtual", "upgrade", tr.VCluster, "-n", tr.HostNamespace, "-f", file)
+	testenv.Eventually(t, time.Minute, func() error {
+		if err := host.Get(ctx, client.ObjectKey{Namespace: tr.HostNamespace, Name: "team-a-peers"}, &corev1.Service{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("host Service team-a-peers after its entry went: %v", err)
+		}
+		if err := virtual.Get(ctx, client.ObjectKey{Namespace: "platform", Name: "host-api"}, &corev1.Service{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the tenant's Service platform/host-api after its entry went: %v", err)
+		}
+		return nil
+	})
+}
+
+// fromHostObjects checks vcluster.yaml's sync.fromHost keys as the tenant
+// sees them with kubectl: the host ConfigMap platform-settings of the
+// virtual cluster's host namespace ns is the tenant's
+// default/platform-settings, follows 100 host changes (the latency of
+// each is logged, p50 and p99), and a tenant's edit or delete of it is put
+// back; of two host PriorityClasses only the one the selector picks is
+// copied.
+func fromHostObjects(t *testing.T, kubeconfig string, virtual, host client.Client, ns string) {
+	t.Helper()
+	suffix := strings.TrimSuffix(ns, "-host")
+	gold := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: suffix + "-gold", Labels: map[string]string{"example.com/tier": "gold"}}, Value: 100}
+	plain := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: suffix + "-plain"}, Value: 10}
+	settings := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "platform-settings", Namespace: ns}, Data: map[string]string{"level": "0"}}
+	for _, o := range []client.Object{gold, plain, settings} {
+		if err := host.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = host.Delete(ctx, o) })
+	}
+	kubectl := func(args ...string) (string, error) {
+		out, err := exec.Command("kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	level := func(want string) {
+		t.Helper()
+		testenv.Eventually(t, time.Minute, func() error {
+			out, err := kubectl("get", "configmap", "platform-settings", "-o", "jsonpath={.data.level}")
+			if err != nil || out != want {
+				return fmt.Errorf("kubectl get configmap platform-settings (as the tenant): %v: %q, want level %q", err, out, want)
+			}
+			return nil
+		})
+	}
+	level("0")
+	testenv.Eventually(t, time.Minute, func() error {
+		return virtual.Get(ctx, client.ObjectKeyFromObject(gold), &schedulingv1.PriorityClass{})
+	})
+	if err := virtual.Get(ctx, client.ObjectKeyFromObject(plain), &schedulingv1.PriorityClass{}); !apierrors.IsNotFound(err) {
+		t.Errorf("host PriorityClass %s, outside the selector, in the tenant: %v", plain.Name, err)
+	}
+
+	// 100 host changes, each waited for in the tenant through a watch
+	// (polling would measure the client's rate limit), timed from the host
+	// API server's answer to the tenant's event.
+	cs := kubernetes.NewForConfigOrDie(restConfig(t, kubeconfig))
+	w, err := cs.CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=platform-settings"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	var took []time.Duration
+	for i := 1; i <= 100; i++ {
+		want := strconv.Itoa(i)
+		settings.Data["level"] = want
+		if err := host.Update(ctx, settings); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		deadline := time.After(30 * time.Second)
+	wait:
+		for {
+			select {
+			case ev, ok := <-w.ResultChan():
+				if !ok {
+					t.Fatalf("the watch of the tenant's platform-settings ended at change %d", i)
+				}
+				if cm, isCM := ev.Object.(*corev1.ConfigMap); isCM && cm.Data["level"] == want {
+					break wait
+				}
+			case <-deadline:
+				t.Fatalf("host change %d not in the tenant after 30 s", i)
+			}
+		}
+		took = append(took, time.Since(start))
+	}
+	slices.Sort(took)
+	t.Logf("a host ConfigMap change in the tenant (sync.fromHost.configMaps), 100 changes: p50 %s, p99 %s, max %s",
+		took[49].Round(time.Millisecond), took[98].Round(time.Millisecond), took[99].Round(time.Millisecond))
+
+	// The tenant's edit and delete are put back.
+	if out, err := kubectl("patch", "configmap", "platform-settings", "-p", `{"data":{"level":"tenant's"}}`); err != nil {
+		t.Fatalf("kubectl patch (as the tenant): %v\n%s", err, out)
+	}
+	level("100")
+	if out, err := kubectl("delete", "configmap", "platform-settings"); err != nil {
+		t.Fatalf("kubectl delete (as the tenant): %v\n%s", err, out)
+	}
+	level("100")
 }
 
 // peers runs a StatefulSet of 2 behind the headless Service peers: the
@@ -298,6 +476,17 @@ func peers(t *testing.T, kubeconfig string, virtual, host client.Client, tr tran
 			out, err := kexec(self, "nslookup", fqdn)
 			if err != nil || !strings.Contains(out, ips[peer]) {
 				return fmt.Errorf("nslookup %s in %s: %v\n%s (want %s)", fqdn, self, err, out, ips[peer])
+			}
+			return nil
+		})
+		// networking.advanced.fallbackHostCluster: a name of the cluster
+		// domain only the host's DNS knows.
+		testenv.Eventually(t, time.Minute, func() error {
+			// busybox's nslookup also asks for AAAA records, which the
+			// host's DNS here has none of (NXDOMAIN, exit status 1).
+			out, err := kexec(self, "nslookup", strings.TrimSuffix(hostOnlyName, "."))
+			if !strings.Contains(out, "Address: "+hostOnlyIP) {
+				return fmt.Errorf("nslookup %s in %s (the host's DNS, through fallbackHostCluster): %v\n%s (want %s)", hostOnlyName, self, err, out, hostOnlyIP)
 			}
 			return nil
 		})

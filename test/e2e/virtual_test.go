@@ -227,7 +227,7 @@ controlPlane:
   backingStore:
     database: {embedded: {enabled: true}}
     etcd: {embedded: {enabled: false}}
-  coredns: {overwriteConfig: ". {}"}
+  hostPathMapper: {enabled: true}
 networking:
   advanced: {clusterDomain: cluster.local}
 policies:
@@ -241,7 +241,7 @@ exportKubeConfig:
 	out, err = cliErr("virtual", "create", "fromvcluster", "-f", vcfile, "--host-kubeconfig", missing, "--connect=false")
 	if err == nil || !strings.Contains(out, "Note: accepted, no effect in clustersync (2 keys set to other than vCluster's default):\n"+
 		"  clustersync stores in etcd: embedded in the control plane pod, or external (controlPlane.backingStore.etcd): controlPlane.backingStore.database.embedded.enabled\n"+
-		"  not implemented in clustersync yet: controlPlane.coredns.overwriteConfig\n") || !strings.Contains(out, missing) {
+		"  not implemented in clustersync yet: controlPlane.hostPathMapper.enabled\n") || !strings.Contains(out, missing) {
 		t.Errorf("a vCluster 0.3x file: want the no-effect note, then the missing host: err %v, output:\n%s", err, out)
 	}
 	if out, err := cliErr("virtual", "connect", "missing", "--print"); err == nil || !strings.Contains(out, `virtual cluster "missing" not found`) {

@@ -630,6 +630,22 @@ func TestValidate(t *testing.T) {
 			"controlPlane.statefulSet.highAvailability.replicas: 3: clustersync runs one control plane pod; a highly available control plane is not implemented yet"},
 		{"no replica", func(c *Config) { c.ControlPlane.StatefulSet.HighAvailability.Replicas = 0 },
 			"controlPlane.statefulSet.highAvailability.replicas: 0: clustersync runs one control plane pod; to stop it, run clustersync virtual pause"},
+		{"a cluster domain with a slash", func(c *Config) { c.Networking.Advanced.ClusterDomain = "tenant/local" },
+			`networking.advanced.clusterDomain: must be a DNS subdomain such as cluster.local, got "tenant/local"`},
+		{"another cluster domain", func(c *Config) { c.Networking.Advanced.ClusterDomain = "tenant.local" }, ""},
+		{"a replicated Service without namespace", func(c *Config) {
+			c.Networking.ReplicateServices.ToHost = []ServiceMapping{{From: "web", To: "shared/web"}}
+		}, `networking.replicateServices.toHost[0].from: must be namespace/name of a Service, got "web"`},
+		{"two replicas of one name", func(c *Config) {
+			c.Networking.ReplicateServices.FromHost = []ServiceMapping{{From: "a/x", To: "default/x"}, {From: "b/x", To: "default/x"}}
+		}, "networking.replicateServices.fromHost[1].to: default/x is networking.replicateServices.fromHost[0].to too"},
+		{"a replica in kube-system", func(c *Config) {
+			c.Networking.ReplicateServices.ToHost = []ServiceMapping{{From: "default/web", To: "kube-system/web"}}
+		}, "networking.replicateServices.toHost[0].to: kube-system/web: a virtual cluster does not write in the host's kube-system namespace"},
+		{"replicas both ways", func(c *Config) {
+			c.Networking.ReplicateServices.ToHost = []ServiceMapping{{From: "default/web", To: "shared/team-a-web"}}
+			c.Networking.ReplicateServices.FromHost = []ServiceMapping{{From: "platform/registry", To: "default/registry"}}
+		}, ""},
 		{"disabled external is not checked", func(c *Config) {
 			c.ControlPlane.BackingStore.Etcd.External.Endpoint = "not a URL"
 		}, ""},

@@ -76,6 +76,8 @@ func Default() *Config {
 				CustomResources:      map[string]FromHostCustomResource{},
 			},
 		},
+		Networking: Networking{Advanced: NetworkingAdvanced{ClusterDomain: "cluster.local"},
+			ReplicateServices: ReplicateServices{ToHost: []ServiceMapping{}, FromHost: []ServiceMapping{}}},
 		ControlPlane: ControlPlane{
 			BackingStore: BackingStore{
 				Etcd: Etcd{

@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -31,13 +32,15 @@ type Config struct {
 	// RBAC is the Role and ClusterRole of the control plane pod (vCluster's
 	// `rbac:`).
 	RBAC RBAC `json:"rbac"`
+	// Networking is the virtual cluster's DNS domain and how its DNS
+	// reaches the host's names.
+	Networking Networking `json:"networking"`
 
 	// The other top-level sections of vCluster's vcluster.yaml (0.2x,
 	// 0.3x): accepted as written, so that a vCluster file is usable
 	// unchanged, and not acted on. Their content is checked against
 	// vCluster's keys (vcluster-keys.json); NoEffect lists what they set
 	// to other than vCluster's defaults.
-	Networking   any `json:"networking,omitempty" config:"vcluster"`
 	Plugins      any `json:"plugins,omitempty" config:"vcluster"`
 	Plugin       any `json:"plugin,omitempty" config:"vcluster"`
 	Experimental any `json:"experimental,omitempty" config:"vcluster"`
@@ -491,6 +494,67 @@ type ServiceMonitor struct {
 	Labels map[string]string `json:"labels,omitempty"`
 	// Annotations are annotations of the ServiceMonitor.
 	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// Networking is vCluster's networking section.
+type Networking struct {
+	// Advanced holds the DNS domain and the fallback to the host's DNS.
+	Advanced NetworkingAdvanced `json:"advanced"`
+
+	// ReplicateServices publishes tenant Services in host namespaces and
+	// host Services in the virtual cluster.
+	ReplicateServices ReplicateServices `json:"replicateServices"`
+
+	// The other keys of vCluster's networking: accepted, not acted on.
+	ServiceCIDR any `json:"serviceCIDR,omitempty" config:"vcluster"`
+	PodCIDR     any `json:"podCIDR,omitempty" config:"vcluster"`
+	ResolveDNS  any `json:"resolveDNS,omitempty" config:"vcluster"`
+}
+
+// ReplicateServices is vCluster's networking.replicateServices
+// (internal/virtual/resources/services/replicate.go).
+type ReplicateServices struct {
+	// ToHost publishes each tenant Service From ("namespace/name" in the
+	// virtual cluster) as host Service To ("namespace/name", any host
+	// namespace the chart may write): a Service without selector whose
+	// EndpointSlices hold the tenant pods behind From, so host pods reach
+	// them by To's name.
+	ToHost []ServiceMapping `json:"toHost"`
+	// FromHost shows each host Service From ("namespace/name" in the host)
+	// as tenant Service To ("namespace/name" in the virtual cluster): a
+	// headless Service whose EndpointSlice holds the host Service's
+	// cluster IP (its endpoints when it is headless), so tenant pods reach
+	// it by To's name.
+	FromHost []ServiceMapping `json:"fromHost"`
+}
+
+// ServiceMapping is one Service of ReplicateServices.
+type ServiceMapping struct {
+	// From is the Service replicated, "namespace/name".
+	From string `json:"from"`
+	// To is the Service made, "namespace/name".
+	To string `json:"to"`
+}
+
+// NetworkingAdvanced is vCluster's networking.advanced.
+type NetworkingAdvanced struct {
+	// ClusterDomain is the virtual cluster's DNS domain: its DNS server
+	// answers SERVICE.NAMESPACE.svc.DOMAIN, tenant pods search
+	// NAMESPACE.svc.DOMAIN, svc.DOMAIN and DOMAIN, and the API server's
+	// certificate covers kubernetes.default.svc.DOMAIN. A DNS subdomain;
+	// the default is cluster.local.
+	ClusterDomain string `json:"clusterDomain"`
+	// FallbackHostCluster has the virtual cluster's DNS server ask the
+	// host's DNS for a name of the cluster domain that the virtual cluster
+	// does not have, so that a tenant pod reaches a host Service as
+	// SERVICE.HOSTNAMESPACE (what vCluster does). The tenant's own Services
+	// win; the NetworkPolicy of policies.networkPolicy still decides
+	// whether traffic may go there (workload.egress can allow it).
+	FallbackHostCluster bool `json:"fallbackHostCluster,omitempty"`
+
+	// ProxyKubelets is vCluster's kubelet proxy for node exporters:
+	// accepted, not acted on.
+	ProxyKubelets any `json:"proxyKubelets,omitempty" config:"vcluster"`
 }
 
 // CoreDNS is vCluster's controlPlane.coredns. clustersync's DNS server is
@@ -1067,6 +1131,19 @@ const (
 	// AutoSwitchOff is off; written false.
 	AutoSwitchOff
 )
+
+// APIServerSANs are the names the API server's certificate covers besides
+// the control plane's own (its Service's, the ingress host, the addresses
+// it is exposed at): controlPlane.proxy.extraSANs, and
+// kubernetes.default.svc.DOMAIN when networking.advanced.clusterDomain is
+// not cluster.local (whose name the control plane covers anyway).
+func (c *Config) APIServerSANs() []string {
+	out := slices.Clone(c.ControlPlane.Proxy.ExtraSANs)
+	if d := c.Networking.Advanced.ClusterDomain; d != "" && d != "cluster.local" {
+		out = append(out, "kubernetes.default.svc."+d)
+	}
+	return out
+}
 
 // VirtualScheduler tells whether the control plane runs kube-scheduler:
 // controlPlane.advanced.virtualScheduler.enabled or its other spelling,

@@ -175,6 +175,37 @@ func (c *Config) validate() []*FieldError {
 		}
 	}
 
+	rs := c.Networking.ReplicateServices
+	for _, dir := range []struct {
+		key  string
+		list []ServiceMapping
+	}{{"networking.replicateServices.toHost", rs.ToHost}, {"networking.replicateServices.fromHost", rs.FromHost}} {
+		targets := map[string]int{}
+		for i, m := range dir.list {
+			key := fmt.Sprintf("%s[%d]", dir.key, i)
+			for _, side := range []struct{ name, v string }{{"from", m.From}, {"to", m.To}} {
+				ns, name, ok := strings.Cut(side.v, "/")
+				if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1035Label(name)) > 0 {
+					fail(key+"."+side.name, "must be namespace/name of a Service, got %q", side.v)
+				}
+			}
+			if j, dup := targets[m.To]; dup {
+				fail(key+".to", "%s is %s[%d].to too", m.To, dir.key, j)
+			}
+			targets[m.To] = i
+			ns, _, _ := strings.Cut(m.To, "/")
+			switch {
+			case dir.key == "networking.replicateServices.toHost" && (ns == "kube-system" || ns == "kube-public" || ns == "kube-node-lease"):
+				fail(key+".to", "%s: a virtual cluster does not write in the host's %s namespace", m.To, ns)
+			case dir.key == "networking.replicateServices.fromHost" && m.To == "default/kubernetes":
+				fail(key+".to", "default/kubernetes is the virtual cluster's own API server")
+			}
+		}
+	}
+	if d := c.Networking.Advanced.ClusterDomain; len(validation.IsDNS1123Subdomain(d)) > 0 {
+		fail("networking.advanced.clusterDomain", "must be a DNS subdomain such as cluster.local, got %q", d)
+	}
+
 	switch c.Policies.PodSecurityStandard {
 	case PodSecurityPrivileged, PodSecurityBaseline, PodSecurityRestricted:
 	default:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 	"github.com/clustersync/clustersync/internal/virtual/instance"
+	"github.com/clustersync/clustersync/internal/virtual/resources/services"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
@@ -28,8 +29,9 @@ type DeleteOptions struct {
 // Delete uninstalls the release (the control plane, its Services, RBAC and
 // config), then deletes every host object the virtual cluster made — the
 // synced copies, the Secrets vc-NAME and NAME-certs, the data claim, all
-// labelled vcluster.loft.sh/managed-by=NAME, and the kubeconfig Secrets of
-// exportKubeConfig in other namespaces — and nothing else, and waits
+// labelled vcluster.loft.sh/managed-by=NAME, the kubeconfig Secrets of
+// exportKubeConfig in other namespaces and the host Services of
+// networking.replicateServices.toHost — and nothing else, and waits
 // until they and the control plane pod are gone. It returns a message for the user when the namespace
 // was kept although asked to delete it.
 func Delete(ctx context.Context, host kubernetes.Interface, dyn dynamic.Interface, h *Helm, o DeleteOptions) (string, error) {
@@ -47,6 +49,9 @@ func Delete(ctx context.Context, host kubernetes.Interface, dyn dynamic.Interfac
 		return "", err
 	}
 	if err := deleteExportedKubeconfigs(ctx, host, o.Name, o.Namespace); err != nil {
+		return "", err
+	}
+	if err := deleteReplicas(ctx, host, o.Name, nil); err != nil {
 		return "", err
 	}
 	if !o.DeleteNamespace {
@@ -83,6 +88,23 @@ func deleteExportedKubeconfigs(ctx context.Context, host kubernetes.Interface, n
 		}
 		if err := host.CoreV1().Secrets(s.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete exported kubeconfig secret %s/%s: %w", s.Namespace, s.Name, err)
+		}
+	}
+	return nil
+}
+
+// deleteReplicas deletes the host Services that
+// networking.replicateServices.toHost of virtual cluster name made, in any
+// namespace (labelled services.LabelReplicatedBy=NAME; their EndpointSlices
+// go with them), but those that entries keep stand for.
+func deleteReplicas(ctx context.Context, host kubernetes.Interface, name string, keep []services.Replication) error {
+	list, err := host.CoreV1().Services("").List(ctx, metav1.ListOptions{LabelSelector: services.LabelReplicatedBy + "=" + name})
+	if err != nil {
+		return fmt.Errorf("list the replicated Services of %s: %w", name, err)
+	}
+	for _, s := range services.StaleReplicas(list.Items, keep) {
+		if err := host.CoreV1().Services(s.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &s.UID}}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete replicated Service %s/%s: %w", s.Namespace, s.Name, err)
 		}
 	}
 	return nil

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/resources/services"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
 )
 
 // UpgradeOptions describe a new configuration of an installed virtual
@@ -28,7 +31,9 @@ type UpgradeOptions struct {
 // upgrade` of its release with o.Values, then a wait until the pod of the
 // new revision is ready (WaitReady, which stops early when it cannot start)
 // and the StatefulSet has rolled out (RolledOut). At its restart the syncer removes the host copies of the
-// kinds the new configuration switches off. It refuses a virtual cluster
+// kinds the new configuration switches off, and Upgrade deletes the host
+// Services of networking.replicateServices.toHost entries the new values
+// dropped. It refuses a virtual cluster
 // that is not installed in the namespace, and values that ask for a kind
 // the host does not serve (CheckHostKinds).
 func Upgrade(ctx context.Context, host kubernetes.Interface, h *Helm, o UpgradeOptions) error {
@@ -39,6 +44,19 @@ func Upgrade(ctx context.Context, host kubernetes.Interface, h *Helm, o UpgradeO
 		return err
 	}
 	if _, err := h.Upgrade(ctx, o.Name, o.Namespace, o.Values); err != nil {
+		return err
+	}
+	// Replicas of removed networking.replicateServices.toHost entries in
+	// namespaces the new chart gives the syncer no Role in any more.
+	raw, err := yaml.Marshal(o.Values)
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Parse(raw)
+	if err != nil {
+		return err
+	}
+	if err := deleteReplicas(ctx, host, o.Name, services.Replications("networking.replicateServices.toHost", cfg.Networking.ReplicateServices.ToHost)); err != nil {
 		return err
 	}
 	w := o.Wait

@@ -39,6 +39,11 @@ type Options struct {
 	// ("10.0.0.10", "10.0.0.10:53") or a resolv.conf path; empty means
 	// /etc/resolv.conf, the pod's own resolver.
 	Upstream []string
+	// FallbackHostCluster asks the upstream for the names of the cluster
+	// domain the virtual cluster does not have (the host's DNS, when the
+	// upstream is the pod's resolver): vCluster's
+	// networking.advanced.fallbackHostCluster.
+	FallbackHostCluster bool
 	// TTL is the TTL of answers from the virtual cluster, in seconds; 0
 	// means 30.
 	TTL int
@@ -73,7 +78,9 @@ func (o Options) withDefaults() Options {
 // for the cluster domain and the reverse zones, with pod records
 // (a-b-c-d.ns.pod.DOMAIN) as `pods insecure` gives them, forwards the rest,
 // caches the answers from upstream for TTL seconds, and stops itself on a
-// forwarding loop (the loop plugin) rather than flood the upstream.
+// forwarding loop (the loop plugin) rather than flood the upstream. With
+// FallbackHostCluster a name of the cluster domain the virtual cluster
+// lacks goes to the upstream too.
 // Answers for the cluster domain are not cached, as in kubeadm's Corefile
 // (a Service changed now answers at once: the DNS conformance spec changes
 // an ExternalName and expects the new CNAME within seconds); the records
@@ -102,7 +109,11 @@ func Corefile(o Options) (string, error) {
 	fmt.Fprintf(&b, ".:%d {\n", o.Port)
 	fmt.Fprintf(&b, "    errors\n    health :%d\n    ready :%d\n", o.HealthPort, o.ReadyPort)
 	fmt.Fprintf(&b, "    kubernetes %s in-addr.arpa ip6.arpa {\n", o.ClusterDomain)
-	fmt.Fprintf(&b, "        kubeconfig %s\n        pods insecure\n        fallthrough in-addr.arpa ip6.arpa\n        ttl %d\n    }\n", o.Kubeconfig, o.TTL)
+	through := "in-addr.arpa ip6.arpa"
+	if o.FallbackHostCluster {
+		through = o.ClusterDomain + " " + through
+	}
+	fmt.Fprintf(&b, "        kubeconfig %s\n        pods insecure\n        fallthrough %s\n        ttl %d\n    }\n", o.Kubeconfig, through, o.TTL)
 	fmt.Fprintf(&b, "    prometheus :%d\n", o.MetricsPort)
 	fmt.Fprintf(&b, "    forward . %s\n", strings.Join(o.Upstream, " "))
 	fmt.Fprintf(&b, "    cache %d {\n        disable success %s\n        disable denial %s\n    }\n", o.TTL, o.ClusterDomain, o.ClusterDomain)

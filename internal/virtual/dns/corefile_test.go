@@ -26,6 +26,11 @@ func TestCorefile(t *testing.T) {
 			want: []string{".:5300 {", "health :1", "ready :2", "prometheus :3", "kubernetes tenant.local in-addr.arpa ip6.arpa {",
 				"forward . 10.0.0.10 10.0.0.11:5353", "ttl 5", "cache 5 {", "disable success tenant.local"},
 		},
+		{
+			name: "fallback to the host's DNS",
+			o:    Options{Kubeconfig: "/k", FallbackHostCluster: true},
+			want: []string{"fallthrough cluster.local in-addr.arpa ip6.arpa", "forward . /etc/resolv.conf"},
+		},
 		{name: "no kubeconfig", o: Options{}, wantErr: `Kubeconfig ""`},
 		{name: "a brace in the domain", o: Options{Kubeconfig: "/k", ClusterDomain: "x}"}, wantErr: `ClusterDomain "x}"`},
 		{name: "a space in an upstream", o: Options{Kubeconfig: "/k", Upstream: []string{"1.1.1.1 evil"}}, wantErr: "Upstream[0]"},
@@ -44,15 +49,27 @@ func TestCorefile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lines := map[string]bool{}
-			for _, l := range strings.Split(got, "\n") {
-				lines[strings.TrimSpace(l)] = true
-			}
-			for _, w := range tt.want {
-				if !lines[w] {
-					t.Errorf("Corefile lacks line %q:\n%s", w, got)
-				}
-			}
+			checkLines(t, got, tt.want, nil)
 		})
+	}
+}
+
+// checkLines fails t when the Corefile got lacks a line of want or holds
+// one of notWant, lines compared without their indentation.
+func checkLines(t *testing.T, got string, want, notWant []string) {
+	t.Helper()
+	lines := map[string]bool{}
+	for _, l := range strings.Split(got, "\n") {
+		lines[strings.TrimSpace(l)] = true
+	}
+	for _, w := range want {
+		if !lines[w] {
+			t.Errorf("Corefile lacks line %q:\n%s", w, got)
+		}
+	}
+	for _, w := range notWant {
+		if lines[w] {
+			t.Errorf("Corefile holds line %q:\n%s", w, got)
+		}
 	}
 }

@@ -110,20 +110,7 @@ func TestUserCorefile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lines := map[string]bool{}
-			for _, l := range strings.Split(got, "\n") {
-				lines[strings.TrimSpace(l)] = true
-			}
-			for _, w := range tt.want {
-				if !lines[w] {
-					t.Errorf("result lacks line %q:\n%s", w, got)
-				}
-			}
-			for _, w := range tt.notWant {
-				if lines[w] {
-					t.Errorf("result holds line %q:\n%s", w, got)
-				}
-			}
+			checkLines(t, got, tt.want, tt.notWant)
 		})
 	}
 }

@@ -409,6 +409,17 @@ func Kinds() []Kind {
 			Register: registerFromHostCustomResources,
 		},
 		{
+			// networking.replicateServices: Services published across; the
+			// chart gives the syncer a Role in each host namespace named
+			// (templates/role.yaml).
+			Name: "replicateServices",
+			Enabled: func(cfg *config.Config) bool {
+				rs := cfg.Networking.ReplicateServices
+				return len(rs.ToHost)+len(rs.FromHost) > 0
+			},
+			Register: registerReplicateServices,
+		},
+		{
 			Name: "events", Switch: "sync.fromHost.events.enabled",
 			Enabled:   func(cfg *config.Config) bool { return cfg.Sync.FromHost.Events.Enabled },
 			ReadRules: []rbacv1.PolicyRule{coreRule([]string{"get", "list", "watch"}, "events")},
@@ -625,6 +636,27 @@ func hostCacheOf(env Env, o cache.Options) (cache.Cache, error) {
 		return nil, err
 	}
 	return c, env.Manager.Add(c)
+}
+
+// registerReplicateServices runs networking.replicateServices through a
+// host cache of the host namespaces its entries name.
+func registerReplicateServices(_ context.Context, env Env) error {
+	rs := env.Config.Networking.ReplicateServices
+	toHost := services.Replications("networking.replicateServices.toHost", rs.ToHost)
+	fromHost := services.Replications("networking.replicateServices.fromHost", rs.FromHost)
+	namespaces := map[string]cache.Config{}
+	for _, e := range toHost {
+		namespaces[e.To.Namespace] = cache.Config{}
+	}
+	for _, e := range fromHost {
+		namespaces[e.From.Namespace] = cache.Config{}
+	}
+	hostCache, err := hostCacheOf(env, cache.Options{DefaultNamespaces: namespaces})
+	if err != nil {
+		return fmt.Errorf("networking.replicateServices: %w", err)
+	}
+	return services.RegisterReplication(env.Manager, hostCache, env.Host.GetClient(), env.Syncer, services.ReplicationOptions{
+		VCluster: env.Syncer.Translator.VCluster, ToHost: toHost, FromHost: fromHost, RestrictAddresses: env.Config.Policies.Isolation.Endpoints})
 }
 
 // registerCSIStorageCapacities keeps read-only copies of the host's

@@ -268,11 +268,21 @@ func Run(ctx context.Context, o Options) error {
 	} else if len(deleted) > 0 {
 		o.Log.Info("deleted the host copies of kinds switched off", "deleted", deleted)
 	}
+	// Replicas of networking.replicateServices entries removed since the
+	// last start (in the host namespaces the syncer may still write).
+	rs := o.Config.Networking.ReplicateServices
+	ro := services.ReplicationOptions{VCluster: tr.VCluster, ToHost: services.Replications("networking.replicateServices.toHost", rs.ToHost),
+		FromHost: services.Replications("networking.replicateServices.fromHost", rs.FromHost)}
+	if deleted, err := services.DeleteStaleReplicas(ctx, hc, hc, vc, tr.VCluster, ro.WrittenNamespaces(tr.HostNamespace), ro); err != nil {
+		return err
+	} else if len(deleted) > 0 {
+		o.Log.Info("deleted the replicas of networking.replicateServices entries removed", "deleted", deleted)
+	}
 	if err := registerAPIEndpoints(mgr, host, tr); err != nil {
 		return err
 	}
 	if err := register(ctx, sets, resources.Env{Manager: mgr, Host: host, Syncer: s, Config: o.Config, DNS: o.DNS,
-		HostServiceAccount: o.Config.WorkloadServiceAccountName(tr.VCluster), ClusterDomain: "cluster.local"}); err != nil {
+		HostServiceAccount: o.Config.WorkloadServiceAccountName(tr.VCluster), ClusterDomain: o.Config.Networking.Advanced.ClusterDomain}); err != nil {
 		return err
 	}
 

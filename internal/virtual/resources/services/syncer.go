@@ -19,6 +19,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/clustersync/clustersync/internal/virtual/resources/fromhost"
 	"github.com/clustersync/clustersync/internal/virtual/syncer"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
@@ -67,9 +68,11 @@ func (r *Syncer) KeepOnUIDMismatch() bool { return true }
 
 // ShouldSync implements syncer.Selector. The virtual default/kubernetes
 // Service is not synced: the host Service named after the virtual cluster
-// backs it (see the runner's bootstrap).
+// backs it (see the runner's bootstrap); nor are the tenant's replicas of
+// host Services (networking.replicateServices.fromHost), which lead to the
+// host Service itself.
 func (r *Syncer) ShouldSync(_ context.Context, _ *syncer.Context, v *corev1.Service) bool {
-	return !(v.Namespace == metav1.NamespaceDefault && v.Name == "kubernetes")
+	return !(v.Namespace == metav1.NamespaceDefault && v.Name == "kubernetes") && v.Labels[fromhost.Label] != "true"
 }
 
 // SyncToHost implements syncer.Resource. The host Service is asked for the
