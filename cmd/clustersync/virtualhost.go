@@ -700,9 +700,12 @@ vc-NAME): ` + "`helm upgrade`" + ` of its release with the embedded chart and th
 replace the old ones entirely (what they leave out takes the chart's
 default), as ` + "`helm upgrade`" + ` without --reuse-values does: give the whole
 configuration. The control plane pod is replaced (its data stays on its
-claim) and upgrade waits until the new one is ready. --dry-run only checks
+claim) and upgrade waits until the new one is ready and answers at the
+Service's address (when this machine reaches it). --dry-run only checks
 the values and prints the objects upgrade would install (no host is asked). At its start the syncer
-deletes the host copies of the kinds the new configuration switches off.
+deletes the host copies of the kinds the new configuration switches off;
+upgrade deletes the host Services of networking.replicateServices.toHost
+entries the new values drop.
 
 Virtual clusters made with --local are not upgraded: edit
 $CLUSTERSYNC_HOME/virtual/NAME/config.yaml, then virtual stop and start.`,
@@ -741,6 +744,12 @@ $CLUSTERSYNC_HOME/virtual/NAME/config.yaml, then virtual stop and start.`,
 				Name: name, Namespace: ns, Values: vals, Wait: wait,
 			}); err != nil {
 				return err
+			}
+			// The new pod is ready; kube-proxy leads the Service to it a
+			// moment later. Return once it answers there (when this machine
+			// reaches the Service at all), so that the next kubectl does.
+			if servers, err := deploy.Servers(cmd.Context(), host.client, name, ns); err == nil {
+				deploy.FirstReachable(cmd.Context(), servers, 10*time.Second)
 			}
 			fmt.Fprintf(out, "Virtual cluster %s runs with the new configuration (%.1fs).\n", name, time.Since(start).Seconds())
 			return nil
