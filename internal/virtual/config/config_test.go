@@ -1001,3 +1001,21 @@ func noEffectPaths(cfg *Config) []string {
 	}
 	return out
 }
+
+// The host namespaces a file names beyond the virtual cluster's own, each
+// once with the first key naming it.
+func TestOtherHostNamespaces(t *testing.T) {
+	c := Default()
+	c.Sync.FromHost.ConfigMaps = FromHostMapped{Enabled: true, Mappings: FromHostMappings{ByName: map[string]string{
+		"platform/ca": "kube-system/ca", "": "x/*", "/own": "x/own", "vc-a/y": "x/y"}}}
+	c.Sync.FromHost.Secrets = FromHostMapped{Mappings: FromHostMappings{ByName: map[string]string{"off/x": "x/x"}}}
+	c.Networking.ReplicateServices = ReplicateServices{ToHost: []ServiceMapping{{From: "default/web", To: "shared/web"}},
+		FromHost: []ServiceMapping{{From: "platform/registry", To: "default/registry"}}}
+	c.ExportKubeConfig.AdditionalSecrets = []AdditionalKubeconfigSecret{{Name: "k", Namespace: "ci"}}
+	got := c.OtherHostNamespaces("a", "vc-a")
+	want := []HostNamespaceUse{{"ci", "exportKubeConfig"}, {"platform", `sync.fromHost.configMaps.mappings.byName["platform/ca"]`},
+		{"shared", "networking.replicateServices.toHost[0].to"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("OtherHostNamespaces:\n got %v\nwant %v", got, want)
+	}
+}

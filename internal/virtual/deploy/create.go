@@ -52,7 +52,8 @@ type Created struct {
 // stops early when it cannot start). It
 // refuses a name that is not a DNS-1123 label, a release of that name
 // that exists already in the namespace, and values that ask for a kind the
-// host does not serve (CheckHostKinds).
+// host does not serve (CheckHostKinds) or name a host namespace it does not
+// have (CheckHostNamespaces).
 func Create(ctx context.Context, host kubernetes.Interface, h *Helm, o CreateOptions) (*Created, error) {
 	if errs := validation.IsDNS1123Label(o.Name); len(errs) > 0 {
 		return nil, fmt.Errorf("virtual cluster name %q: %s", o.Name, errs[0])
@@ -61,6 +62,9 @@ func Create(ctx context.Context, host kubernetes.Interface, h *Helm, o CreateOpt
 		return nil, fmt.Errorf("virtual cluster %s exists already in host namespace %s; delete it first (`clustersync virtual delete %s -n %s`)", o.Name, o.Namespace, o.Name, o.Namespace)
 	}
 	if err := CheckHostKinds(host, o.Values); err != nil {
+		return nil, err
+	}
+	if err := CheckHostNamespaces(ctx, host, o.Name, o.Namespace, o.Values); err != nil {
 		return nil, err
 	}
 	created, err := instance.EnsureNamespace(ctx, host, o.Namespace, map[string]string{LabelCreatedFor: o.Name})

@@ -207,6 +207,19 @@ func TestInstallPolicies(t *testing.T) {
 	if sm.GetLabels()["release"] != "prometheus" {
 		t.Errorf("ServiceMonitor labels %v, want the file's release", sm.GetLabels())
 	}
+
+	// A host namespace the values name beyond the cluster's own must
+	// exist: the chart puts a Role there.
+	nsVals, _, err := Values(nil, []string{"networking.replicateServices.toHost[0].from=default/web",
+		"networking.replicateServices.toHost[0].to=team-shared/web", "networking.replicateServices.fromHost[0].from=default/kubernetes",
+		"networking.replicateServices.fromHost[0].to=host/kubernetes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = CheckHostNamespaces(ctx, kube, name, ns, nsVals)
+	if err == nil || err.Error() != "networking.replicateServices.toHost[0].to: host namespace team-shared does not exist; create it first (kubectl create namespace team-shared)" {
+		t.Errorf("a missing host namespace: %v", err)
+	}
 }
 
 // egressPort tells whether one of p's egress rules allows TCP port to any

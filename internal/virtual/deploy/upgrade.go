@@ -35,12 +35,16 @@ type UpgradeOptions struct {
 // Services of networking.replicateServices.toHost entries the new values
 // dropped. It refuses a virtual cluster
 // that is not installed in the namespace, and values that ask for a kind
-// the host does not serve (CheckHostKinds).
+// the host does not serve (CheckHostKinds) or name a host namespace it
+// does not have (CheckHostNamespaces).
 func Upgrade(ctx context.Context, host kubernetes.Interface, h *Helm, o UpgradeOptions) error {
 	if _, err := h.Get(o.Name, o.Namespace); err != nil {
 		return fmt.Errorf("virtual cluster %s not found in host namespace %s (`clustersync virtual list`): %w", o.Name, o.Namespace, err)
 	}
 	if err := CheckHostKinds(host, o.Values); err != nil {
+		return err
+	}
+	if err := CheckHostNamespaces(ctx, host, o.Name, o.Namespace, o.Values); err != nil {
 		return err
 	}
 	if _, err := h.Upgrade(ctx, o.Name, o.Namespace, o.Values); err != nil {

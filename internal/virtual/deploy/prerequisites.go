@@ -1,6 +1,8 @@
 package deploy
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	"github.com/clustersync/clustersync/internal/virtual/config"
 )
 
 // hostKind is a kind of the chart's objects that Kubernetes itself does not
@@ -50,4 +55,32 @@ func CheckHostKinds(host kubernetes.Interface, values map[string]any) error {
 		}
 	}
 	return nil
+}
+
+// CheckHostNamespaces returns an error naming each host namespace the
+// values of virtual cluster name (installed in host namespace namespace)
+// name beyond its own (config.Config.OtherHostNamespaces) that host does
+// not have, with the key that names it and the command that makes it: the
+// chart gives the syncer a Role there, which Helm cannot create in a
+// missing namespace.
+func CheckHostNamespaces(ctx context.Context, host kubernetes.Interface, name, namespace string, values map[string]any) error {
+	raw, err := yaml.Marshal(values)
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Parse(raw)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, u := range cfg.OtherHostNamespaces(name, namespace) {
+		_, err := host.CoreV1().Namespaces().Get(ctx, u.Namespace, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			errs = append(errs, fmt.Errorf("%s: host namespace %s does not exist; create it first (kubectl create namespace %s)", u.Key, u.Namespace, u.Namespace))
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s: read host namespace %s: %w", u.Key, u.Namespace, err))
+		}
+	}
+	return errors.Join(errs...)
 }
