@@ -80,7 +80,7 @@ func splitKey(s string) types.NamespacedName {
 // selector (its EndpointSlices say where it leads), headless when from is
 // or when headless is set, annotated with where it comes from.
 func ReplicaService(from *corev1.Service, to types.NamespacedName, headless bool, labels map[string]string) *corev1.Service {
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: to.Name, Namespace: to.Namespace, Labels: labels,
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: to.Name, Namespace: to.Namespace, Labels: maps.Clone(labels),
 		Annotations: map[string]string{AnnotationReplicatedFrom: from.Namespace + "/" + from.Name}}}
 	for _, p := range from.Spec.Ports {
 		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: p.Name, Protocol: p.Protocol, Port: p.Port, AppProtocol: p.AppProtocol,
