@@ -1019,3 +1019,16 @@ func TestOtherHostNamespaces(t *testing.T) {
 		t.Errorf("OtherHostNamespaces:\n got %v\nwant %v", got, want)
 	}
 }
+
+// The patches of a fromHost custom resource entry are noted as the other
+// fromHost patches are: a Pro feature of vCluster's.
+func TestFromHostCustomResourcePatchesNoted(t *testing.T) {
+	cfg, err := Parse([]byte("sync:\n  fromHost:\n    customResources:\n      gadgets.example.com:\n        enabled: true\n        patches: [{path: spec.x, expression: value}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.NoEffect()
+	if len(got) != 1 || got[0].Reason != ReasonPlatform || !strings.Contains(got[0].Path, "gadgets.example.com") {
+		t.Errorf("NoEffect %q, want the entry's patches with the Pro reason", got)
+	}
+}

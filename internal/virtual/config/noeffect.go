@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -62,6 +63,7 @@ func noEffectReasons() map[string]string {
 		"sync.fromHost.csiDrivers.patches":                                ReasonPlatform,
 		"sync.fromHost.csiStorageCapacities.patches":                      ReasonPlatform,
 		"sync.fromHost.volumeSnapshotClasses.patches":                     ReasonPlatform,
+		"sync.fromHost.customResources.*.patches":                         ReasonPlatform,
 		"controlPlane.distro.k3s":                                         ReasonDistro,
 		"controlPlane.distro.k0s":                                         ReasonDistro,
 		"controlPlane.distro.eks":                                         ReasonDistro,
@@ -118,20 +120,28 @@ func asClustersyncDoes() map[string]any {
 	}
 }
 
-// reasonFor returns why the vCluster key at path has no effect.
+// reasonFor returns why the vCluster key at path has no effect. An entry
+// of a map or list in path (customResources[widgets.example.com]) also
+// matches a table key that has "*" in its place, as vCluster's key list
+// writes it.
 func reasonFor(path string, reasons map[string]string) string {
-	for p := dottedPath(path); p != ""; {
-		if r, ok := reasons[p]; ok {
-			return r
+	for _, full := range []string{dottedPath(entryPattern().ReplaceAllString(path, ".*")), dottedPath(path)} {
+		for p := full; p != ""; {
+			if r, ok := reasons[p]; ok {
+				return r
+			}
+			i := strings.LastIndexByte(p, '.')
+			if i < 0 {
+				break
+			}
+			p = p[:i]
 		}
-		i := strings.LastIndexByte(p, '.')
-		if i < 0 {
-			break
-		}
-		p = p[:i]
 	}
 	return ReasonNotYet
 }
+
+// entryPattern matches the [key] of a map entry or list item in a path.
+func entryPattern() *regexp.Regexp { return regexp.MustCompile(`\[[^\]]*\]`) }
 
 // NoEffect lists the keys of the file that clustersync accepts and does
 // not act on, sorted by path, each with why: the vCluster keys that Parse
