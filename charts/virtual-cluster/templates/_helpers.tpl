@@ -164,3 +164,38 @@ controlPlane.statefulSet.probes.NAME's timing, nothing when it is off. */}}
   {{- end }}
 {{- end }}
 {{- end -}}
+
+{{/* A Role vc-NAME-SUFFIX with rules in host namespace .namespace other
+than the release's, and its RoleBinding to the control plane's
+ServiceAccount: a dict of root (the top context), namespace, suffix,
+comment (the lines above the Role, "# " added to the first) and rules. */}}
+{{- define "vc.otherNamespaceRole" -}}
+{{- $r := .root }}
+---
+# {{ .comment }}
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: vc-{{ $r.Release.Name }}-{{ .suffix }}
+  namespace: {{ .namespace }}
+  labels:
+    {{- include "vc.labels" $r | nindent 4 }}
+rules:
+  {{- toYaml .rules | nindent 2 }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: vc-{{ $r.Release.Name }}-{{ .suffix }}
+  namespace: {{ .namespace }}
+  labels:
+    {{- include "vc.labels" $r | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: vc-{{ $r.Release.Name }}-{{ .suffix }}
+subjects:
+  - kind: ServiceAccount
+    name: {{ include "vc.serviceAccountName" $r }}
+    namespace: {{ $r.Release.Namespace }}
+{{- end -}}
