@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // vclusterKeysJSON is vcluster-keys.json: every key of every vCluster
@@ -48,58 +50,12 @@ func (k *VClusterKeys) Values(release string) map[string]any {
 		if !has(k.Releases, d.in, release) {
 			continue
 		}
-		setKeys(doc, d.path, deepCopy(d.value))
+		// A copy (SetNestedField's): what Values returns can be changed
+		// without changing the defaults. The defaults of one release never
+		// put a value where another has keys, so no error can come.
+		_ = unstructured.SetNestedField(doc, d.value, d.path...)
 	}
 	return doc
-}
-
-// setKeys sets the path of keys segs (at least one) in the document doc
-// to v, making the objects on the way.
-func setKeys(doc map[string]any, segs []string, v any) {
-	for _, s := range segs[:len(segs)-1] {
-		next, ok := doc[s].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			doc[s] = next
-		}
-		doc = next
-	}
-	doc[segs[len(segs)-1]] = v
-}
-
-// getKeys returns the value at the path of keys segs in the document v,
-// and whether it is there.
-func getKeys(v any, segs []string) (any, bool) {
-	for _, s := range segs {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if v, ok = m[s]; !ok {
-			return nil, false
-		}
-	}
-	return v, true
-}
-
-// deepCopy copies a generic value (maps and lists anew), so that what
-// Values returns can be changed without changing the defaults.
-func deepCopy(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			out[k] = deepCopy(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = deepCopy(x)
-		}
-		return out
-	}
-	return v
 }
 
 // VClusterKeys is what vCluster's releases say of their configuration

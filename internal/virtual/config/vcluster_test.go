@@ -8,11 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
 
 // setPath sets the dotted path p in the document doc to v.
-func setPath(doc map[string]any, p string, v any) { setKeys(doc, strings.Split(p, "."), v) }
+func setPath(doc map[string]any, p string, v any) {
+	_ = unstructured.SetNestedField(doc, v, strings.Split(p, ".")...)
+}
 
 // Every vCluster release's own values.yaml — the file each `vcluster
 // create` starts from — parses, and sets no key to other than its
