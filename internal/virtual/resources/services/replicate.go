@@ -99,11 +99,7 @@ func ReplicaService(from *corev1.Service, to types.NamespacedName, headless bool
 func ReplicaSlices(src []discoveryv1.EndpointSlice, to types.NamespacedName, labels map[string]string) []discoveryv1.EndpointSlice {
 	out := make([]discoveryv1.EndpointSlice, 0, len(src))
 	for _, s := range src {
-		l := maps.Clone(labels)
-		l[discoveryv1.LabelServiceName] = to.Name
-		l[discoveryv1.LabelManagedBy] = ReplicationManager
-		rs := discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: sliceName(to.Name, s.Name), Namespace: to.Namespace, Labels: l},
-			AddressType: s.AddressType, Ports: slices.Clone(s.Ports)}
+		rs := discoveryv1.EndpointSlice{ObjectMeta: replicaSliceMeta(to, s.Name, labels), AddressType: s.AddressType, Ports: slices.Clone(s.Ports)}
 		for _, e := range s.Endpoints {
 			rs.Endpoints = append(rs.Endpoints, discoveryv1.Endpoint{Addresses: slices.Clone(e.Addresses), Conditions: e.Conditions, Hostname: e.Hostname})
 		}
@@ -115,19 +111,25 @@ func ReplicaSlices(src []discoveryv1.EndpointSlice, to types.NamespacedName, lab
 // ClusterIPSlice is the EndpointSlice of the replica Service to of a host
 // Service with a cluster IP: that address, on each of svc's ports.
 func ClusterIPSlice(svc *corev1.Service, to types.NamespacedName, labels map[string]string) discoveryv1.EndpointSlice {
-	l := maps.Clone(labels)
-	l[discoveryv1.LabelServiceName] = to.Name
-	l[discoveryv1.LabelManagedBy] = ReplicationManager
 	family := discoveryv1.AddressTypeIPv4
 	if strings.Contains(svc.Spec.ClusterIP, ":") {
 		family = discoveryv1.AddressTypeIPv6
 	}
-	s := discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: sliceName(to.Name, "cluster-ip"), Namespace: to.Namespace, Labels: l},
-		AddressType: family, Endpoints: []discoveryv1.Endpoint{{Addresses: []string{svc.Spec.ClusterIP}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}}}
+	s := discoveryv1.EndpointSlice{ObjectMeta: replicaSliceMeta(to, "cluster-ip", labels), AddressType: family, Endpoints: []discoveryv1.Endpoint{{Addresses: []string{svc.Spec.ClusterIP}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}}}
 	for _, p := range svc.Spec.Ports {
 		s.Ports = append(s.Ports, discoveryv1.EndpointPort{Name: ptr.To(p.Name), Protocol: ptr.To(p.Protocol), Port: ptr.To(p.Port), AppProtocol: p.AppProtocol})
 	}
 	return s
+}
+
+// replicaSliceMeta is the metadata of the replica slice of Service to
+// that stands for source src: its name (sliceName), labels with the
+// Service's name and ReplicationManager.
+func replicaSliceMeta(to types.NamespacedName, src string, labels map[string]string) metav1.ObjectMeta {
+	l := maps.Clone(labels)
+	l[discoveryv1.LabelServiceName] = to.Name
+	l[discoveryv1.LabelManagedBy] = ReplicationManager
+	return metav1.ObjectMeta{Name: sliceName(to.Name, src), Namespace: to.Namespace, Labels: l}
 }
 
 // sliceName is the name of the replica slice of source slice src of the
@@ -142,10 +144,11 @@ func sliceName(service, src string) string {
 	return service + suffix
 }
 
-// side is one cluster of a replication: where its Services and
-// EndpointSlices are read (a cache) and written.
+// side is one cluster of a replication: the cache its Services and
+// EndpointSlices are watched and read through, and the client they are
+// written with.
 type side struct {
-	read  client.Reader
+	cache cache.Cache
 	write client.Client
 }
 
@@ -185,55 +188,46 @@ type ReplicationOptions struct {
 // EndpointSlices through hostCache (the fromHost source namespaces too)
 // and writes tenant ones.
 func RegisterReplication(mgr ctrl.Manager, hostCache cache.Cache, hostClient client.Client, s *syncer.Context, o ReplicationOptions) error {
-	virtual := side{read: mgr.GetCache(), write: mgr.GetClient()}
-	host := side{read: hostCache, write: hostClient}
+	virtual := side{cache: mgr.GetCache(), write: mgr.GetClient()}
+	host := side{cache: hostCache, write: hostClient}
 	for _, dir := range []struct {
 		name     string
 		entries  []Replication
 		from, to side
-		fromC    cache.Cache
-		toC      cache.Cache
 		labels   map[string]string
 		toHost   bool
 	}{
-		{"toHost", o.ToHost, virtual, host, mgr.GetCache(), hostCache, map[string]string{LabelReplicatedBy: o.VCluster}, true},
-		{"fromHost", o.FromHost, host, virtual, hostCache, mgr.GetCache(), map[string]string{fromhost.Label: "true"}, false},
+		{"toHost", o.ToHost, virtual, host, map[string]string{LabelReplicatedBy: o.VCluster}, true},
+		{"fromHost", o.FromHost, host, virtual, map[string]string{fromhost.Label: "true"}, false},
 	} {
 		if len(dir.entries) == 0 {
 			continue
 		}
 		r := &replicator{s: s, from: dir.from, to: dir.to, byFrom: map[types.NamespacedName]Replication{}, labels: dir.labels, toHost: dir.toHost,
 			restrict: dir.toHost && o.RestrictAddresses}
-		byTo := map[types.NamespacedName]types.NamespacedName{}
+		// The entry (its From) of a Service or EndpointSlice of either side.
+		fromOf, toOf := map[types.NamespacedName]types.NamespacedName{}, map[types.NamespacedName]types.NamespacedName{}
 		for _, e := range dir.entries {
 			r.byFrom[e.From] = e
-			byTo[e.To] = e.From
+			fromOf[e.From], toOf[e.To] = e.From, e.From
 		}
-		ofFrom := func(_ context.Context, o client.Object) []reconcile.Request {
-			key := client.ObjectKeyFromObject(o)
-			if sl, ok := o.(*discoveryv1.EndpointSlice); ok {
-				key.Name = sl.Labels[discoveryv1.LabelServiceName]
-			}
-			if _, ok := r.byFrom[key]; ok {
-				return []reconcile.Request{{NamespacedName: key}}
-			}
-			return nil
-		}
-		ofTo := func(_ context.Context, o client.Object) []reconcile.Request {
-			key := client.ObjectKeyFromObject(o)
-			if sl, ok := o.(*discoveryv1.EndpointSlice); ok {
-				key.Name = sl.Labels[discoveryv1.LabelServiceName]
-			}
-			if from, ok := byTo[key]; ok {
-				return []reconcile.Request{{NamespacedName: from}}
-			}
-			return nil
+		entryOf := func(index map[types.NamespacedName]types.NamespacedName) handler.EventHandler {
+			return handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+				key := client.ObjectKeyFromObject(o)
+				if sl, ok := o.(*discoveryv1.EndpointSlice); ok {
+					key.Name = sl.Labels[discoveryv1.LabelServiceName]
+				}
+				if from, ok := index[key]; ok {
+					return []reconcile.Request{{NamespacedName: from}}
+				}
+				return nil
+			})
 		}
 		b := ctrl.NewControllerManagedBy(mgr).Named("replicate-services-" + dir.name).
-			WatchesRawSource(source.Kind(dir.fromC, client.Object(&corev1.Service{}), handler.EnqueueRequestsFromMapFunc(ofFrom))).
-			WatchesRawSource(source.Kind(dir.fromC, client.Object(&discoveryv1.EndpointSlice{}), handler.EnqueueRequestsFromMapFunc(ofFrom))).
-			WatchesRawSource(source.Kind(dir.toC, client.Object(&corev1.Service{}), handler.EnqueueRequestsFromMapFunc(ofTo))).
-			WatchesRawSource(source.Kind(dir.toC, client.Object(&discoveryv1.EndpointSlice{}), handler.EnqueueRequestsFromMapFunc(ofTo)))
+			WatchesRawSource(source.Kind(dir.from.cache, client.Object(&corev1.Service{}), entryOf(fromOf))).
+			WatchesRawSource(source.Kind(dir.from.cache, client.Object(&discoveryv1.EndpointSlice{}), entryOf(fromOf))).
+			WatchesRawSource(source.Kind(dir.to.cache, client.Object(&corev1.Service{}), entryOf(toOf))).
+			WatchesRawSource(source.Kind(dir.to.cache, client.Object(&discoveryv1.EndpointSlice{}), entryOf(toOf)))
 		if err := b.Complete(r); err != nil {
 			return fmt.Errorf("networking.replicateServices.%s: %w", dir.name, err)
 		}
@@ -249,12 +243,12 @@ func (r *replicator) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		return ctrl.Result{}, nil
 	}
 	var from corev1.Service
-	ferr := r.from.read.Get(ctx, e.From, &from)
+	ferr := r.from.cache.Get(ctx, e.From, &from)
 	if ferr != nil && !apierrors.IsNotFound(ferr) {
 		return ctrl.Result{}, ferr
 	}
 	var cur corev1.Service
-	cerr := r.to.read.Get(ctx, e.To, &cur)
+	cerr := r.to.cache.Get(ctx, e.To, &cur)
 	if cerr != nil && !apierrors.IsNotFound(cerr) {
 		return ctrl.Result{}, cerr
 	}
@@ -341,7 +335,7 @@ func (r *replicator) wantedSlices(ctx context.Context, from *corev1.Service, e R
 		return []discoveryv1.EndpointSlice{ClusterIPSlice(from, e.To, r.labels)}, nil
 	}
 	var src discoveryv1.EndpointSliceList
-	if err := r.from.read.List(ctx, &src, client.InNamespace(from.Namespace), client.MatchingLabels{discoveryv1.LabelServiceName: from.Name}); err != nil {
+	if err := r.from.cache.List(ctx, &src, client.InNamespace(from.Namespace), client.MatchingLabels{discoveryv1.LabelServiceName: from.Name}); err != nil {
 		return nil, err
 	}
 	return ReplicaSlices(src.Items, e.To, r.labels), nil
@@ -351,44 +345,41 @@ func (r *replicator) wantedSlices(ctx context.Context, from *corev1.Service, e R
 // and deletes (only slices it made: ReplicationManager).
 func (r *replicator) keepSlices(ctx context.Context, svc *corev1.Service, e Replication, want []discoveryv1.EndpointSlice) error {
 	var cur discoveryv1.EndpointSliceList
-	if err := r.to.read.List(ctx, &cur, client.InNamespace(e.To.Namespace),
+	if err := r.to.cache.List(ctx, &cur, client.InNamespace(e.To.Namespace),
 		client.MatchingLabels{discoveryv1.LabelServiceName: e.To.Name, discoveryv1.LabelManagedBy: ReplicationManager}); err != nil {
 		return err
 	}
+	wanted := map[string]discoveryv1.AddressType{}
+	for _, w := range want {
+		wanted[w.Name] = w.AddressType
+	}
+	// Gone first: slices no longer wanted, and those whose address type
+	// changed (it cannot change in place; they are made anew below).
 	have := map[string]*discoveryv1.EndpointSlice{}
 	for i := range cur.Items {
-		have[cur.Items[i].Name] = &cur.Items[i]
+		c := &cur.Items[i]
+		if t, ok := wanted[c.Name]; ok && t == c.AddressType {
+			have[c.Name] = c
+			continue
+		}
+		if err := r.to.write.Delete(ctx, c); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("%s: delete EndpointSlice %s/%s: %w", e.Key, c.Namespace, c.Name, err)
+		}
 	}
 	owner := metav1.OwnerReference{APIVersion: "v1", Kind: "Service", Name: svc.Name, UID: svc.UID}
 	for _, w := range want {
 		w.OwnerReferences = []metav1.OwnerReference{owner}
 		c, ok := have[w.Name]
-		delete(have, w.Name)
 		switch {
 		case !ok:
 			if err := r.to.write.Create(ctx, &w); err != nil && !apierrors.IsAlreadyExists(err) {
 				return fmt.Errorf("%s: create EndpointSlice %s/%s: %w", e.Key, w.Namespace, w.Name, err)
 			}
-		case !equality.Semantic.DeepEqual(c.Endpoints, w.Endpoints) || !equality.Semantic.DeepEqual(c.Ports, w.Ports) || c.AddressType != w.AddressType:
+		case !equality.Semantic.DeepEqual(c.Endpoints, w.Endpoints) || !equality.Semantic.DeepEqual(c.Ports, w.Ports):
 			w.ResourceVersion = c.ResourceVersion
-			if c.AddressType != w.AddressType {
-				if err := r.to.write.Delete(ctx, c); client.IgnoreNotFound(err) != nil {
-					return err
-				}
-				w.ResourceVersion = ""
-				if err := r.to.write.Create(ctx, &w); err != nil {
-					return err
-				}
-				continue
-			}
 			if err := r.to.write.Update(ctx, &w); err != nil {
 				return fmt.Errorf("%s: update EndpointSlice %s/%s: %w", e.Key, w.Namespace, w.Name, err)
 			}
-		}
-	}
-	for _, stale := range have {
-		if err := r.to.write.Delete(ctx, stale); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("%s: delete EndpointSlice %s/%s: %w", e.Key, stale.Namespace, stale.Name, err)
 		}
 	}
 	return nil
