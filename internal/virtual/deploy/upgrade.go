@@ -60,7 +60,7 @@ func Upgrade(ctx context.Context, host kubernetes.Interface, h *Helm, o UpgradeO
 	if err != nil {
 		return err
 	}
-	if err := deleteReplicas(ctx, host, o.Name, services.Replications("networking.replicateServices.toHost", cfg.Networking.ReplicateServices.ToHost)); err != nil {
+	if err := deleteReplicas(ctx, host, o.Name, services.ReplicationOptionsOf(cfg, o.Name).ToHost); err != nil {
 		return err
 	}
 	w := o.Wait

@@ -641,22 +641,19 @@ func hostCacheOf(env Env, o cache.Options) (cache.Cache, error) {
 // registerReplicateServices runs networking.replicateServices through a
 // host cache of the host namespaces its entries name.
 func registerReplicateServices(_ context.Context, env Env) error {
-	rs := env.Config.Networking.ReplicateServices
-	toHost := services.Replications("networking.replicateServices.toHost", rs.ToHost)
-	fromHost := services.Replications("networking.replicateServices.fromHost", rs.FromHost)
+	o := services.ReplicationOptionsOf(env.Config, env.Syncer.Translator.VCluster)
 	namespaces := map[string]cache.Config{}
-	for _, e := range toHost {
+	for _, e := range o.ToHost {
 		namespaces[e.To.Namespace] = cache.Config{}
 	}
-	for _, e := range fromHost {
+	for _, e := range o.FromHost {
 		namespaces[e.From.Namespace] = cache.Config{}
 	}
 	hostCache, err := hostCacheOf(env, cache.Options{DefaultNamespaces: namespaces})
 	if err != nil {
 		return fmt.Errorf("networking.replicateServices: %w", err)
 	}
-	return services.RegisterReplication(env.Manager, hostCache, env.Host.GetClient(), env.Syncer, services.ReplicationOptions{
-		VCluster: env.Syncer.Translator.VCluster, ToHost: toHost, FromHost: fromHost, RestrictAddresses: env.Config.Policies.Isolation.Endpoints})
+	return services.RegisterReplication(env.Manager, hostCache, env.Host.GetClient(), env.Syncer, o)
 }
 
 // registerCSIStorageCapacities keeps read-only copies of the host's

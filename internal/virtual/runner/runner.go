@@ -270,10 +270,8 @@ func Run(ctx context.Context, o Options) error {
 	}
 	// Replicas of networking.replicateServices entries removed since the
 	// last start (in the host namespaces the syncer may still write).
-	rs := o.Config.Networking.ReplicateServices
-	ro := services.ReplicationOptions{VCluster: tr.VCluster, ToHost: services.Replications("networking.replicateServices.toHost", rs.ToHost),
-		FromHost: services.Replications("networking.replicateServices.fromHost", rs.FromHost)}
-	if deleted, err := services.DeleteStaleReplicas(ctx, hc, hc, vc, tr.VCluster, ro.WrittenNamespaces(tr.HostNamespace), ro); err != nil {
+	ro := services.ReplicationOptionsOf(o.Config, tr.VCluster)
+	if deleted, err := services.DeleteStaleReplicas(ctx, hc, vc, ro.WrittenNamespaces(tr.HostNamespace), ro); err != nil {
 		return err
 	} else if len(deleted) > 0 {
 		o.Log.Info("deleted the replicas of networking.replicateServices entries removed", "deleted", deleted)

@@ -181,6 +181,16 @@ type ReplicationOptions struct {
 	RestrictAddresses bool
 }
 
+// ReplicationOptionsOf are the ReplicationOptions of configuration cfg of
+// virtual cluster vcluster: its networking.replicateServices entries and
+// policies.isolation.endpoints.
+func ReplicationOptionsOf(cfg *config.Config, vcluster string) ReplicationOptions {
+	rs := cfg.Networking.ReplicateServices
+	return ReplicationOptions{VCluster: vcluster, RestrictAddresses: cfg.Policies.Isolation.Endpoints,
+		ToHost:   Replications("networking.replicateServices.toHost", rs.ToHost),
+		FromHost: Replications("networking.replicateServices.fromHost", rs.FromHost)}
+}
+
 // RegisterReplication adds the controllers of networking.replicateServices
 // to mgr: toHost reads the tenant's Services and EndpointSlices and writes
 // host ones through hostCache (which must watch the toHost target
@@ -412,15 +422,13 @@ func StaleReplicas(list []corev1.Service, entries []Replication) []corev1.Servic
 	return out
 }
 
-// DeleteStaleReplicas deletes the replicas of virtual cluster vcluster
+// DeleteStaleReplicas deletes the replicas of virtual cluster o.VCluster
 // that o's entries no longer stand for: toHost replicas (host Services
-// labelled LabelReplicatedBy=vcluster) in each of namespaces, read with
-// hostReader and deleted with hostWriter, and fromHost replicas (tenant
-// Services labelled fromhost.Label and annotated AnnotationReplicatedFrom)
-// through virtual; nil virtual skips the tenant's. It returns the
-// deleted Services as "namespace/name", host ones first.
-func DeleteStaleReplicas(ctx context.Context, hostReader client.Reader, hostWriter client.Writer, virtual client.Client,
-	vcluster string, namespaces []string, o ReplicationOptions) ([]string, error) {
+// labelled LabelReplicatedBy) in each of namespaces, through host, and
+// fromHost replicas (tenant Services labelled fromhost.Label and annotated
+// AnnotationReplicatedFrom) through virtual. It returns the deleted
+// Services as "namespace/name", host ones first.
+func DeleteStaleReplicas(ctx context.Context, host, virtual client.Client, namespaces []string, o ReplicationOptions) ([]string, error) {
 	var deleted []string
 	remove := func(w client.Writer, stale []corev1.Service) error {
 		for i := range stale {
@@ -434,15 +442,12 @@ func DeleteStaleReplicas(ctx context.Context, hostReader client.Reader, hostWrit
 	}
 	for _, ns := range namespaces {
 		var list corev1.ServiceList
-		if err := hostReader.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{LabelReplicatedBy: vcluster}); err != nil {
-			return deleted, fmt.Errorf("list the replicated Services of %s in host namespace %s: %w", vcluster, ns, err)
+		if err := host.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{LabelReplicatedBy: o.VCluster}); err != nil {
+			return deleted, fmt.Errorf("list the replicated Services of %s in host namespace %s: %w", o.VCluster, ns, err)
 		}
-		if err := remove(hostWriter, StaleReplicas(list.Items, o.ToHost)); err != nil {
+		if err := remove(host, StaleReplicas(list.Items, o.ToHost)); err != nil {
 			return deleted, err
 		}
-	}
-	if virtual == nil {
-		return deleted, nil
 	}
 	var list corev1.ServiceList
 	if err := virtual.List(ctx, &list, client.MatchingLabels{fromhost.Label: "true"}); err != nil {
