@@ -339,7 +339,7 @@ func demoInHost(ctx context.Context, t *demoTimer, home string, host *hostcluste
 		}
 	} else {
 		t.step("creating virtual cluster %s in host namespace %s (charts/virtual-cluster)", vc.name, vc.hostNamespace)
-		vals, _, err := deploy.Values(nil, nil)
+		vals, cfg, err := deploy.Values(nil, nil)
 		if err != nil {
 			return vc, err
 		}
@@ -349,7 +349,7 @@ func demoInHost(ctx context.Context, t *demoTimer, home string, host *hostcluste
 			return errors.Join(err, os.Remove(vc.kubeconfig))
 		})
 		if _, err := deploy.Create(ctx, hc.client, hc.helm, deploy.CreateOptions{
-			Name: vc.name, Namespace: vc.hostNamespace, Values: vals, Wait: deploy.WaitOptions{Timeout: 5 * time.Minute, ImageFix: localImageFix}}); err != nil {
+			Name: vc.name, Namespace: vc.hostNamespace, Values: vals, Config: cfg, Wait: deploy.WaitOptions{Timeout: 5 * time.Minute, ImageFix: localImageFix}}); err != nil {
 			return vc, err
 		}
 	}

@@ -194,7 +194,7 @@ The host is --host-kubeconfig, else $KUBECONFIG, else the local host of
 			ns := hostNamespace(name, o.namespace)
 			fmt.Fprintf(out, "Creating virtual cluster %s in host namespace %s (host kubeconfig %s)...\n", name, ns, hostKubeconfig)
 			created, err := deploy.Create(cmd.Context(), host.client, host.helm, deploy.CreateOptions{
-				Name: name, Namespace: ns, Values: vals, Wait: wait,
+				Name: name, Namespace: ns, Values: vals, Config: cfg, Wait: wait,
 			})
 			if err != nil {
 				return err
@@ -741,7 +741,7 @@ $CLUSTERSYNC_HOME/virtual/NAME/config.yaml, then virtual stop and start.`,
 			start := time.Now()
 			fmt.Fprintf(out, "Upgrading virtual cluster %s in host namespace %s...\n", name, ns)
 			if err := deploy.Upgrade(cmd.Context(), host.client, host.helm, deploy.UpgradeOptions{
-				Name: name, Namespace: ns, Values: vals, Wait: wait,
+				Name: name, Namespace: ns, Values: vals, Config: cfg, Wait: wait,
 			}); err != nil {
 				return err
 			}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 	"github.com/clustersync/clustersync/internal/virtual/instance"
 )
@@ -32,8 +33,10 @@ type CreateOptions struct {
 	Name string
 	// Namespace is the host namespace, created when missing.
 	Namespace string
-	// Values are the chart values, checked (see Values).
+	// Values are the chart values, checked, and Config the configuration
+	// they are, as Values returns both.
 	Values map[string]any
+	Config *config.Config
 	// Wait says how to wait for the control plane to become ready.
 	Wait WaitOptions
 }
@@ -61,10 +64,10 @@ func Create(ctx context.Context, host kubernetes.Interface, h *Helm, o CreateOpt
 	if _, err := h.Get(o.Name, o.Namespace); err == nil {
 		return nil, fmt.Errorf("virtual cluster %s exists already in host namespace %s; delete it first (`clustersync virtual delete %s -n %s`)", o.Name, o.Namespace, o.Name, o.Namespace)
 	}
-	if err := CheckHostKinds(host, o.Values); err != nil {
+	if err := CheckHostKinds(host, o.Config); err != nil {
 		return nil, err
 	}
-	if err := CheckHostNamespaces(ctx, host, o.Name, o.Namespace, o.Values); err != nil {
+	if err := CheckHostNamespaces(ctx, host, o.Name, o.Namespace, o.Config); err != nil {
 		return nil, err
 	}
 	created, err := instance.EnsureNamespace(ctx, host, o.Namespace, map[string]string{LabelCreatedFor: o.Name})

@@ -173,16 +173,16 @@ func TestInstallPolicies(t *testing.T) {
 	// Prometheus Operator's kind; with its CRD, an upgrade makes
 	// ServiceMonitor vc-NAME, labelled with the file's release, selecting
 	// the API server's Service and not the headless one.
-	smVals, _, err := Values(nil, []string{"controlPlane.serviceMonitor.enabled=true", "controlPlane.serviceMonitor.labels.release=prometheus"})
+	smVals, smCfg, err := Values(nil, []string{"controlPlane.serviceMonitor.enabled=true", "controlPlane.serviceMonitor.labels.release=prometheus"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckHostKinds(kube, smVals); err == nil ||
+	if err := CheckHostKinds(kube, smCfg); err == nil ||
 		!strings.Contains(err.Error(), "controlPlane.serviceMonitor.enabled: the host does not serve monitoring.coreos.com/v1 servicemonitors; install the Prometheus Operator's CRDs") {
 		t.Errorf("a ServiceMonitor on a host without the kind: %v", err)
 	}
 	testenv.InstallCRDs(t, host.Config, time.Minute, testenv.ServiceMonitorCRD())
-	if err := CheckHostKinds(kube, smVals); err != nil {
+	if err := CheckHostKinds(kube, smCfg); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := NewHelm(host.Kubeconfig, nil).Upgrade(ctx, name, ns, smVals); err != nil {
@@ -210,13 +210,13 @@ func TestInstallPolicies(t *testing.T) {
 
 	// A host namespace the values name beyond the cluster's own must
 	// exist: the chart puts a Role there.
-	nsVals, _, err := Values(nil, []string{"networking.replicateServices.toHost[0].from=default/web",
+	_, nsCfg, err := Values(nil, []string{"networking.replicateServices.toHost[0].from=default/web",
 		"networking.replicateServices.toHost[0].to=team-shared/web", "networking.replicateServices.fromHost[0].from=default/kubernetes",
 		"networking.replicateServices.fromHost[0].to=host/kubernetes"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = CheckHostNamespaces(ctx, kube, name, ns, nsVals)
+	err = CheckHostNamespaces(ctx, kube, name, ns, nsCfg)
 	if err == nil || err.Error() != "networking.replicateServices.toHost[0].to: host namespace team-shared does not exist; create it first (kubectl create namespace team-shared)" {
 		t.Errorf("a missing host namespace: %v", err)
 	}

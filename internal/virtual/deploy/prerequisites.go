@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
 
 	"github.com/clustersync/clustersync/internal/virtual/config"
 )
@@ -19,8 +16,10 @@ import (
 // hostKind is a kind of the chart's objects that Kubernetes itself does not
 // serve, installed on the host by another project.
 type hostKind struct {
-	// Key is the values key (a dotted path to a boolean) that asks for it.
+	// Key is the configuration key that asks for it; On tells whether a
+	// configuration does.
 	Key string
+	On  func(*config.Config) bool
 	// GroupVersion and Resource name the kind, e.g. monitoring.coreos.com/v1
 	// servicemonitors.
 	GroupVersion, Resource string
@@ -31,19 +30,19 @@ type hostKind struct {
 // hostKinds lists the kinds the chart creates only when the values ask.
 func hostKinds() []hostKind {
 	return []hostKind{{
-		Key: "controlPlane.serviceMonitor.enabled", GroupVersion: "monitoring.coreos.com/v1", Resource: "servicemonitors",
+		Key: "controlPlane.serviceMonitor.enabled", On: func(c *config.Config) bool { return c.ControlPlane.ServiceMonitor.Enabled },
+		GroupVersion: "monitoring.coreos.com/v1", Resource: "servicemonitors",
 		Fix: "install the Prometheus Operator's CRDs (https://prometheus-operator.dev/docs/getting-started/installation/), or set controlPlane.serviceMonitor.enabled=false",
 	}}
 }
 
-// CheckHostKinds returns an error naming the values key and the fix when
-// values ask the chart for a kind (hostKinds) that host does not serve, so
-// that `virtual create` and `upgrade` stop before Helm installs anything;
+// CheckHostKinds returns an error naming the key and the fix when cfg
+// asks the chart for a kind (hostKinds) that host does not serve, so that
+// `virtual create` and `upgrade` stop before Helm installs anything;
 // discovery errors other than not found are returned as they are.
-func CheckHostKinds(host kubernetes.Interface, values map[string]any) error {
+func CheckHostKinds(host kubernetes.Interface, cfg *config.Config) error {
 	for _, k := range hostKinds() {
-		on, _, _ := unstructured.NestedBool(values, strings.Split(k.Key, ".")...)
-		if !on {
+		if !k.On(cfg) {
 			continue
 		}
 		list, err := host.Discovery().ServerResourcesForGroupVersion(k.GroupVersion)
@@ -57,21 +56,13 @@ func CheckHostKinds(host kubernetes.Interface, values map[string]any) error {
 	return nil
 }
 
-// CheckHostNamespaces returns an error naming each host namespace the
-// values of virtual cluster name (installed in host namespace namespace)
-// name beyond its own (config.Config.OtherHostNamespaces) that host does
-// not have, with the key that names it and the command that makes it: the
-// chart gives the syncer a Role there, which Helm cannot create in a
-// missing namespace.
-func CheckHostNamespaces(ctx context.Context, host kubernetes.Interface, name, namespace string, values map[string]any) error {
-	raw, err := yaml.Marshal(values)
-	if err != nil {
-		return err
-	}
-	cfg, err := config.Parse(raw)
-	if err != nil {
-		return err
-	}
+// CheckHostNamespaces returns an error naming each host namespace that
+// cfg, the configuration of virtual cluster name installed in host
+// namespace namespace, names beyond its own (config.Config.OtherHostNamespaces)
+// and host does not have, with the key that names it and the command that
+// makes it: the chart gives the syncer a Role there, which Helm cannot
+// create in a missing namespace.
+func CheckHostNamespaces(ctx context.Context, host kubernetes.Interface, name, namespace string, cfg *config.Config) error {
 	var errs []error
 	for _, u := range cfg.OtherHostNamespaces(name, namespace) {
 		_, err := host.CoreV1().Namespaces().Get(ctx, u.Namespace, metav1.GetOptions{})

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
 )
 
 // UpgradeOptions describe a new configuration of an installed virtual
@@ -20,8 +19,10 @@ type UpgradeOptions struct {
 	// Name and Namespace name the virtual cluster (release) on the host.
 	Name, Namespace string
 	// Values are the new chart values, checked (see Values); they replace
-	// the old ones.
+	// the old ones. Config is the configuration they are, as Values
+	// returns both.
 	Values map[string]any
+	Config *config.Config
 	// Wait says how to wait for the new control plane pod
 	// (UpdatedRevision is set by Upgrade).
 	Wait WaitOptions
@@ -41,10 +42,10 @@ func Upgrade(ctx context.Context, host kubernetes.Interface, h *Helm, o UpgradeO
 	if _, err := h.Get(o.Name, o.Namespace); err != nil {
 		return fmt.Errorf("virtual cluster %s not found in host namespace %s (`clustersync virtual list`): %w", o.Name, o.Namespace, err)
 	}
-	if err := CheckHostKinds(host, o.Values); err != nil {
+	if err := CheckHostKinds(host, o.Config); err != nil {
 		return err
 	}
-	if err := CheckHostNamespaces(ctx, host, o.Name, o.Namespace, o.Values); err != nil {
+	if err := CheckHostNamespaces(ctx, host, o.Name, o.Namespace, o.Config); err != nil {
 		return err
 	}
 	if _, err := h.Upgrade(ctx, o.Name, o.Namespace, o.Values); err != nil {
@@ -52,15 +53,7 @@ func Upgrade(ctx context.Context, host kubernetes.Interface, h *Helm, o UpgradeO
 	}
 	// Replicas of removed networking.replicateServices.toHost entries in
 	// namespaces the new chart gives the syncer no Role in any more.
-	raw, err := yaml.Marshal(o.Values)
-	if err != nil {
-		return err
-	}
-	cfg, err := config.Parse(raw)
-	if err != nil {
-		return err
-	}
-	if err := deleteReplicas(ctx, host, o.Name, services.ReplicationOptionsOf(cfg, o.Name).ToHost); err != nil {
+	if err := deleteReplicas(ctx, host, o.Name, services.ReplicationOptionsOf(o.Config, o.Name).ToHost); err != nil {
 		return err
 	}
 	w := o.Wait
