@@ -48,33 +48,35 @@ The host namespace is --namespace, else $POD_NAMESPACE; the pod IP is $POD_IP.`,
 	f.StringVar(&o.configFile, "config", "/etc/clustersync/config.yaml", "virtual cluster configuration (the chart's values)")
 	_ = cmd.MarkPersistentFlagRequired("name")
 
-	options := func() (controlplane.PodOptions, error) {
+	options := func() (controlplane.PodOptions, *config.Config, error) {
 		cfg, err := config.Load(o.configFile)
 		if err != nil {
-			return controlplane.PodOptions{}, err
+			return controlplane.PodOptions{}, nil, err
 		}
 		po := podOptions(cfg, o.name, o.namespace, o.dir)
 		if po.Namespace == "" {
-			return po, fmt.Errorf("--namespace (or $POD_NAMESPACE) is required")
+			return po, nil, fmt.Errorf("--namespace (or $POD_NAMESPACE) is required")
 		}
 		if ext := cfg.ControlPlane.BackingStore.Etcd.External; ext.Enabled {
 			po.Etcd = &controlplane.ExternalEtcd{Endpoints: []string{ext.Endpoint}, TLS: controlplane.EtcdTLS{
 				CAFile: ext.TLS.CAFile, CertFile: ext.TLS.CertFile, KeyFile: ext.TLS.KeyFile,
 			}}
 		}
-		return po, nil
+		return po, cfg, nil
 	}
-	run := func(use, short string, fn func(*cobra.Command, controlplane.PodOptions) error) *cobra.Command {
+	// run is a component's command: fn gets the pod's options and the
+	// configuration they come from.
+	run := func(use, short string, fn func(*cobra.Command, controlplane.PodOptions, *config.Config) error) *cobra.Command {
 		return &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error {
-			po, err := options()
+			po, cfg, err := options()
 			if err != nil {
 				return err
 			}
-			return fn(cmd, po)
+			return fn(cmd, po, cfg)
 		}}
 	}
 	cmd.AddCommand(
-		run("init", "Prepare certificates and kubeconfigs; write host Secret vc-NAME", func(cmd *cobra.Command, po controlplane.PodOptions) error {
+		run("init", "Prepare certificates and kubeconfigs; write host Secret vc-NAME", func(cmd *cobra.Command, po controlplane.PodOptions, _ *config.Config) error {
 			cfg, err := rest.InClusterConfig()
 			if err != nil {
 				return err
@@ -90,30 +92,26 @@ The host namespace is --namespace, else $POD_NAMESPACE; the pod IP is $POD_IP.`,
 				po.Name, po.Dir, po.Namespace, controlplane.KubeconfigSecretName(po.Name))
 			return nil
 		}),
-		run("etcd", "Run the embedded etcd", func(_ *cobra.Command, po controlplane.PodOptions) error {
+		run("etcd", "Run the embedded etcd", func(_ *cobra.Command, po controlplane.PodOptions, _ *config.Config) error {
 			if po.Etcd != nil {
 				return fmt.Errorf("controlPlane.backingStore.etcd.external is enabled: the pod runs no etcd")
 			}
 			return controlplane.RunPodEtcd(ctrl.SetupSignalHandler(), po)
 		}),
-		run("kube-apiserver", "Run kube-apiserver (exec)", func(_ *cobra.Command, po controlplane.PodOptions) error {
+		run("kube-apiserver", "Run kube-apiserver (exec)", func(_ *cobra.Command, po controlplane.PodOptions, _ *config.Config) error {
 			args, err := controlplane.PodAPIServerArgs(po)
 			if err != nil {
 				return err
 			}
 			return execBinary("kube-apiserver", args)
 		}),
-		run("kube-controller-manager", "Run kube-controller-manager (exec)", func(_ *cobra.Command, po controlplane.PodOptions) error {
+		run("kube-controller-manager", "Run kube-controller-manager (exec)", func(_ *cobra.Command, po controlplane.PodOptions, _ *config.Config) error {
 			return execBinary("kube-controller-manager", controlplane.PodControllerManagerArgs(po))
 		}),
-		run("kube-scheduler", "Run kube-scheduler (exec), the virtual scheduler", func(_ *cobra.Command, po controlplane.PodOptions) error {
+		run("kube-scheduler", "Run kube-scheduler (exec), the virtual scheduler", func(_ *cobra.Command, po controlplane.PodOptions, _ *config.Config) error {
 			return execBinary("kube-scheduler", controlplane.PodSchedulerArgs(po))
 		}),
-		run("coredns", "Run the virtual cluster's DNS server (CoreDNS)", func(cmd *cobra.Command, po controlplane.PodOptions) error {
-			cfg, err := config.Load(o.configFile)
-			if err != nil {
-				return err
-			}
+		run("coredns", "Run the virtual cluster's DNS server (CoreDNS)", func(cmd *cobra.Command, po controlplane.PodOptions, cfg *config.Config) error {
 			do := dns.Options{Kubeconfig: controlplane.Layout{Dir: po.Dir}.AdminKubeconfig(),
 				ClusterDomain: cfg.Networking.Advanced.ClusterDomain, FallbackHostCluster: cfg.Networking.Advanced.FallbackHostCluster}
 			corefile, err := dns.Corefile(do)
