@@ -378,9 +378,9 @@ func Kinds() []Kind {
 			storagev1.SchemeGroupVersion.WithKind("CSIDriver")),
 		// Host ConfigMaps and Secrets that mappings.byName names, in any
 		// host namespace (the chart gives the syncer a Role in each).
-		fromHostMappedKind("configMaps", func(f config.FromHost) config.FromHostMapped { return f.ConfigMaps }, "configmaps",
+		fromHostMappedKind("configMaps", func(f config.FromHost) config.FromHostMapped { return f.ConfigMaps }, "ConfigMap",
 			func(h types.NamespacedName) bool { return h.Name == "kube-root-ca.crt" }),
-		fromHostMappedKind("secrets", func(f config.FromHost) config.FromHostMapped { return f.Secrets }, "secrets", nil),
+		fromHostMappedKind("secrets", func(f config.FromHost) config.FromHostMapped { return f.Secrets }, "Secret", nil),
 		{
 			// CSI drivers publish capacities in their own namespaces: every
 			// host namespace is read, the copies go to kube-system.
@@ -515,18 +515,19 @@ func fromHostAutoKind(key string, on func(config.FromHost) config.AutoSwitch, se
 	return k
 }
 
-// fromHostMappedKind is the row of a namespaced core kind (resource, e.g.
-// "configmaps") whose host objects sync.fromHost.<key>.mappings names are
+// fromHostMappedKind is the row of a namespaced core kind (e.g.
+// "ConfigMap") whose host objects sync.fromHost.<key>.mappings names are
 // copied read-only, through a host cache of the mapped namespaces; skip
 // names host objects never copied (nil: none). Its host-namespace rules
 // cover the "" and "/name" entries; the chart gives the syncer a Role in
 // each other mapped namespace (templates/role.yaml).
-func fromHostMappedKind(key string, of func(config.FromHost) config.FromHostMapped, resource string, skip func(types.NamespacedName) bool) Kind {
-	gvk := corev1.SchemeGroupVersion.WithKind(map[string]string{"configmaps": "ConfigMap", "secrets": "Secret"}[resource])
+func fromHostMappedKind(key string, of func(config.FromHost) config.FromHostMapped, kind string, skip func(types.NamespacedName) bool) Kind {
+	gvk := corev1.SchemeGroupVersion.WithKind(kind)
+	gvr, _ := meta.UnsafeGuessKindToResource(gvk)
 	return Kind{
 		Name: "fromHost " + key, Switch: "sync.fromHost." + key + ".enabled",
 		Enabled:   func(cfg *config.Config) bool { return of(cfg.Sync.FromHost).Enabled },
-		ReadRules: []rbacv1.PolicyRule{coreRule([]string{"get", "list", "watch"}, resource)},
+		ReadRules: []rbacv1.PolicyRule{coreRule([]string{"get", "list", "watch"}, gvr.Resource)},
 		Register: func(_ context.Context, env Env) error {
 			prefix := "sync.fromHost." + key
 			m, err := fromhost.ParseMappings(of(env.Config.Sync.FromHost).Mappings.ByName, env.Syncer.Translator.HostNamespace)
