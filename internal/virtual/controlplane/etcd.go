@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -63,14 +62,6 @@ func startEtcd(l Layout, clientPort, peerPort int, logOutput string, metrics *ur
 	}
 }
 
-// ownedEtcdFlags are the flags of etcd that clustersync sets and needs as
-// they are: its data, name and cluster, addresses, certificates and log.
-func ownedEtcdFlags() []string {
-	return []string{"data-dir", "wal-dir", "name", "initial-cluster", "initial-cluster-state", "initial-cluster-token",
-		"cert-file", "key-file", "trusted-ca-file", "client-cert-auth", "auto-tls", "peer-cert-file", "peer-key-file",
-		"peer-trusted-ca-file", "peer-client-cert-auth", "peer-auto-tls", "log-outputs", "logger", "config-file"}
-}
-
 // CheckEtcdArgs returns one problem per argument of args, extra flags of
 // the embedded etcd (controlPlane.backingStore.etcd.embedded.extraArgs),
 // that ApplyEtcdArgs refuses; each starts with the argument's index,
@@ -83,7 +74,7 @@ func CheckEtcdArgs(args []string) []string {
 // (https://etcd.io/docs/v3.6/op-guide/configuration/), into cfg, over what
 // cfg holds. It returns an error listing each argument, by its index,
 // that is not a flag of etcd, that gives a flag clustersync sets
-// (ownedEtcdFlags), or that etcd reads only from its own command line
+// (CheckExtraArgs' "etcd"), or that etcd reads only from its own command line
 // rather than from cfg (the URL lists, discovery, proxy and feature
 // flags), which would be ignored.
 func ApplyEtcdArgs(cfg *embed.Config, args []string) error {
@@ -98,21 +89,15 @@ func applyEtcdArgs(cfg *embed.Config, args []string) []string {
 	if len(args) == 0 {
 		return nil
 	}
-	var problems []string
-	index := map[string]int{}
-	for i, a := range args {
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		index[name] = i
-		switch {
-		case !strings.HasPrefix(a, "--") || name == "":
-			problems = append(problems, fmt.Sprintf("[%d]: %q is not a flag (--name=value)", i, a))
-		case slices.Contains(ownedEtcdFlags(), name):
-			problems = append(problems, fmt.Sprintf("[%d]: --%s is set by clustersync's embedded etcd, which needs it as it is", i, name))
-		}
-	}
-	if len(problems) > 0 {
+	if problems := CheckExtraArgs("etcd", args); len(problems) > 0 {
 		return problems
 	}
+	index := map[string]int{}
+	for i, a := range args {
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		index[name] = i
+	}
+	var problems []string
 	fs := flag.NewFlagSet("etcd", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	cfg.AddFlags(fs)

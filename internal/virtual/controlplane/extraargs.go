@@ -52,11 +52,15 @@ func ownedFlags() map[string][]string {
 		"controllerManager": append(slices.Clone(component), "controllers", "service-account-private-key-file", "root-ca-file",
 			"cluster-signing-cert-file", "cluster-signing-key-file"),
 		"scheduler": component,
+		// The embedded etcd's data, name and cluster, certificates and log.
+		"etcd": {"data-dir", "wal-dir", "name", "initial-cluster", "initial-cluster-token",
+			"cert-file", "key-file", "trusted-ca-file", "client-cert-auth", "auto-tls", "peer-cert-file", "peer-key-file",
+			"peer-trusted-ca-file", "peer-client-cert-auth", "peer-auto-tls", "log-outputs", "logger"},
 	}
 }
 
 // CheckExtraArgs returns one problem per extra argument of component
-// ("apiServer", "controllerManager" or "scheduler") that is not a flag
+// ("apiServer", "controllerManager", "scheduler" or "etcd") that is not a flag
 // (--name or --name=value) or gives a flag the control plane owns; each
 // names the argument's index and says why.
 func CheckExtraArgs(component string, args []string) []string {

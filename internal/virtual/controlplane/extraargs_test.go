@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"flag"
 	"slices"
 	"strings"
 	"testing"
@@ -35,10 +36,19 @@ func TestCheckExtraArgs(t *testing.T) {
 		}
 	}
 	// Every flag the components are started with that an extra argument may
-	// not give is one they are started with.
+	// not give is one they are started with; every one of the embedded
+	// etcd's is a flag of etcd's.
 	all := slices.Concat(apiServerArgs(Layout{}, Options{}, Ports{}, "", EtcdTLS{}), controllerManagerArgs(Layout{}, Ports{}, "", false), schedulerArgs(Layout{}, Ports{}, ""))
+	etcdFlags := flag.NewFlagSet("etcd", flag.ContinueOnError)
+	embed.NewConfig().AddFlags(etcdFlags)
 	for component, flags := range ownedFlags() {
 		for _, f := range flags {
+			if component == "etcd" {
+				if etcdFlags.Lookup(f) == nil {
+					t.Errorf("etcd: owned flag --%s is not a flag of etcd's", f)
+				}
+				continue
+			}
 			if f == "advertise-address" || f == "bind-address" {
 				continue
 			}
