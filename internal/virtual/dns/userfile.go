@@ -87,7 +87,8 @@ func UserCorefile(text string, o Options) (string, error) {
 			continue
 		}
 		args := d.firstLine()
-		indent := lines[d.tokens[0].Line-1][:len(lines[d.tokens[0].Line-1])-len(strings.TrimLeft(lines[d.tokens[0].Line-1], " \t"))]
+		at := d.tokens[0].Line - 1 // the directive's line, 0-based
+		indent := lines[at][:len(lines[at])-len(strings.TrimLeft(lines[at], " \t"))]
 		switch name {
 		case "health", "ready":
 			port, field := o.HealthPort, &health
@@ -99,7 +100,7 @@ func UserCorefile(text string, o Options) (string, error) {
 			switch {
 			case len(args) == 1 || args[1].Text == "{":
 				words := append([]string{name, want}, texts(args[1:])...)
-				replace[d.tokens[0].Line-1] = indent + strings.Join(words, " ")
+				replace[at] = indent + strings.Join(words, " ")
 			case args[1].Text != want && args[1].Text != "0.0.0.0"+want:
 				fail(d.tokens[0].Line, "%s listens on %s in clustersync's control plane pod (the coredns container's probe); write `%s` or `%s %s`", name, want, name, name, want)
 			}
@@ -111,9 +112,9 @@ func UserCorefile(text string, o Options) (string, error) {
 				replace[l] = strings.Replace(lines[l], vClusterKubeconfig, o.Kubeconfig, 1)
 			case i >= 0:
 			case args[len(args)-1].Text == "{":
-				replace[args[0].Line-1] = lines[args[0].Line-1] + "\n" + indent + "    kubeconfig " + o.Kubeconfig
+				replace[at] = lines[at] + "\n" + indent + "    kubeconfig " + o.Kubeconfig
 			default:
-				replace[args[0].Line-1] = indent + strings.Join(texts(args), " ") + " {\n" + indent + "    kubeconfig " + o.Kubeconfig + "\n" + indent + "}"
+				replace[at] = indent + strings.Join(texts(args), " ") + " {\n" + indent + "    kubeconfig " + o.Kubeconfig + "\n" + indent + "}"
 			}
 		}
 	}
