@@ -39,6 +39,7 @@ import (
 	"github.com/clustersync/clustersync/internal/images"
 	"github.com/clustersync/clustersync/internal/testenv"
 	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 	"github.com/clustersync/clustersync/internal/virtual/deploy"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
@@ -652,6 +653,18 @@ func controlPlanePod(t *testing.T, hostKubeconfig string, host client.Client, st
 	}) {
 		t.Errorf("no kube-apiserver runs with the extra flag --event-ttl=2h last (%v)", err)
 	}
+	// The embedded etcd runs with the file's extra flag: its metrics (on the
+	// health port the kubelet probes) report the 3 GiB quota.
+	testenv.Eventually(t, time.Minute, func() error {
+		body, err := httpGet(fmt.Sprintf("http://%s/metrics", net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(controlplane.PodEtcdHealthPort))))
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(body, "\netcd_server_quota_backend_bytes 3.221225472e+09\n") {
+			return fmt.Errorf("etcd's metrics lack the quota of --quota-backend-bytes=3221225472")
+		}
+		return nil
+	})
 	// The file's Corefile answers at the pod's DNS port: the team's git
 	// server from its hosts block, the virtual cluster's kubernetes
 	// Service through the kubeconfig clustersync gave its kubernetes

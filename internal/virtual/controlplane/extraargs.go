@@ -19,7 +19,7 @@ type ExtraArgs struct {
 	ControllerManager []string
 	// Scheduler are kube-scheduler's (the virtual scheduler).
 	Scheduler []string
-	// Etcd are the embedded etcd's (ApplyEtcdArgs): --snapshot-count of
+	// Etcd are the embedded etcd's (CheckEtcdArgs): --snapshot-count of
 	// snapshotCount, then extraArgs.
 	Etcd []string
 }

@@ -86,15 +86,20 @@ func TestEtcdArgs(t *testing.T) {
 			}
 		}
 	}
-	cfg := embed.NewConfig()
-	cfg.QuotaBackendBytes = 2 << 30
-	cfg.Dir = "/data/etcd"
-	if err := ApplyEtcdArgs(cfg, []string{"--snapshot-count=5000", "--max-request-bytes=3145728"}); err != nil {
+	// The flags change their fields only: clustersync's others (its
+	// certificates, log level, data folder, quota) stay.
+	l := Layout{Dir: "/data"}
+	cfg, err := etcdConfig(l, 2379, 2380, "stderr", nil, []string{"--snapshot-count=5000", "--max-request-bytes=3145728"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.SnapshotCount != 5000 || cfg.MaxRequestBytes != 3145728 || cfg.QuotaBackendBytes != 2<<30 || cfg.Dir != "/data/etcd" {
-		t.Errorf("after the flags: snapshot count %d, max request bytes %d, quota %d, dir %q; want the flags' and clustersync's others",
-			cfg.SnapshotCount, cfg.MaxRequestBytes, cfg.QuotaBackendBytes, cfg.Dir)
+	if cfg.SnapshotCount != 5000 || cfg.MaxRequestBytes != 3145728 || cfg.QuotaBackendBytes != 2<<30 || cfg.Dir != l.EtcdData() ||
+		cfg.ClientTLSInfo.CertFile != l.PKI("etcd-server.crt") || !cfg.ClientTLSInfo.ClientCertAuth || cfg.LogLevel != "warn" {
+		t.Errorf("after the flags: snapshot count %d, max request bytes %d, quota %d, dir %q, client TLS %+v, log level %q; want the flags' and clustersync's others",
+			cfg.SnapshotCount, cfg.MaxRequestBytes, cfg.QuotaBackendBytes, cfg.Dir, cfg.ClientTLSInfo, cfg.LogLevel)
+	}
+	if cfg, err := etcdConfig(l, 2379, 2380, "stderr", nil, []string{"--quota-backend-bytes=3221225472"}); err != nil || cfg.QuotaBackendBytes != 3221225472 {
+		t.Errorf("--quota-backend-bytes over clustersync's quota: %v, %d", err, cfg.QuotaBackendBytes)
 	}
 	// snapshotCount comes first, extraArgs after it (the later wins).
 	c := &config.Config{}
