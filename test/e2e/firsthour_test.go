@@ -73,8 +73,8 @@ import (
 //     token in another namespace, renewed when the service account goes,
 //     and removed by `virtual delete`;
 //   - a control plane that cannot start fails in seconds, with its message
-//     and the fix: an image missing from the local registry (before
-//     anything is installed), an image missing on a host not known to be
+//     and the fix: an image missing from the local registry or a host
+//     namespace the file names (before anything is installed), an image missing on a host not known to be
 //     local (from the kubelet's pull error), an init container that fails.
 func TestFirstHour(t *testing.T) {
 	out := devUpReal(t)
@@ -520,6 +520,22 @@ func startErrors(t *testing.T, hostKubeconfig string) {
 	}
 	if list := cli(t, "virtual", "list"); strings.Contains(list, "fh-c") {
 		t.Errorf("a refused virtual cluster was installed:\n%s", list)
+	}
+
+	// A host namespace the file names that the host lacks: refused before
+	// anything is installed, with the command that makes it.
+	start = time.Now()
+	out, err = cliErr("virtual", "create", "fh-f", "--set", "networking.replicateServices.toHost[0].from=default/web",
+		"--set", "networking.replicateServices.toHost[0].to=no-such-team/web", "--connect=false")
+	cleanup("fh-f", "vc-fh-f")
+	if err == nil || !strings.Contains(out, "networking.replicateServices.toHost[0].to: host namespace no-such-team does not exist; create it first (kubectl create namespace no-such-team)") {
+		t.Errorf("a missing host namespace: err %v, output:\n%s", err, out)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("a missing host namespace took %s to report", took)
+	}
+	if err := host.Get(ctx, client.ObjectKey{Name: "vc-fh-f"}, &corev1.Namespace{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a refused virtual cluster's host namespace vc-fh-f was made: %v", err)
 	}
 
 	// The same image on a host that is not known to be the local one (its
