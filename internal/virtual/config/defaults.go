@@ -78,6 +78,7 @@ func Default() *Config {
 		},
 		Networking: Networking{Advanced: NetworkingAdvanced{ClusterDomain: "cluster.local"},
 			ReplicateServices: ReplicateServices{ToHost: []ServiceMapping{}, FromHost: []ServiceMapping{}}},
+		Experimental: Experimental{Deploy: ExperimentalDeploy{VCluster: DeployVCluster{Helm: []DeployHelm{}}}},
 		ControlPlane: ControlPlane{
 			BackingStore: BackingStore{
 				Etcd: Etcd{

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -35,6 +36,10 @@ type Config struct {
 	// Networking is the virtual cluster's DNS domain and how its DNS
 	// reaches the host's names.
 	Networking Networking `json:"networking"`
+	// Experimental is vCluster's experimental section, of which
+	// clustersync acts on deploy.vcluster: the manifests and Helm charts
+	// applied in every new virtual cluster (internal/virtual/apps).
+	Experimental Experimental `json:"experimental"`
 
 	// The other top-level sections of vCluster's vcluster.yaml (0.2x,
 	// 0.3x): accepted as written, so that a vCluster file is usable
@@ -43,7 +48,6 @@ type Config struct {
 	// to other than vCluster's defaults.
 	Plugins      any `json:"plugins,omitempty" config:"vcluster"`
 	Plugin       any `json:"plugin,omitempty" config:"vcluster"`
-	Experimental any `json:"experimental,omitempty" config:"vcluster"`
 	External     any `json:"external,omitempty" config:"vcluster"`
 	Integrations any `json:"integrations,omitempty" config:"vcluster"`
 	Telemetry    any `json:"telemetry,omitempty" config:"vcluster"`
@@ -555,6 +559,144 @@ type NetworkingAdvanced struct {
 	// ProxyKubelets is vCluster's kubelet proxy for node exporters:
 	// accepted, not acted on.
 	ProxyKubelets any `json:"proxyKubelets,omitempty" config:"vcluster"`
+}
+
+// Experimental is vCluster's experimental section.
+type Experimental struct {
+	// Deploy is what is installed into the virtual cluster once its
+	// control plane is ready.
+	Deploy ExperimentalDeploy `json:"deploy"`
+
+	// The other keys of vCluster's experimental section: accepted, not
+	// acted on.
+	DenyProxyRequests        any `json:"denyProxyRequests,omitempty" config:"vcluster"`
+	Docker                   any `json:"docker,omitempty" config:"vcluster"`
+	GenericSync              any `json:"genericSync,omitempty" config:"vcluster"`
+	IsolatedControlPlane     any `json:"isolatedControlPlane,omitempty" config:"vcluster"`
+	MultiNamespaceMode       any `json:"multiNamespaceMode,omitempty" config:"vcluster"`
+	NodeMonitors             any `json:"nodeMonitors,omitempty" config:"vcluster"`
+	Proxy                    any `json:"proxy,omitempty" config:"vcluster"`
+	ReuseNamespace           any `json:"reuseNamespace,omitempty" config:"vcluster"`
+	SleepMode                any `json:"sleepMode,omitempty" config:"vcluster"`
+	SyncSettings             any `json:"syncSettings,omitempty" config:"vcluster"`
+	VirtualClusterKubeConfig any `json:"virtualClusterKubeConfig,omitempty" config:"vcluster"`
+}
+
+// ExperimentalDeploy is vCluster's experimental.deploy.
+type ExperimentalDeploy struct {
+	// VCluster are the manifests and charts applied in the virtual
+	// cluster.
+	VCluster DeployVCluster `json:"vcluster"`
+
+	// Host is vCluster's manifests applied in the host cluster: accepted,
+	// not acted on.
+	Host any `json:"host,omitempty" config:"vcluster"`
+}
+
+// DeployVCluster is vCluster's experimental.deploy.vcluster: what a
+// platform team installs into every new virtual cluster. The syncer applies
+// it once the virtual API server answers, retrying (1 s doubling to 1
+// minute) until it succeeds, reports progress in the virtual cluster's
+// ConfigMap kube-system/vcluster-deploy (annotation vcluster.loft.sh/status,
+// vCluster's shape) and, in the chart, as events and the annotation
+// clustersync.io/deploy-status of the control plane pod, and applies what
+// changed when `virtual upgrade` changes it (docs/configuration.md,
+// "experimental.deploy").
+type DeployVCluster struct {
+	// Manifests is multi-document YAML applied with server-side apply
+	// (field manager clustersync-deploy); a namespaced object without a
+	// namespace goes to "default"; an object dropped from the manifests
+	// later is deleted.
+	Manifests string `json:"manifests,omitempty"`
+	// ManifestsTemplate is a Go template (text/template) of more manifests,
+	// rendered with .Values (this configuration), .Release.Name (the
+	// virtual cluster's name) and .Release.Namespace (its host
+	// namespace), as vCluster renders it.
+	ManifestsTemplate string `json:"manifestsTemplate,omitempty"`
+	// Helm are the charts installed, in order, with Helm's Go SDK.
+	Helm []DeployHelm `json:"helm"`
+}
+
+// DeployHelm is one chart of experimental.deploy.vcluster.helm.
+type DeployHelm struct {
+	// Chart is where the chart comes from (unless Bundle holds it).
+	Chart DeployHelmChart `json:"chart"`
+	// Release names the release: the chart's name in namespace "default"
+	// unless set.
+	Release DeployHelmRelease `json:"release"`
+	// Values is a values.yaml of the release, as a string.
+	Values string `json:"values,omitempty"`
+	// Timeout bounds each install or upgrade, a Go duration (e.g. "5m");
+	// the default is 180s, as vCluster's.
+	Timeout string `json:"timeout,omitempty"`
+	// Bundle is the chart archive (.tgz) in base64, used instead of
+	// fetching Chart.
+	Bundle string `json:"bundle,omitempty"`
+}
+
+// DeployHelmChart is where a chart of experimental.deploy comes from.
+type DeployHelmChart struct {
+	// Name is the chart's name in Repo.
+	Name string `json:"name,omitempty"`
+	// Repo is a chart repository's URL (http or https), or an OCI
+	// registry path "oci://HOST/PATH" that holds Name.
+	Repo string `json:"repo,omitempty"`
+	// Insecure accepts a repository's certificate without checking it
+	// and, for oci://, plain HTTP.
+	Insecure bool `json:"insecure,omitempty"`
+	// Version is the chart's version (a semver constraint); "" the
+	// latest.
+	Version string `json:"version,omitempty"`
+	// Username and Password authenticate to Repo.
+	Username string `json:"username,omitempty"`
+	Password string `json:"password,omitempty"`
+}
+
+// DeployHelmRelease names the release of a chart of experimental.deploy.
+type DeployHelmRelease struct {
+	// Name is the release's name; "" is the chart's name.
+	Name string `json:"name,omitempty"`
+	// Namespace is the release's namespace in the virtual cluster,
+	// created when missing; "" is "default".
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// DefaultDeployTimeout bounds an install or upgrade of
+// experimental.deploy.vcluster.helm whose timeout is unset (vCluster's
+// DefaultTimeOut, pkg/controllers/deploy/deploy.go).
+const DefaultDeployTimeout = 180 * time.Second
+
+// ReleaseName is the release h installs: Release.Name, else the chart's
+// name.
+func (h DeployHelm) ReleaseName() string {
+	if h.Release.Name != "" {
+		return h.Release.Name
+	}
+	return h.Chart.Name
+}
+
+// ReleaseNamespace is the namespace of the release h installs:
+// Release.Namespace, else "default".
+func (h DeployHelm) ReleaseNamespace() string {
+	if h.Release.Namespace != "" {
+		return h.Release.Namespace
+	}
+	return "default"
+}
+
+// TimeoutDuration is h's Timeout, DefaultDeployTimeout when unset (Validate
+// refuses one that does not parse).
+func (h DeployHelm) TimeoutDuration() time.Duration {
+	if d, err := time.ParseDuration(h.Timeout); err == nil && d > 0 {
+		return d
+	}
+	return DefaultDeployTimeout
+}
+
+// HasApps tells whether experimental.deploy.vcluster has anything to
+// apply.
+func (d DeployVCluster) HasApps() bool {
+	return d.Manifests != "" || d.ManifestsTemplate != "" || len(d.Helm) > 0
 }
 
 // CoreDNS is vCluster's controlPlane.coredns. clustersync's DNS server is

@@ -205,6 +205,7 @@ func (c *Config) validate() []*FieldError {
 	if d := c.Networking.Advanced.ClusterDomain; len(validation.IsDNS1123Subdomain(d)) > 0 {
 		fail("networking.advanced.clusterDomain", "must be a DNS subdomain such as cluster.local, got %q", d)
 	}
+	c.validateDeploy(fail)
 
 	switch c.Policies.PodSecurityStandard {
 	case PodSecurityPrivileged, PodSecurityBaseline, PodSecurityRestricted:

@@ -64,6 +64,10 @@ type PodOptions struct {
 	ExtraArgs ExtraArgs
 }
 
+// PodName is the control plane pod of virtual cluster name: the one pod of
+// its StatefulSet.
+func PodName(name string) string { return name + "-0" }
+
 // CertsSecretName is the host Secret that keeps a pod control plane's
 // certificates and keys across pod restarts (vCluster's NAME-certs).
 func CertsSecretName(name string) string { return name + "-certs" }

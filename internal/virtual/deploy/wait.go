@@ -22,7 +22,7 @@ import (
 
 // PodName is the control plane pod of virtual cluster name (its
 // StatefulSet's only replica).
-func PodName(name string) string { return name + "-0" }
+func PodName(name string) string { return controlplane.PodName(name) }
 
 // WaitOptions say how WaitReady waits.
 type WaitOptions struct {

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/clustersync/clustersync/internal/virtual/apps"
 	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 	"github.com/clustersync/clustersync/internal/virtual/kubeletproxy"
@@ -284,6 +285,10 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 
+	if err := addDeployer(mgr, host, o, tr); err != nil {
+		return err
+	}
+
 	var ready atomic.Bool
 	if err := mgr.AddReadyzCheck("synced", func(*http.Request) error {
 		if !ready.Load() {
@@ -310,6 +315,30 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// addDeployer adds the runnable that applies experimental.deploy.vcluster
+// (internal/virtual/apps), reporting on the control plane's host pod when
+// the syncer runs in one. Charts are fetched below StateDir (a temporary
+// folder without one).
+func addDeployer(mgr manager.Manager, host cluster.Cluster, o Options, tr translate.Translator) error {
+	cacheDir := filepath.Join(os.TempDir(), "clustersync-deploy-"+tr.VCluster)
+	if o.StateDir != "" {
+		cacheDir = filepath.Join(o.StateDir, "deploy")
+	}
+	vcfg := rest.CopyConfig(o.Virtual)
+	vcfg.QPS, vcfg.Burst = 50, 100
+	d := &apps.Deployer{Name: tr.VCluster, HostNamespace: tr.HostNamespace, Config: o.Config, Virtual: vcfg,
+		Mapper: mgr.GetRESTMapper(), CacheDir: cacheDir, Log: o.Log.WithName("deploy")}
+	if o.Pod != nil {
+		hk, err := kubernetes.NewForConfig(o.Host)
+		if err != nil {
+			return err
+		}
+		d.Pod = &apps.PodReport{Host: hk, Namespace: o.Pod.Namespace, Name: controlplane.PodName(o.Pod.Name),
+			Recorder: host.GetEventRecorder("clustersync-deploy")}
+	}
+	return mgr.Add(d)
 }
 
 // podTasks adds what the syncer does for the pod control plane pod it runs
