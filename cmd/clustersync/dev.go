@@ -207,7 +207,7 @@ func upHost(ctx context.Context, out io.Writer, o upOptions) (upped, error) {
 		return u, err
 	}
 	u.cluster = c
-	if u.registry, err = launchRegistry(ctx, opts.Dir); err != nil {
+	if u.registry, err = launchRegistry(ctx, opts.Dir, real); err != nil {
 		return u, fmt.Errorf("local registry: %w", err)
 	}
 	if !real {

@@ -62,8 +62,9 @@ func registryAddr(ctx context.Context, hostDir string) (string, error) {
 }
 
 // launchRegistry starts the local registry of hostDir in the background (or
-// finds it running) and returns its address.
-func launchRegistry(ctx context.Context, hostDir string) (string, error) {
+// finds it running) and returns its address. With forPods it also serves
+// pulls on the real node's address (registryPodAddr).
+func launchRegistry(ctx context.Context, hostDir string, forPods bool) (string, error) {
 	addr, err := registryAddr(ctx, hostDir)
 	if err != nil {
 		return "", err
@@ -72,16 +73,27 @@ func launchRegistry(ctx context.Context, hostDir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	st, err := registry.Launch(ctx, exe, registryDir(hostDir), addr)
+	podAddr := ""
+	if forPods {
+		podAddr = registryPodAddr(addr)
+	}
+	st, err := registry.Launch(ctx, exe, registryDir(hostDir), addr, podAddr)
 	if err != nil {
 		return "", err
 	}
 	return st.Addr, nil
 }
 
+// registryPodAddr is where the real node's pods pull from the registry at
+// addr (host:port on loopback): the node's address, the same port.
+func registryPodAddr(addr string) string {
+	_, port, _ := net.SplitHostPort(addr)
+	return net.JoinHostPort(hostcluster.RealNodeIP().String(), port)
+}
+
 // newDevRegistryCommand returns `clustersync dev registry`.
 func newDevRegistryCommand() *cobra.Command {
-	var dir, addr string
+	var dir, addr, podAddr string
 	cmd := &cobra.Command{
 		Use:   "registry",
 		Short: "Serve the local OCI registry in the foreground (`dev up` runs it in the background)",
@@ -89,7 +101,11 @@ func newDevRegistryCommand() *cobra.Command {
 clustersync's images from: go-containerregistry's registry over plain HTTP,
 blobs on disk, manifests kept in a journal so that images survive a restart.
 ` + "`clustersync dev up`" + ` runs it in the background on a loopback port it keeps in
-<dir>/registry/addr; ` + "`clustersync dev down`" + ` stops it and removes its images.`,
+<dir>/registry/addr and, with the real node, also serves pulls (GET and HEAD
+only) for the node's pods on the node's address, the same port (e.g.
+10.244.0.1:PORT): a pod can fetch what this machine pushed, such as a chart
+of experimental.deploy (oci://10.244.0.1:PORT/charts). ` + "`clustersync dev down`" + ` stops
+it and removes its images.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			d := dir
@@ -105,11 +121,12 @@ blobs on disk, manifests kept in a journal so that images survive a restart.
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return registry.Serve(ctx, d, addr)
+			return registry.Serve(ctx, d, addr, podAddr)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "state folder of the registry (default the host cluster's, $CLUSTERSYNC_HOME/host/registry)")
 	cmd.Flags().StringVar(&addr, "addr", "", "host:port to listen on (default the address recorded beside --dir, else a free loopback port)")
+	cmd.Flags().StringVar(&podAddr, "pod-addr", "", "host:port to serve pulls on (GET and HEAD only) for the real node's pods, bound once that address exists, e.g. 10.244.0.1:PORT (dev up sets it with the real node)")
 	return cmd
 }
 

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -14,6 +16,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/clustersync/clustersync/internal/virtual/apps"
+	"github.com/clustersync/clustersync/internal/virtual/deploy"
 	"github.com/clustersync/clustersync/internal/virtual/inspect"
 	"github.com/clustersync/clustersync/internal/virtual/instance"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
@@ -56,30 +60,118 @@ func defaultHostKubeconfig() string {
 }
 
 func newVirtualStatusCommand() *cobra.Command {
-	var namespace string
+	var namespace, hostNS, hostKubeconfig string
 	cmd := &cobra.Command{
 		Use:   "status NAME",
-		Short: "Show the objects of a virtual namespace next to their host copies",
-		Long: `Show each Pod, Service, ConfigMap, Secret and PersistentVolumeClaim of a
-virtual namespace next to its host copy (or "not synced"), as ` + "`make run`" + ` does.`,
+		Short: "Show a virtual cluster's state, its apps, and a namespace's objects next to their host copies",
+		Long: `Show the state of virtual cluster NAME, then each Pod, Service, ConfigMap, Secret
+and PersistentVolumeClaim of a virtual namespace (-n, default "default") next
+to its host copy (or "not synced"), as ` + "`make run`" + ` does.
+
+For a virtual cluster installed in a host (the chart), the state is its
+control plane's (as ` + "`virtual list`" + ` shows it) and the progress of
+experimental.deploy.vcluster: the manifests, and each chart's release with
+its phase and, when it failed, the reason and error (the syncer keeps it in
+annotation clustersync.io/deploy-status of the control plane pod; events
+DeployApplied and DeployFailed of that pod tell its history). The objects are
+read through the first address of the API server this machine reaches.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			i, err := instance.Load(stateHome(), args[0])
+			out := cmd.OutOrStdout()
+			if i, err := instance.Load(stateHome(), args[0]); err == nil {
+				if _, ok := i.Status(); !ok {
+					return errors.New(stoppedHint(i.Name))
+				}
+				vc, hc, err := instanceClients(i)
+				if err != nil {
+					return err
+				}
+				return printNamespace(cmd.Context(), out, i.Name, i.HostNamespace, vc, hc, namespace)
+			}
+			name, ns := args[0], hostNamespace(args[0], hostNS)
+			if hostKubeconfig == "" {
+				hostKubeconfig = defaultHostKubeconfig()
+			}
+			host, err := connectHost(hostKubeconfig)
 			if err != nil {
 				return err
 			}
-			if _, ok := i.Status(); !ok {
-				return errors.New(stoppedHint(i.Name))
-			}
-			vc, hc, err := instanceClients(i)
-			if err != nil {
-				return err
-			}
-			return printNamespace(cmd.Context(), cmd.OutOrStdout(), i.Name, i.HostNamespace, vc, hc, namespace)
+			return printHostStatus(cmd.Context(), out, host, name, ns, namespace)
 		},
 	}
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "virtual namespace to show")
+	cmd.Flags().StringVar(&hostNS, "host-namespace", "", "host namespace of a virtual cluster installed in a host (default vc-NAME)")
+	cmd.Flags().StringVar(&hostKubeconfig, "host-kubeconfig", "", "kubeconfig of the host cluster")
 	return cmd
+}
+
+// printHostStatus prints the state of virtual cluster name installed in
+// host namespace ns, its apps, and virtual namespace vns's objects next to
+// their host copies.
+func printHostStatus(ctx context.Context, out io.Writer, host *hostConn, name, ns, vns string) error {
+	if _, err := host.helm.Get(name, ns); err != nil {
+		return fmt.Errorf("virtual cluster %s: no release %s in host namespace %s (%v); `clustersync virtual list` shows the existing ones", name, name, ns, err)
+	}
+	infos, err := deploy.List(ctx, host.client, host.helm, ns, nil)
+	if err != nil {
+		return err
+	}
+	for _, in := range infos {
+		if in.Name != name {
+			continue
+		}
+		line := in.Status
+		if in.Reason != "" {
+			line += " (" + in.Reason + ")"
+		}
+		fmt.Fprintf(out, "Virtual cluster %s in host namespace %s: %s, clustersync %s, chart %s.\n", name, ns, line, in.Version, in.Chart)
+	}
+	if st, ok, err := deploy.AppsStatus(ctx, host.client, name, ns); err != nil {
+		return err
+	} else if ok {
+		fmt.Fprintf(out, "\nApps (experimental.deploy.vcluster): %s\n", st.Summary())
+		fmt.Fprintf(out, "  manifests: %s\n", phaseLine(st.Manifests.Phase, st.Manifests.Reason, st.Manifests.Message))
+		for _, c := range st.Charts {
+			fmt.Fprintf(out, "  release %s/%s: %s\n", c.Namespace, c.Name, phaseLine(c.Phase, c.Reason, c.Message))
+		}
+	}
+	servers, err := deploy.Servers(ctx, host.client, name, ns)
+	if err != nil {
+		return err
+	}
+	server := deploy.FirstReachable(ctx, servers, 5*time.Second)
+	if server == "" {
+		fmt.Fprintf(out, "\nThis machine reaches the API server at none of %s; `clustersync virtual connect %s -n %s` connects through a port-forward.\n", strings.Join(servers, ", "), name, ns)
+		return nil
+	}
+	kc, err := deploy.Kubeconfig(ctx, host.client, name, ns, server)
+	if err != nil {
+		return err
+	}
+	vcfg, err := clientcmd.RESTConfigFromKubeConfig(kc)
+	if err != nil {
+		return err
+	}
+	vc, err := client.New(vcfg, client.Options{Scheme: clientgoscheme.Scheme})
+	if err != nil {
+		return err
+	}
+	hc, err := client.New(host.config, client.Options{Scheme: clientgoscheme.Scheme})
+	if err != nil {
+		return err
+	}
+	return printNamespace(ctx, out, name, ns, vc, hc, vns)
+}
+
+// phaseLine is a phase, with its reason and message when it failed.
+func phaseLine(phase, reason, message string) string {
+	if phase == "" {
+		phase = apps.PhasePending
+	}
+	if reason == "" {
+		return phase
+	}
+	return phase + ": " + reason + ": " + message
 }
 
 // stoppedHint says that virtual cluster name is stopped and how to start it.

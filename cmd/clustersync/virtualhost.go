@@ -28,6 +28,7 @@ import (
 	"github.com/clustersync/clustersync/internal/hostcluster"
 	"github.com/clustersync/clustersync/internal/images"
 	"github.com/clustersync/clustersync/internal/registry"
+	"github.com/clustersync/clustersync/internal/virtual/apps"
 	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/deploy"
 	"github.com/clustersync/clustersync/internal/virtual/instance"
@@ -138,6 +139,11 @@ controlPlane.ingress, do it from the file); the API server's certificate
 covers every address it is exposed at, also those that come later (a load
 balancer's), and create prints them.
 
+With experimental.deploy.vcluster in the values (docs/configuration.md), the
+syncer then applies its manifests and charts in the virtual cluster; create
+waits (within --timeout) until they are applied or first fail and says which
+(the syncer keeps trying; ` + "`virtual status NAME`" + ` shows each release).
+
 Once ready, create connects (--connect=false skips): it adds context
 vcluster_NAME_NAMESPACE_HOSTCONTEXT to $KUBECONFIG (else ~/.kube/config), or to
 --kubeconfig-out, and makes it current, with the first address this machine
@@ -173,6 +179,10 @@ The host is --host-kubeconfig, else $KUBECONFIG, else the local host of
 			if err != nil {
 				return err
 			}
+			// What the syncer will apply, rendered by the same code.
+			if _, err := cfg.DeployManifests(name, hostNamespace(name, o.namespace)); err != nil {
+				return err
+			}
 			if o.dryRun {
 				return dryRun(cmd, name, hostNamespace(name, o.namespace), vals, cfg)
 			}
@@ -201,6 +211,9 @@ The host is --host-kubeconfig, else $KUBECONFIG, else the local host of
 			}
 			fmt.Fprintf(out, "Virtual cluster %s is running (%.1fs): StatefulSet %s/%s, tenant kubeconfig in host secret %s/vc-%s.\n",
 				name, time.Since(start).Seconds(), ns, name, ns, name)
+			if err := reportApps(cmd.Context(), out, host, name, ns, cfg, o.timeout-time.Since(start)); err != nil {
+				return err
+			}
 			if created.Persistence == "volumeClaim" {
 				fmt.Fprintf(out, "etcd's data is on PersistentVolumeClaim %s/data-%s.\n", ns, deploy.PodName(name))
 			} else {
@@ -240,6 +253,31 @@ The host is --host-kubeconfig, else $KUBECONFIG, else the local host of
 	f.BoolVar(&o.dryRun, "dry-run", false, "check the values as create does and print the objects it would install, without a host")
 	f.BoolVar(&o.expose, "expose", false, "make the API server's Service a LoadBalancer (controlPlane.service.spec.type), as vcluster create --expose does")
 	return cmd
+}
+
+// reportApps waits (at most timeout, at least 10 s) for the apps of
+// experimental.deploy.vcluster, when cfg has any, and prints how they went:
+// installed, failed (with the reason; the syncer tries again), or still
+// being installed.
+func reportApps(ctx context.Context, out io.Writer, host *hostConn, name, ns string, cfg *config.Config, timeout time.Duration) error {
+	if !cfg.Experimental.Deploy.VCluster.HasApps() {
+		return nil
+	}
+	start := time.Now()
+	st, err := deploy.WaitApps(ctx, host.client, name, ns, max(timeout, 10*time.Second))
+	if err != nil {
+		return err
+	}
+	took := time.Since(start).Seconds()
+	switch st.Phase {
+	case apps.PhaseSuccess:
+		fmt.Fprintf(out, "Apps of experimental.deploy.vcluster applied (%.1fs more): %s.\n", took, st.Summary())
+	case apps.PhaseFailed:
+		fmt.Fprintf(out, "Apps of experimental.deploy.vcluster: %s\nThe syncer tries again (1 s, doubling to a minute); `clustersync virtual status %s -n %s` follows it.\n", st.Summary(), name, ns)
+	default:
+		fmt.Fprintf(out, "Apps of experimental.deploy.vcluster are still being applied after %.1fs (%s); `clustersync virtual status %s -n %s` follows them.\n", took, st.Summary(), name, ns)
+	}
+	return nil
 }
 
 // printExposure says where clients outside the host reach the API server
@@ -705,7 +743,9 @@ Service's address (when this machine reaches it). --dry-run only checks
 the values and prints the objects upgrade would install (no host is asked). At its start the syncer
 deletes the host copies of the kinds the new configuration switches off;
 upgrade deletes the host Services of networking.replicateServices.toHost
-entries the new values drop.
+entries the new values drop. The syncer applies what changed in
+experimental.deploy.vcluster (changed manifests and chart entries, releases
+and objects dropped removed); upgrade waits for it as create does.
 
 Virtual clusters made with --local are not upgraded: edit
 $CLUSTERSYNC_HOME/virtual/NAME/config.yaml, then virtual stop and start.`,
@@ -717,6 +757,10 @@ $CLUSTERSYNC_HOME/virtual/NAME/config.yaml, then virtual stop and start.`,
 			}
 			vals, cfg, err := deploy.Values(o.files, o.sets)
 			if err != nil {
+				return err
+			}
+			// What the syncer will apply, rendered by the same code.
+			if _, err := cfg.DeployManifests(name, hostNamespace(name, o.namespace)); err != nil {
 				return err
 			}
 			if o.dryRun {
@@ -752,7 +796,7 @@ $CLUSTERSYNC_HOME/virtual/NAME/config.yaml, then virtual stop and start.`,
 				deploy.FirstReachable(cmd.Context(), servers, 10*time.Second)
 			}
 			fmt.Fprintf(out, "Virtual cluster %s runs with the new configuration (%.1fs).\n", name, time.Since(start).Seconds())
-			return nil
+			return reportApps(cmd.Context(), out, host, name, ns, cfg, o.timeout-time.Since(start))
 		},
 	}
 	f := cmd.Flags()

@@ -2,7 +2,8 @@
 // host's container runtime pulls clustersync's images from (nothing can be
 // pulled from public registries on the machines it is developed on). It is
 // go-containerregistry's registry (pkg/registry) served over plain HTTP on
-// loopback, with blobs on disk; since that registry keeps manifests in
+// loopback (and read-only on the real node's address, for its pods), with
+// blobs on disk; since that registry keeps manifests in
 // memory only, every manifest pushed is also appended to a journal and
 // pushed again at start, so images survive a restart.
 //
@@ -30,6 +31,7 @@ import (
 	"time"
 
 	ggcr "github.com/google/go-containerregistry/pkg/registry"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/clustersync/clustersync/internal/proc"
 )
@@ -158,6 +160,9 @@ type Status struct {
 	PID int `json:"pid"`
 	// Addr is host:port, e.g. 127.0.0.1:5001.
 	Addr string `json:"addr"`
+	// PodAddr is where the node's pods pull from (read-only), e.g.
+	// 10.244.0.1:5001; "" when not served.
+	PodAddr string `json:"podAddr,omitempty"`
 }
 
 func statusFile(dir string) string { return filepath.Join(dir, "status.json") }
@@ -167,8 +172,14 @@ func LogFile(dir string) string { return filepath.Join(dir, "registry.log") }
 
 // Serve serves the registry of state folder dir on addr (host:port; port 0
 // picks a free one) until ctx ends, recording its pid and address in
-// status.json while it serves (removed when it stops).
-func Serve(ctx context.Context, dir, addr string) error {
+// status.json while it serves (removed when it stops). When podAddr is not
+// "", it also serves pulls (GET and HEAD only) on podAddr, the real node's
+// address that its pods reach (e.g. 10.244.0.1:PORT), so that a pod can
+// fetch an artifact (a chart of experimental.deploy) while only this machine
+// can push; that address exists once the node's bridge does, which comes
+// after the registry starts, so it is bound as soon as it can be (tried
+// every second).
+func Serve(ctx context.Context, dir, addr, podAddr string) error {
 	h, err := Handler(dir, log.New(os.Stderr, "registry: ", log.LstdFlags))
 	if err != nil {
 		return err
@@ -178,15 +189,33 @@ func Serve(ctx context.Context, dir, addr string) error {
 		return fmt.Errorf("registry: listen on %s: %w", addr, err)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
-	st, _ := json.Marshal(Status{PID: os.Getpid(), Addr: ln.Addr().String()})
+	pods := &http.Server{Handler: readOnly(h), ReadHeaderTimeout: 30 * time.Second}
+	st, _ := json.Marshal(Status{PID: os.Getpid(), Addr: ln.Addr().String(), PodAddr: podAddr})
 	if err := os.WriteFile(statusFile(dir), st, 0o600); err != nil {
 		ln.Close()
 		return err
 	}
 	defer os.Remove(statusFile(dir))
-	errs := make(chan error, 1)
+	errs := make(chan error, 2)
 	go func() { errs <- srv.Serve(ln) }()
 	log.Printf("registry: serving %s on http://%s", dir, ln.Addr())
+	if podAddr != "" {
+		go func() {
+			var pln net.Listener
+			_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) {
+				var err error
+				pln, err = net.Listen("tcp", podAddr)
+				return err == nil, nil
+			})
+			if pln == nil {
+				return
+			}
+			log.Printf("registry: serving pulls for the node's pods on http://%s", podAddr)
+			if err := pods.Serve(pln); !errors.Is(err, http.ErrServerClosed) {
+				errs <- err
+			}
+		}()
+	}
 	select {
 	case err := <-errs:
 		return err
@@ -196,13 +225,26 @@ func Serve(ctx context.Context, dir, addr string) error {
 		// closed.
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		_ = pods.Shutdown(shutdown)
 		if err := srv.Shutdown(shutdown); errors.Is(err, context.DeadlineExceeded) {
+			_ = pods.Close()
 			return srv.Close()
 		} else if err != nil {
 			return err
 		}
 		return nil
 	}
+}
+
+// readOnly passes GET and HEAD requests to h and refuses the others (405).
+func readOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			http.Error(w, "read-only: the node's pods pull from this address; push to the registry's loopback address", http.StatusMethodNotAllowed)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // Running returns the status of the registry serving state folder dir, and
@@ -219,18 +261,23 @@ func Running(dir string) (Status, bool) {
 	return st, true
 }
 
-// Launch starts `exe dev registry --dir dir --addr addr` as a detached
-// process, unless one already serves dir, and returns its status once it
-// serves (up to 30 seconds).
-func Launch(ctx context.Context, exe, dir, addr string) (Status, error) {
-	if st, ok := Running(dir); ok {
+// Launch starts `exe dev registry --dir dir --addr addr --pod-addr
+// podAddr` as a detached process, unless one already serves dir for
+// podAddr (one that serves no or another pod address is restarted), and
+// returns its status once it serves (up to 30 seconds).
+func Launch(ctx context.Context, exe, dir, addr, podAddr string) (Status, error) {
+	if st, ok := Running(dir); ok && st.PodAddr == podAddr {
 		return st, nil
+	} else if ok {
+		if err := Stop(ctx, dir); err != nil {
+			return Status{}, err
+		}
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return Status{}, err
 	}
 	_ = os.Remove(statusFile(dir))
-	err := proc.StartDetached(ctx, "registry", exe, []string{"dev", "registry", "--dir", dir, "--addr", addr}, LogFile(dir),
+	err := proc.StartDetached(ctx, "registry", exe, []string{"dev", "registry", "--dir", dir, "--addr", addr, "--pod-addr", podAddr}, LogFile(dir),
 		func() bool { _, ok := Running(dir); return ok }, 30*time.Second)
 	if err != nil {
 		return Status{}, err

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -104,12 +105,19 @@ func TestBadJournal(t *testing.T) {
 	}
 }
 
-// Serve records its address while it serves and removes it when it stops.
+// Serve records its address while it serves and removes it when it stops;
+// on the pod address it serves pulls only.
 func TestServeStatus(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, dir, "127.0.0.1:0") }()
+	free, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Skipf("no second loopback address to stand for the node's: %v", err)
+	}
+	podAddr := free.Addr().String()
+	free.Close()
+	go func() { done <- Serve(ctx, dir, "127.0.0.1:0", podAddr) }()
 	deadline := time.Now().Add(10 * time.Second)
 	var st Status
 	for {
@@ -126,8 +134,22 @@ func TestServeStatus(t *testing.T) {
 		t.Errorf("status %+v", st)
 	}
 	ref, _ := name.ParseReference(st.Addr+"/x/y:z", name.Insecure)
-	if err := remote.Write(ref, testImage(t, "served")); err != nil {
+	img := testImage(t, "served")
+	if err := remote.Write(ref, img); err != nil {
 		t.Fatal(err)
+	}
+	if st.PodAddr != podAddr {
+		t.Errorf("pod address %q, want %q", st.PodAddr, podAddr)
+	}
+	podRef, _ := name.ParseReference(podAddr+"/x/y:z", name.Insecure)
+	var got v1.Image
+	testEventually(t, 10*time.Second, func() (err error) { got, err = remote.Image(podRef); return err })
+	if d1, _ := got.Digest(); d1 != mustDigest(t, img) {
+		t.Errorf("pulled %s from the pod address", d1)
+	}
+	other, _ := name.ParseReference(podAddr+"/x/y:pushed", name.Insecure)
+	if err := remote.Write(other, testImage(t, "not allowed")); err == nil || !strings.Contains(err.Error(), "405") {
+		t.Errorf("push to the pod address: %v, want 405", err)
 	}
 	cancel()
 	if err := <-done; err != nil {
@@ -135,5 +157,30 @@ func TestServeStatus(t *testing.T) {
 	}
 	if _, ok := Running(dir); ok {
 		t.Error("status left behind")
+	}
+}
+
+func mustDigest(t *testing.T, img v1.Image) v1.Hash {
+	t.Helper()
+	d, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// testEventually calls f every 50 ms until it succeeds or timeout passes.
+func testEventually(t *testing.T, timeout time.Duration, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

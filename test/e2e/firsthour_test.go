@@ -65,7 +65,9 @@ import (
 //     (node selector, affinity, tolerations, spread, priority and runtime
 //     class, pull policy, pod management) are on the StatefulSet and the
 //     pod is admitted and scheduled under them, its ServiceMonitor is
-//     made, and with --expose
+//     made, a fourth -f's experimental.deploy (manifests, a template, a
+//     chart pushed as an OCI artifact to the local registry) is applied
+//     and the chart's pods run, and with --expose
 //     its API server is reached, its certificate verified, at the node's
 //     address and the file's node port, and covers a load balancer's
 //     address as soon as the Service gets one; the kubeconfig Secrets of
@@ -99,7 +101,7 @@ func TestFirstHour(t *testing.T) {
 	older := strings.ReplaceAll(string(file), "patches:", "translate:")
 	t.Run("translate, control plane pod", func(t *testing.T) {
 		exportNamespace(t, clientFor(t, hostKubeconfig), "team-a-ci", "team-a-kubeconfig")
-		firstHourCluster(t, hostKubeconfig, "fh-b", older, []string{"../../examples/vcluster/control-plane.yaml", schedulingFile(t, hostKubeconfig)}, false)
+		firstHourCluster(t, hostKubeconfig, "fh-b", older, []string{"../../examples/vcluster/control-plane.yaml", schedulingFile(t, hostKubeconfig), appsFile(t)}, false)
 	})
 	t.Run("errors in seconds", func(t *testing.T) { startErrors(t, hostKubeconfig) })
 }
@@ -171,6 +173,7 @@ func firstHourCluster(t *testing.T, hostKubeconfig, name, file string, overlays 
 		scheduled(t, host, &sts)
 		exposed(t, hostKubeconfig, kubeconfig, host, ns, name, out)
 		exported(t, host, virtual, ns, name)
+		appsDeployed(t, hostKubeconfig, kubeconfig, virtual, name, ns, out, start)
 	}
 	tr := translate.Translator{VCluster: name, HostNamespace: ns}
 	hostName := func(n string) string { return tr.HostName(n, "default") }
