@@ -26,7 +26,8 @@ import (
 // experimental.deploy.vcluster installs it (from the address the real
 // node's pods pull from) into namespace apps, with manifests and a
 // manifestsTemplate that make the namespace and a ConfigMap naming the
-// virtual cluster.
+// virtual cluster; and switches the metrics API off
+// (integrations.metricsServer.enabled: false).
 func appsFile(t *testing.T) string {
 	t.Helper()
 	st, ok := registry.Running(filepath.Join(tests.Dir, "host", "registry"))
@@ -51,7 +52,10 @@ spec:
 	repo := testenv.PushChart(t, st.Addr, "charts", chart)
 	repo = strings.Replace(repo, st.Addr, st.PodAddr, 1)
 	path := filepath.Join(t.TempDir(), "apps.yaml")
-	file := fmt.Sprintf(`experimental:
+	file := fmt.Sprintf(`integrations:
+  metricsServer:
+    enabled: false
+experimental:
   deploy:
     vcluster:
       manifests: |-
@@ -90,7 +94,7 @@ spec:
 // namespace ns), created at created: create said they were applied, the
 // tenant sees the manifests' objects and the chart's Deployment with the
 // file's values, whose pods run on the real node, and `virtual status`
-// shows the release. It logs the time from `virtual create` to the chart's
+// shows the release; kubectl top says the metrics API is off. It logs the time from `virtual create` to the chart's
 // pods Running.
 func appsDeployed(t *testing.T, hostKubeconfig, kubeconfig string, virtual client.Client, name, ns, createOut string, created time.Time) {
 	t.Helper()
@@ -140,6 +144,10 @@ func appsDeployed(t *testing.T, hostKubeconfig, kubeconfig string, virtual clien
 	st, ok, err := deploy.AppsStatus(ctx, kubernetes.NewForConfigOrDie(restConfig(t, hostKubeconfig)), name, ns)
 	if err != nil || !ok || st.Phase != apps.PhaseSuccess {
 		t.Errorf("host pod's apps status: %+v (recorded %v, %v)", st, ok, err)
+	}
+	// The metrics API is off: kubectl top says so, naming the key.
+	if out, err := kubectlErr(kubeconfig, "top", "pod", "-n", "apps"); err == nil || !strings.Contains(out, "integrations.metricsServer.enabled is false") {
+		t.Errorf("kubectl top pod with integrations.metricsServer.enabled false: %v\n%s", err, out)
 	}
 	out := cli(t, "virtual", "status", name, "--host-namespace", ns, "-n", "apps")
 	for _, want := range []string{"Apps (experimental.deploy.vcluster): Success", "release apps/web: Success", "cluster-info"} {

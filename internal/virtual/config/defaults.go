@@ -79,6 +79,7 @@ func Default() *Config {
 		Networking: Networking{Advanced: NetworkingAdvanced{ClusterDomain: "cluster.local"},
 			ReplicateServices: ReplicateServices{ToHost: []ServiceMapping{}, FromHost: []ServiceMapping{}}},
 		Experimental: Experimental{Deploy: ExperimentalDeploy{VCluster: DeployVCluster{Helm: []DeployHelm{}}}},
+		Integrations: Integrations{MetricsServer: MetricsServer{Enabled: true, Nodes: true, Pods: true}},
 		ControlPlane: ControlPlane{
 			BackingStore: BackingStore{
 				Etcd: Etcd{

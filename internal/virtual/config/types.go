@@ -40,6 +40,9 @@ type Config struct {
 	// clustersync acts on deploy.vcluster: the manifests and Helm charts
 	// applied in every new virtual cluster (internal/virtual/apps).
 	Experimental Experimental `json:"experimental"`
+	// Integrations is vCluster's integrations section, of which
+	// clustersync acts on metricsServer.
+	Integrations Integrations `json:"integrations"`
 
 	// The other top-level sections of vCluster's vcluster.yaml (0.2x,
 	// 0.3x): accepted as written, so that a vCluster file is usable
@@ -49,7 +52,6 @@ type Config struct {
 	Plugins      any `json:"plugins,omitempty" config:"vcluster"`
 	Plugin       any `json:"plugin,omitempty" config:"vcluster"`
 	External     any `json:"external,omitempty" config:"vcluster"`
-	Integrations any `json:"integrations,omitempty" config:"vcluster"`
 	Telemetry    any `json:"telemetry,omitempty" config:"vcluster"`
 	Logging      any `json:"logging,omitempty" config:"vcluster"`
 	Deploy       any `json:"deploy,omitempty" config:"vcluster"`
@@ -559,6 +561,41 @@ type NetworkingAdvanced struct {
 	// ProxyKubelets is vCluster's kubelet proxy for node exporters:
 	// accepted, not acted on.
 	ProxyKubelets any `json:"proxyKubelets,omitempty" config:"vcluster"`
+}
+
+// Integrations is vCluster's integrations section.
+type Integrations struct {
+	// MetricsServer is the virtual cluster's metrics.k8s.io API (kubectl
+	// top), which the syncer serves from the host's metrics API
+	// (internal/virtual/metricsapi).
+	MetricsServer MetricsServer `json:"metricsServer"`
+
+	// The other integrations of vCluster's: accepted, not acted on.
+	ArgoCD          any `json:"argoCD,omitempty" config:"vcluster"`
+	CertManager     any `json:"certManager,omitempty" config:"vcluster"`
+	ExternalSecrets any `json:"externalSecrets,omitempty" config:"vcluster"`
+	Istio           any `json:"istio,omitempty" config:"vcluster"`
+	KubeVirt        any `json:"kubeVirt,omitempty" config:"vcluster"`
+	Netris          any `json:"netris,omitempty" config:"vcluster"`
+}
+
+// MetricsServer is vCluster's integrations.metricsServer.
+type MetricsServer struct {
+	// Enabled serves the metrics API in the virtual cluster: the host's
+	// metrics of the tenant's own pods and of the nodes it sees, under
+	// their virtual names. Off, the API stays registered and refuses every
+	// request saying it is off, so that kubectl top says why.
+	// clustersync's default is true, vCluster's false.
+	Enabled bool `json:"enabled"`
+	// Nodes serves node metrics (kubectl top node).
+	Nodes bool `json:"nodes"`
+	// Pods serves pod metrics (kubectl top pod).
+	Pods bool `json:"pods"`
+
+	// APIService is where vCluster finds the host's metrics-server
+	// Service: accepted, not acted on (clustersync reads the host's
+	// metrics API through the host's API server, wherever it is served).
+	APIService any `json:"apiService,omitempty" config:"vcluster"`
 }
 
 // Experimental is vCluster's experimental section.

@@ -23,6 +23,7 @@ import (
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 	"github.com/clustersync/clustersync/internal/virtual/mtls"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
@@ -39,6 +40,7 @@ const (
 // API is the metrics API of one virtual cluster (see the package comment),
 // an http.Handler; mtls.Serve runs it.
 type API struct {
+	serve   config.MetricsServer
 	tr      translate.Translator
 	virtual client.Reader
 	access  kubernetes.Interface
@@ -49,8 +51,9 @@ type API struct {
 // New returns the metrics API of virtual cluster tr: it reads virtual pods
 // and nodes with virtual, checks callers' rights with access reviews at
 // the virtual API server of virtualConfig, and reads the host's metrics
-// API with hostConfig. It returns an error when a client cannot be made.
-func New(tr translate.Translator, virtual client.Reader, virtualConfig, hostConfig *rest.Config, log logr.Logger) (*API, error) {
+// API with hostConfig; serve (integrations.metricsServer) says which
+// resources it serves. It returns an error when a client cannot be made.
+func New(serve config.MetricsServer, tr translate.Translator, virtual client.Reader, virtualConfig, hostConfig *rest.Config, log logr.Logger) (*API, error) {
 	access, err := kubernetes.NewForConfig(virtualConfig)
 	if err != nil {
 		return nil, fmt.Errorf("metrics API: %w", err)
@@ -59,12 +62,27 @@ func New(tr translate.Translator, virtual client.Reader, virtualConfig, hostConf
 	if err != nil {
 		return nil, fmt.Errorf("metrics API: %w", err)
 	}
-	return &API{tr: tr, virtual: virtual, access: access, host: host, log: log}, nil
+	return &API{serve: serve, tr: tr, virtual: virtual, access: access, host: host, log: log}, nil
+}
+
+// off is the key of integrations.metricsServer that switches resource
+// ("pods" or "nodes") off, "" when it is served.
+func (a *API) off(resource string) string {
+	switch {
+	case !a.serve.Enabled:
+		return "integrations.metricsServer.enabled"
+	case resource == "pods" && !a.serve.Pods:
+		return "integrations.metricsServer.pods"
+	case resource == "nodes" && !a.serve.Nodes:
+		return "integrations.metricsServer.nodes"
+	}
+	return ""
 }
 
 // ServeHTTP implements http.Handler. It answers 403 to a client other than
 // the virtual API server's front proxy (certificate common name
-// controlplane.FrontProxyClientCommonName) and to a caller the virtual
+// controlplane.FrontProxyClientCommonName), for a resource the
+// configuration switches off (naming the key), and to a caller the virtual
 // cluster's RBAC does not let get or list the resource, 404 for a path or
 // object it does not serve, 405 for anything but GET (no watch), and
 // otherwise the metrics, as the metrics.k8s.io API's JSON.
@@ -84,6 +102,11 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if route.Discovery {
 		writeJSON(w, discovery(route.GroupOnly))
+		return
+	}
+	if off := a.off(route.Resource); off != "" {
+		writeStatus(w, apierrors.NewForbidden(schema.GroupResource{Group: Group, Resource: route.Resource}, route.Name,
+			fmt.Errorf("the metrics API of this virtual cluster is off: %s is false in its configuration", off)))
 		return
 	}
 	if err := a.authorize(r.Context(), r.Header, route); err != nil {

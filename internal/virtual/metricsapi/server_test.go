@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clustersync/clustersync/internal/binaries"
+	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
@@ -50,7 +51,7 @@ func TestServesTheFrontProxyWithTheCallersRights(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := translate.Translator{VCluster: "v", HostNamespace: "vc-v"}
-	api, err := New(tr, c, cp.Config, cp.Config, logr.Discard())
+	api, err := New(config.Default().Integrations.MetricsServer, tr, c, cp.Config, cp.Config, logr.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,6 +123,31 @@ func TestServesTheFrontProxyWithTheCallersRights(t *testing.T) {
 	}
 	if code, body := do(proxy, http.MethodGet, teamPods+"/web-0", dev); code != http.StatusNotFound {
 		t.Errorf("a pod that does not exist: %d %s, want 404", code, body)
+	}
+	// Switched off by integrations.metricsServer: refused naming the key
+	// (kubectl top prints the message), discovery still answered.
+	for _, tt := range []struct {
+		serve config.MetricsServer
+		path  string
+		key   string
+	}{
+		{config.MetricsServer{Enabled: false, Nodes: true, Pods: true}, teamPods, "integrations.metricsServer.enabled"},
+		{config.MetricsServer{Enabled: true, Nodes: true, Pods: false}, teamPods, "integrations.metricsServer.pods"},
+		{config.MetricsServer{Enabled: true, Nodes: false, Pods: true}, "/apis/metrics.k8s.io/v1beta1/nodes", "integrations.metricsServer.nodes"},
+	} {
+		off := *api
+		off.serve = tt.serve
+		req := httptest.NewRequest(http.MethodGet, tt.path, nil)
+		req.TLS = &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{{Subject: pkix.Name{CommonName: proxy}}}}}
+		req.Header["X-Remote-User"] = dev["X-Remote-User"]
+		rec := httptest.NewRecorder()
+		off.ServeHTTP(rec, req)
+		if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "the metrics API of this virtual cluster is off: "+tt.key+" is false") {
+			t.Errorf("%+v %s: %d %s, want 403 naming %s", tt.serve, tt.path, rec.Code, rec.Body.String(), tt.key)
+		}
+	}
+	if api.off("pods") != "" || api.off("nodes") != "" {
+		t.Errorf("the default configuration switches %q%q off", api.off("pods"), api.off("nodes"))
 	}
 
 	// The API server admits a pod once its namespace's default service

@@ -260,7 +260,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	if o.MetricsAPI != nil {
-		if err := serveMetricsAPI(ctx, mgr, vc, tr, vcfg, hcfg, *o.MetricsAPI, o.Log.WithName("metrics-api")); err != nil {
+		if err := serveMetricsAPI(ctx, mgr, vc, tr, vcfg, hcfg, *o.MetricsAPI, o.Config.Integrations.MetricsServer, o.Log.WithName("metrics-api")); err != nil {
 			return err
 		}
 	}
@@ -480,7 +480,7 @@ func ptrDuration(d time.Duration) *time.Duration { return &d }
 
 // serveMetricsAPI registers the metrics API in the virtual cluster (vc)
 // and adds its server to mgr.
-func serveMetricsAPI(ctx context.Context, mgr manager.Manager, vc client.Client, tr translate.Translator, vcfg, hcfg *rest.Config, o MetricsAPIOptions, log logr.Logger) error {
+func serveMetricsAPI(ctx context.Context, mgr manager.Manager, vc client.Client, tr translate.Translator, vcfg, hcfg *rest.Config, o MetricsAPIOptions, serve config.MetricsServer, log logr.Logger) error {
 	_, port, err := net.SplitHostPort(o.Addr)
 	if err != nil {
 		return fmt.Errorf("metrics API address %q: %w", o.Addr, err)
@@ -496,7 +496,7 @@ func serveMetricsAPI(ctx context.Context, mgr manager.Manager, vc client.Client,
 	if err != nil {
 		return fmt.Errorf("metrics API: %w", err)
 	}
-	api, err := metricsapi.New(tr, mgr.GetClient(), vcfg, hcfg, log)
+	api, err := metricsapi.New(serve, tr, mgr.GetClient(), vcfg, hcfg, log)
 	if err != nil {
 		return err
 	}
