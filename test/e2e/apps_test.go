@@ -145,6 +145,11 @@ func appsDeployed(t *testing.T, hostKubeconfig, kubeconfig string, virtual clien
 	if err != nil || !ok || st.Phase != apps.PhaseSuccess {
 		t.Errorf("host pod's apps status: %+v (recorded %v, %v)", st, ok, err)
 	}
+	// Progress as events of the control plane's host pod.
+	if out := kubectl(t, hostKubeconfig, "get", "events", "-n", ns, "--field-selector", "involvedObject.name="+deploy.PodName(name)+",reason="+apps.EventApplied,
+		"-o", "custom-columns=MSG:.message", "--no-headers"); !strings.Contains(out, "chart web-1.0.0: release apps/web deployed in") {
+		t.Errorf("host pod events %s: %q, want the chart's", apps.EventApplied, out)
+	}
 	// The metrics API is off: kubectl top says so, naming the key.
 	if out, err := kubectlErr(kubeconfig, "top", "pod", "-n", "apps"); err == nil || !strings.Contains(out, "integrations.metricsServer.enabled is false") {
 		t.Errorf("kubectl top pod with integrations.metricsServer.enabled false: %v\n%s", err, out)
