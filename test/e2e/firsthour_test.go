@@ -103,6 +103,7 @@ func TestFirstHour(t *testing.T) {
 		exportNamespace(t, clientFor(t, hostKubeconfig), "team-a-ci", "team-a-kubeconfig")
 		firstHourCluster(t, hostKubeconfig, "fh-b", older, []string{"../../examples/vcluster/control-plane.yaml", schedulingFile(t, hostKubeconfig), appsFile(t)}, false)
 	})
+	t.Run("cluster domain", func(t *testing.T) { otherClusterDomain(t, hostKubeconfig) })
 	t.Run("errors in seconds", func(t *testing.T) { startErrors(t, hostKubeconfig) })
 }
 

@@ -1,0 +1,111 @@
+package e2e
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/clustersync/clustersync/internal/testenv"
+	"github.com/clustersync/clustersync/internal/virtual/config"
+)
+
+// otherClusterDomain creates virtual cluster fh-c with
+// networking.advanced.clusterDomain tenant.local on the real node: a
+// StatefulSet's pods search the virtual namespaces of that domain, resolve
+// each other's stable names and the API server's in it, and name
+// themselves by it in /etc/hosts; the API server's certificate covers
+// kubernetes.default.svc.tenant.local.
+func otherClusterDomain(t *testing.T, hostKubeconfig string) {
+	const name, ns, domain = "fh-c", "fh-c-host", "tenant.local"
+	path := filepath.Join(t.TempDir(), "vcluster.yaml")
+	if err := os.WriteFile(path, []byte("networking:\n  advanced:\n    clusterDomain: "+domain+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	out := cli(t, "virtual", "create", name, "-n", ns, "-f", path, "--kubeconfig-out", kubeconfig)
+	t.Cleanup(func() {
+		if out, err := cliErr("virtual", "delete", name, "-n", ns, "--delete-namespace"); err != nil {
+			t.Errorf("virtual delete %s: %v\n%s", name, err, out)
+		}
+	})
+	t.Logf("virtual create (clusterDomain %s):\n%s", domain, out)
+	virtual := clientFor(t, kubeconfig)
+	labels := map[string]string{"app": "peer"}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "peers", Namespace: "default"},
+		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: labels, Ports: []corev1.ServicePort{{Port: 80}}}}
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "peer", Namespace: "default"}, Spec: appsv1.StatefulSetSpec{
+		Replicas: ptr.To[int32](2), ServiceName: "peers", Selector: &metav1.LabelSelector{MatchLabels: labels},
+		PodManagementPolicy: appsv1.ParallelPodManagement,
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](1),
+				Containers: []corev1.Container{{Name: "main", Image: config.DefaultRewriteHostsImage, Command: []string{"sleep", "100000"}}}}}}}
+	for _, o := range []client.Object{svc, sts} {
+		testenv.Eventually(t, time.Minute, func() error { return ignoreExists(virtual.Create(ctx, o)) })
+	}
+	ips := map[string]string{}
+	testenv.Eventually(t, 3*time.Minute, func() error {
+		for _, n := range []string{"peer-0", "peer-1"} {
+			var p corev1.Pod
+			if err := virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: n}, &p); err != nil {
+				return err
+			}
+			if p.Status.Phase != corev1.PodRunning || p.Status.PodIP == "" {
+				return fmt.Errorf("pod %s: %s", n, p.Status.Phase)
+			}
+			ips[n] = p.Status.PodIP
+		}
+		return nil
+	})
+	var kube corev1.Service
+	if err := virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: "kubernetes"}, &kube); err != nil {
+		t.Fatal(err)
+	}
+	kexec := func(args ...string) (string, error) {
+		out, err := exec.Command("kubectl", append([]string{"--kubeconfig", kubeconfig, "exec", "peer-0", "--"}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := kexec("cat", "/etc/resolv.conf"); err != nil || !strings.Contains(out, "search default.svc."+domain+" svc."+domain+" "+domain) {
+		t.Errorf("/etc/resolv.conf of peer-0 (%v) does not search the virtual domain %s:\n%s", err, domain, out)
+	}
+	if out, err := kexec("cat", "/etc/hosts"); err != nil || !strings.Contains(out, "peer-0.peers.default.svc."+domain) {
+		t.Errorf("/etc/hosts of peer-0 (%v) does not name its FQDN in %s:\n%s", err, domain, out)
+	}
+	for fqdn, want := range map[string]string{
+		"peer-1.peers.default.svc." + domain: ips["peer-1"],
+		"kubernetes.default.svc." + domain:   kube.Spec.ClusterIP,
+	} {
+		testenv.Eventually(t, time.Minute, func() error {
+			out, err := kexec("nslookup", fqdn)
+			if !strings.Contains(out, "Address: "+want) {
+				return fmt.Errorf("nslookup %s in peer-0: %v\n%s (want %s)", fqdn, err, out, want)
+			}
+			return nil
+		})
+	}
+	// The API server's certificate covers its name in the domain: a TLS
+	// connection to it by that name verifies with the cluster's CA.
+	cfg := restConfig(t, kubeconfig)
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(cfg.CAData) {
+		t.Fatal("no CA in the tenant's kubeconfig")
+	}
+	host := strings.TrimPrefix(cfg.Host, "https://")
+	conn, err := tls.Dial("tcp", host, &tls.Config{RootCAs: pool, ServerName: "kubernetes.default.svc." + domain})
+	if err != nil {
+		t.Errorf("TLS to the API server (%s) as kubernetes.default.svc.%s: %v", host, domain, err)
+	} else {
+		conn.Close()
+	}
+}
