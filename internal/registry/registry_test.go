@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/clustersync/clustersync/internal/images"
+	"github.com/clustersync/clustersync/internal/testenv"
 )
 
 func testImage(t *testing.T, content string) v1.Image {
@@ -143,7 +144,7 @@ func TestServeStatus(t *testing.T) {
 	}
 	podRef, _ := name.ParseReference(podAddr+"/x/y:z", name.Insecure)
 	var got v1.Image
-	testEventually(t, 10*time.Second, func() (err error) { got, err = remote.Image(podRef); return err })
+	testenv.Eventually(t, 10*time.Second, func() (err error) { got, err = remote.Image(podRef); return err })
 	if d1, _ := got.Digest(); d1 != mustDigest(t, img) {
 		t.Errorf("pulled %s from the pod address", d1)
 	}
@@ -167,20 +168,4 @@ func mustDigest(t *testing.T, img v1.Image) v1.Hash {
 		t.Fatal(err)
 	}
 	return d
-}
-
-// testEventually calls f every 50 ms until it succeeds or timeout passes.
-func testEventually(t *testing.T, timeout time.Duration, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

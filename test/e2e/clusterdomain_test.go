@@ -11,10 +11,8 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clustersync/clustersync/internal/testenv"
@@ -45,29 +43,8 @@ func otherClusterDomain(t *testing.T, hostKubeconfig string) {
 	labels := map[string]string{"app": "peer"}
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "peers", Namespace: "default"},
 		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: labels, Ports: []corev1.ServicePort{{Port: 80}}}}
-	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "peer", Namespace: "default"}, Spec: appsv1.StatefulSetSpec{
-		Replicas: ptr.To[int32](2), ServiceName: "peers", Selector: &metav1.LabelSelector{MatchLabels: labels},
-		PodManagementPolicy: appsv1.ParallelPodManagement,
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
-			Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](1),
-				Containers: []corev1.Container{{Name: "main", Image: config.DefaultRewriteHostsImage, Command: []string{"sleep", "100000"}}}}}}}
-	for _, o := range []client.Object{svc, sts} {
-		testenv.Eventually(t, time.Minute, func() error { return ignoreExists(virtual.Create(ctx, o)) })
-	}
-	ips := map[string]string{}
-	testenv.Eventually(t, 3*time.Minute, func() error {
-		for _, n := range []string{"peer-0", "peer-1"} {
-			var p corev1.Pod
-			if err := virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: n}, &p); err != nil {
-				return err
-			}
-			if p.Status.Phase != corev1.PodRunning || p.Status.PodIP == "" {
-				return fmt.Errorf("pod %s: %s", n, p.Status.Phase)
-			}
-			ips[n] = p.Status.PodIP
-		}
-		return nil
-	})
+	testenv.Eventually(t, time.Minute, func() error { return ignoreExists(virtual.Create(ctx, svc)) })
+	ips := runPeers(t, virtual, labels, config.DefaultRewriteHostsImage, nil)
 	var kube corev1.Service
 	if err := virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: "kubernetes"}, &kube); err != nil {
 		t.Fatal(err)

@@ -107,6 +107,36 @@ func TestFirstHour(t *testing.T) {
 	t.Run("errors in seconds", func(t *testing.T) { startErrors(t, hostKubeconfig) })
 }
 
+// runPeers runs StatefulSet default/peer in the virtual cluster of
+// virtual: 2 pods of image (with labels and template annotations) that
+// sleep, behind the headless Service peers (which the caller makes), and
+// returns each pod's IP once both run.
+func runPeers(t *testing.T, virtual client.Client, labels map[string]string, image string, annotations map[string]string) map[string]string {
+	t.Helper()
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "peer", Namespace: "default"}, Spec: appsv1.StatefulSetSpec{
+		Replicas: ptr.To[int32](2), ServiceName: "peers", Selector: &metav1.LabelSelector{MatchLabels: labels},
+		PodManagementPolicy: appsv1.ParallelPodManagement,
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
+			Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](1),
+				Containers: []corev1.Container{{Name: "main", Image: image, Command: []string{"sleep", "100000"}}}}}}}
+	testenv.Eventually(t, time.Minute, func() error { return ignoreExists(virtual.Create(ctx, sts)) })
+	ips := map[string]string{}
+	testenv.Eventually(t, 3*time.Minute, func() error {
+		for _, n := range []string{"peer-0", "peer-1"} {
+			var p corev1.Pod
+			if err := virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: n}, &p); err != nil {
+				return err
+			}
+			if p.Status.Phase != corev1.PodRunning || p.Status.PodIP == "" {
+				return fmt.Errorf("pod %s: %s", n, p.Status.Phase)
+			}
+			ips[n] = p.Status.PodIP
+		}
+		return nil
+	})
+	return ips
+}
+
 // hostOnlyName is a name of the cluster domain that only the host's DNS
 // answers (with hostOnlyIP) in TestFirstHour: a host Service's, as a
 // tenant pod reaches it with fallbackHostCluster.
@@ -425,29 +455,7 @@ func fromHostObjects(t *testing.T, kubeconfig string, virtual, host client.Clien
 // stable name through the virtual cluster's DNS to its IP.
 func peers(t *testing.T, kubeconfig string, virtual, host client.Client, tr translate.Translator, labels map[string]string) {
 	t.Helper()
-	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "peer", Namespace: "default"}, Spec: appsv1.StatefulSetSpec{
-		Replicas: ptr.To[int32](2), ServiceName: "peers", Selector: &metav1.LabelSelector{MatchLabels: labels},
-		PodManagementPolicy: appsv1.ParallelPodManagement,
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{"example.com/team": "x"}},
-			Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](1),
-				Containers: []corev1.Container{{Name: "main", Image: "example.com/team-a/tools:stable", Command: []string{"sleep", "100000"}}}}}}}
-	if err := virtual.Create(ctx, sts); err != nil {
-		t.Fatal(err)
-	}
-	ips := map[string]string{}
-	testenv.Eventually(t, 3*time.Minute, func() error {
-		for _, n := range []string{"peer-0", "peer-1"} {
-			var p corev1.Pod
-			if err := virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: n}, &p); err != nil {
-				return err
-			}
-			if p.Status.Phase != corev1.PodRunning || p.Status.PodIP == "" {
-				return fmt.Errorf("pod %s: %s", n, p.Status.Phase)
-			}
-			ips[n] = p.Status.PodIP
-		}
-		return nil
-	})
+	ips := runPeers(t, virtual, labels, "example.com/team-a/tools:stable", map[string]string{"example.com/team": "x"})
 	for _, n := range []string{"peer-0", "peer-1"} {
 		var hp corev1.Pod
 		if err := host.Get(ctx, client.ObjectKey{Namespace: tr.HostNamespace, Name: tr.HostName(n, "default")}, &hp); err != nil {
