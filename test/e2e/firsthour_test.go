@@ -5,7 +5,9 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -108,8 +110,9 @@ func TestFirstHour(t *testing.T) {
 }
 
 // runPeers runs StatefulSet default/peer in the virtual cluster of
-// virtual: 2 pods of image (with labels and template annotations) that
-// sleep, behind the headless Service peers (which the caller makes), and
+// virtual: 2 pods of image (a busybox, with labels and template
+// annotations) that serve their /etc over HTTP on port 80 (busybox's
+// httpd), behind the headless Service peers (which the caller makes), and
 // returns each pod's IP once both run.
 func runPeers(t *testing.T, virtual client.Client, labels map[string]string, image string, annotations map[string]string) map[string]string {
 	t.Helper()
@@ -118,7 +121,7 @@ func runPeers(t *testing.T, virtual client.Client, labels map[string]string, ima
 		PodManagementPolicy: appsv1.ParallelPodManagement,
 		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
 			Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](1),
-				Containers: []corev1.Container{{Name: "main", Image: image, Command: []string{"sleep", "100000"}}}}}}}
+				Containers: []corev1.Container{{Name: "main", Image: image, Command: []string{"busybox", "httpd", "-f", "-p", "80", "-h", "/etc"}}}}}}}
 	testenv.Eventually(t, time.Minute, func() error { return ignoreExists(virtual.Create(ctx, sts)) })
 	ips := map[string]string{}
 	testenv.Eventually(t, 3*time.Minute, func() error {
@@ -289,7 +292,8 @@ func firstHourCluster(t *testing.T, hostKubeconfig, name, file string, overlays 
 // tr.VCluster with `virtual upgrade` (file, the cluster's vcluster.yaml,
 // and an overlay): toHost publishes the tenant's headless Service peers as
 // host Service team-a-peers, whose EndpointSlices hold the peer pods'
-// addresses; fromHost shows the cluster's own host Service to the tenant as
+// addresses, and the tenant's Service peers-web as team-a-web, whose
+// cluster IP leads to them; fromHost shows the cluster's own host Service to the tenant as
 // platform/host-api, which peer-0 resolves to its cluster IP. An upgrade
 // without the overlay takes both away.
 func replicated(t *testing.T, kubeconfig string, virtual, host client.Client, tr translate.Translator, file string) {
@@ -300,10 +304,18 @@ func replicated(t *testing.T, kubeconfig string, virtual, host client.Client, tr
     toHost:
       - from: default/peers
         to: %[1]s/team-a-peers
+      - from: default/peers-web
+        to: %[1]s/team-a-web
     fromHost:
       - from: %[1]s/%[2]s
         to: platform/host-api
 `, tr.HostNamespace, tr.VCluster)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A Service with a cluster IP in front of the peers, for traffic.
+	web := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "peers-web", Namespace: "default"},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "peer"}, Ports: []corev1.ServicePort{{Port: 80}}}}
+	if err := virtual.Create(ctx, web); err != nil {
 		t.Fatal(err)
 	}
 	cli(t, "virtual", "upgrade", tr.VCluster, "-n", tr.HostNamespace, "-f", file, "-f", overlay)
@@ -330,6 +342,25 @@ func replicated(t *testing.T, kubeconfig string, virtual, host client.Client, tr
 		slices.Sort(got)
 		if !slices.Equal(got, peerIPs) {
 			return fmt.Errorf("host Service team-a-peers leads to %v, want the peer pods' %v", got, peerIPs)
+		}
+		return nil
+	})
+	// Traffic: this machine (a node of the host, as a host pod would)
+	// reaches the peer pods through the cluster IP of peers-web's replica.
+	var replica corev1.Service
+	testenv.Eventually(t, time.Minute, func() error {
+		return host.Get(ctx, client.ObjectKey{Namespace: tr.HostNamespace, Name: "team-a-web"}, &replica)
+	})
+	testenv.Eventually(t, time.Minute, func() error {
+		c := http.Client{Timeout: 2 * time.Second}
+		resp, err := c.Get("http://" + net.JoinHostPort(replica.Spec.ClusterIP, "80") + "/hostname")
+		if err != nil {
+			return fmt.Errorf("GET through host Service team-a-web (%s): %w", replica.Spec.ClusterIP, err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(string(body), "peer-") {
+			return fmt.Errorf("GET through host Service team-a-web: %s %q, want a peer pod's /etc/hostname", resp.Status, body)
 		}
 		return nil
 	})
