@@ -70,11 +70,11 @@ func (c *Cluster) RealNodeDir() string { return filepath.Join(c.Dir, "node") }
 
 // realNodePodCIDR is the real node's pod range; the node's address (the
 // bridge's) is its first address.
-var realNodePodCIDR = netip.MustParsePrefix("10.244.0.0/24")
+func realNodePodCIDR() netip.Prefix { return netip.MustParsePrefix("10.244.0.0/24") }
 
 // RealNodeIP is the real node's address, the bridge's, which its pods reach
 // this machine at (10.244.0.1).
-func RealNodeIP() netip.Addr { return realNodePodCIDR.Masked().Addr().Next() }
+func RealNodeIP() netip.Addr { return realNodePodCIDR().Masked().Addr().Next() }
 
 // RealNodeOptions are the settings of the cluster's real node running the
 // programs of bins, which pulls images from the local registry at
@@ -85,7 +85,7 @@ func (c *Cluster) RealNodeOptions(registryAddr string, bins binaries.NodeSet) re
 		Dir:                  c.RealNodeDir(),
 		NodeName:             RealNodeName,
 		Bridge:               RealNodeBridge,
-		PodCIDR:              realNodePodCIDR,
+		PodCIDR:              realNodePodCIDR(),
 		ClusterCIDR:          netip.MustParsePrefix("10.244.0.0/16"),
 		ServiceCIDR:          serviceCIDR(c.ServiceCIDR),
 		Registry:             registryAddr,

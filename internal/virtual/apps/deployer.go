@@ -87,12 +87,12 @@ func (d *Deployer) Start(ctx context.Context) error {
 		if err == nil || ctx.Err() != nil {
 			return nil
 		}
-		wait := delay.Step()
-		d.Log.Error(err, "experimental.deploy.vcluster failed; trying again", "in", wait.Round(time.Millisecond).String())
+		next := delay.Step()
+		d.Log.Error(err, "experimental.deploy.vcluster failed; trying again", "in", next.Round(time.Millisecond).String())
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(wait):
+		case <-time.After(next):
 		}
 	}
 }
