@@ -109,23 +109,15 @@ read through the first address of the API server this machine reaches.`,
 // host namespace ns, its apps, and virtual namespace vns's objects next to
 // their host copies.
 func printHostStatus(ctx context.Context, out io.Writer, host *hostConn, name, ns, vns string) error {
-	if _, err := host.helm.Get(name, ns); err != nil {
-		return fmt.Errorf("virtual cluster %s: no release %s in host namespace %s (%v); `clustersync virtual list` shows the existing ones", name, name, ns, err)
-	}
-	infos, err := deploy.List(ctx, host.client, host.helm, ns, nil)
+	in, err := deploy.Get(ctx, host.client, host.helm, name, ns)
 	if err != nil {
 		return err
 	}
-	for _, in := range infos {
-		if in.Name != name {
-			continue
-		}
-		line := in.Status
-		if in.Reason != "" {
-			line += " (" + in.Reason + ")"
-		}
-		fmt.Fprintf(out, "Virtual cluster %s in host namespace %s: %s, clustersync %s, chart %s.\n", name, ns, line, in.Version, in.Chart)
+	line := in.Status
+	if in.Reason != "" {
+		line += " (" + in.Reason + ")"
 	}
+	fmt.Fprintf(out, "Virtual cluster %s in host namespace %s: %s, clustersync %s, chart %s.\n", name, ns, line, in.Version, in.Chart)
 	if st, ok, err := deploy.AppsStatus(ctx, host.client, name, ns); err != nil {
 		return err
 	} else if ok {

@@ -207,21 +207,13 @@ func (d *Deployer) Once(ctx context.Context) error {
 			return err
 		}
 	}
-	kept := st.Charts[:0]
-	for _, cs := range st.Charts {
-		if listed[cs.Namespace+"/"+cs.Name] {
-			kept = append(kept, cs)
-			continue
-		}
-		if err := h.uninstall(cs.Namespace, cs.Name); err != nil {
-			cs.Phase, cs.Reason, cs.Message = PhaseFailed, ReasonUninstall, err.Error()
-			kept = append(kept, cs)
-			st.Charts = append(kept, st.Charts[len(kept):]...)
-			return fail(ReasonUninstall, fmt.Errorf("release %s/%s, dropped from experimental.deploy.vcluster.helm: %w", cs.Namespace, cs.Name, err))
-		}
-		d.event(corev1.EventTypeNormal, EventApplied, "release %s/%s uninstalled: dropped from experimental.deploy.vcluster.helm", cs.Namespace, cs.Name)
+	dropped, err := st.dropUnlisted(listed, h.uninstall)
+	for _, r := range dropped {
+		d.event(corev1.EventTypeNormal, EventApplied, "release %s uninstalled: dropped from experimental.deploy.vcluster.helm", r)
 	}
-	st.Charts = kept
+	if err != nil {
+		return fail(ReasonUninstall, err)
+	}
 	return save()
 }
 

@@ -139,7 +139,8 @@ func (h *helmClient) load(cfg *action.Configuration, e config.DeployHelm) (*char
 }
 
 // deploy installs entry e, or upgrades its release when it exists and e
-// changed since (changed), and returns the chart's name-version. A failed
+// changed since (changed), and returns the chart's name-version; the chart
+// is fetched only when there is something to install. A failed
 // install is uninstalled and a failed upgrade rolled back (as vCluster
 // does), so the next try starts from a settled release. The error's reason
 // is one of ReasonChartPull, ReasonInstall, ReasonUpgrade.
@@ -148,6 +149,16 @@ func (h *helmClient) deploy(ctx context.Context, e config.DeployHelm, changed bo
 	cfg, err := h.action(ns)
 	if err != nil {
 		return "", ReasonInstall, err
+	}
+	last, err := action.NewStatus(cfg).Run(name)
+	switch {
+	case errors.Is(err, driver.ErrReleaseNotFound):
+		last = nil
+	case err != nil:
+		return "", ReasonInstall, err
+	case last.Info.Status == release.StatusDeployed && !changed:
+		// Nothing to fetch: the release is what the entry asks for.
+		return last.Chart.Name() + "-" + last.Chart.Metadata.Version, "", nil
 	}
 	ch, err := h.load(cfg, e)
 	if err != nil {
@@ -158,13 +169,8 @@ func (h *helmClient) deploy(ctx context.Context, e config.DeployHelm, changed bo
 	if err := yaml.Unmarshal([]byte(e.Values), &vals); err != nil {
 		return id, ReasonInstall, fmt.Errorf("values: %w", err)
 	}
-	last, err := action.NewStatus(cfg).Run(name)
 	switch {
-	case errors.Is(err, driver.ErrReleaseNotFound):
-	case err != nil:
-		return id, ReasonInstall, err
-	case last.Info.Status == release.StatusDeployed && !changed:
-		return id, "", nil
+	case last == nil: // no release yet
 	case last.Info.Status.IsPending() || (last.Version == 1 && last.Info.Status == release.StatusFailed):
 		// Left by a syncer stopped in the middle, or a first install that
 		// failed: start over.

@@ -101,6 +101,30 @@ func (s *Status) chart(namespace, name string) *ChartStatus {
 	return &s.Charts[len(s.Charts)-1]
 }
 
+// dropUnlisted uninstalls, in order, the releases of s.Charts that listed
+// (keys "namespace/name") does not have, and forgets them; it returns
+// those it uninstalled. At the first failure it stops: that release is
+// marked Failed (UninstallFailed) and it and those not reached yet stay
+// recorded, to be tried next time.
+func (s *Status) dropUnlisted(listed map[string]bool, uninstall func(namespace, name string) error) ([]string, error) {
+	var kept []ChartStatus
+	var dropped []string
+	for i, cs := range s.Charts {
+		if listed[cs.Namespace+"/"+cs.Name] {
+			kept = append(kept, cs)
+			continue
+		}
+		if err := uninstall(cs.Namespace, cs.Name); err != nil {
+			cs.Phase, cs.Reason, cs.Message = PhaseFailed, ReasonUninstall, err.Error()
+			s.Charts = append(append(kept, cs), s.Charts[i+1:]...)
+			return dropped, fmt.Errorf("release %s/%s, dropped from experimental.deploy.vcluster.helm: %w", cs.Namespace, cs.Name, err)
+		}
+		dropped = append(dropped, cs.Namespace+"/"+cs.Name)
+	}
+	s.Charts = kept
+	return dropped, nil
+}
+
 // summarize sets s's own phase from its parts: the first failure, else
 // Success when the manifests and wantCharts charts succeeded, else
 // Pending.

@@ -1,6 +1,7 @@
 package apps
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -52,5 +53,62 @@ func TestCompressRoundTrip(t *testing.T) {
 	}
 	if st, err := ParseStatus(`{"phase":"Success","charts":[{"name":"a","namespace":"default","phase":"Success","lastAppliedChartConfigHash":"x"}]}`); err != nil || st.Charts[0].LastAppliedChartConfigHash != "x" {
 		t.Errorf("vCluster's status: %+v, %v", st, err)
+	}
+}
+
+func TestDropUnlisted(t *testing.T) {
+	charts := func(names ...string) []ChartStatus {
+		var out []ChartStatus
+		for _, n := range names {
+			out = append(out, ChartStatus{Namespace: "ns", Name: n, Phase: PhaseSuccess})
+		}
+		return out
+	}
+	names := func(cs []ChartStatus) string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.Name+":"+c.Phase)
+		}
+		return strings.Join(out, ",")
+	}
+	tests := []struct {
+		name        string
+		charts      []ChartStatus
+		listed      []string
+		failOn      string
+		wantCharts  string
+		wantDropped string
+		wantErr     string
+	}{
+		{"all listed", charts("a", "b"), []string{"a", "b"}, "", "a:Success,b:Success", "", ""},
+		{"drop some", charts("a", "x", "b", "y"), []string{"a", "b"}, "", "a:Success,b:Success", "ns/x,ns/y", ""},
+		// x went, y fails: y is Failed and z, not reached, stays; b, kept
+		// before, is not duplicated and x is not brought back.
+		{"fail midway", charts("a", "x", "b", "y", "z", "c"), []string{"a", "b", "c"}, "y",
+			"a:Success,b:Success,y:Failed,z:Success,c:Success", "ns/x", "release ns/y, dropped from experimental.deploy.vcluster.helm: boom"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := Status{Charts: tt.charts}
+			listed := map[string]bool{}
+			for _, n := range tt.listed {
+				listed["ns/"+n] = true
+			}
+			dropped, err := st.dropUnlisted(listed, func(_, name string) error {
+				if name == tt.failOn {
+					return errors.New("boom")
+				}
+				return nil
+			})
+			if got := names(st.Charts); got != tt.wantCharts {
+				t.Errorf("charts = %s, want %s", got, tt.wantCharts)
+			}
+			if got := strings.Join(dropped, ","); got != tt.wantDropped {
+				t.Errorf("dropped = %s, want %s", got, tt.wantDropped)
+			}
+			if (err == nil) != (tt.wantErr == "") || (err != nil && err.Error() != tt.wantErr) {
+				t.Errorf("err = %v, want %q", err, tt.wantErr)
+			}
+		})
 	}
 }

@@ -2,9 +2,11 @@ package deploy
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	"helm.sh/helm/v3/pkg/release"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -53,28 +55,49 @@ func List(ctx context.Context, host kubernetes.Interface, h *Helm, namespace str
 	}
 	out := make([]Info, 0, len(rels))
 	for _, r := range rels {
-		in := Info{Name: r.Name, Namespace: r.Namespace, Chart: r.Chart.Metadata.Name + "-" + r.Chart.Metadata.Version}
-		if r.Info != nil {
-			in.Created = r.Info.FirstDeployed.Time
-		}
-		sts, err := statefulSet(ctx, host, r.Name, r.Namespace)
+		in, err := info(ctx, host, r)
 		if err != nil {
 			return nil, err
 		}
-		var pod *corev1.Pod
-		if p, err := host.CoreV1().Pods(r.Namespace).Get(ctx, PodName(r.Name), metav1.GetOptions{}); err == nil {
-			pod = p
-		} else if !apierrors.IsNotFound(err) {
-			return nil, err
-		}
-		in.Status, in.Reason = Status(sts, pod)
-		in.Version = ImageTag(sts)
 		if isConnected != nil {
 			in.Connected = isConnected(r.Name, r.Namespace)
 		}
 		out = append(out, in)
 	}
 	return out, nil
+}
+
+// Get returns virtual cluster name of host namespace namespace as List
+// returns it (without Connected); the error names the release when there
+// is none.
+func Get(ctx context.Context, host kubernetes.Interface, h *Helm, name, namespace string) (Info, error) {
+	r, err := h.Get(name, namespace)
+	if err != nil {
+		return Info{}, fmt.Errorf("virtual cluster %s: no release %s in host namespace %s (%v); `clustersync virtual list` shows the existing ones", name, name, namespace, err)
+	}
+	return info(ctx, host, r)
+}
+
+// info is release r's Info, its status read from its control plane
+// StatefulSet and pod.
+func info(ctx context.Context, host kubernetes.Interface, r *release.Release) (Info, error) {
+	in := Info{Name: r.Name, Namespace: r.Namespace, Chart: r.Chart.Metadata.Name + "-" + r.Chart.Metadata.Version}
+	if r.Info != nil {
+		in.Created = r.Info.FirstDeployed.Time
+	}
+	sts, err := statefulSet(ctx, host, r.Name, r.Namespace)
+	if err != nil {
+		return Info{}, err
+	}
+	var pod *corev1.Pod
+	if p, err := host.CoreV1().Pods(r.Namespace).Get(ctx, PodName(r.Name), metav1.GetOptions{}); err == nil {
+		pod = p
+	} else if !apierrors.IsNotFound(err) {
+		return Info{}, err
+	}
+	in.Status, in.Reason = Status(sts, pod)
+	in.Version = ImageTag(sts)
+	return in, nil
 }
 
 // Status decides a virtual cluster's status from its StatefulSet (nil when
