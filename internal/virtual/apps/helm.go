@@ -108,7 +108,8 @@ func (h *helmClient) load(cfg *action.Configuration, e config.DeployHelm) (*char
 		return loader.LoadArchive(bytes.NewReader(raw))
 	}
 	c := e.Chart
-	opts := []registry.ClientOption{registry.ClientOptCredentialsFile(h.settings().RegistryConfig)}
+	settings := h.settings()
+	opts := []registry.ClientOption{registry.ClientOptCredentialsFile(settings.RegistryConfig)}
 	if c.Insecure {
 		opts = append(opts, registry.ClientOptPlainHTTP(),
 			registry.ClientOptHTTPClient(&http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment,
@@ -131,7 +132,7 @@ func (h *helmClient) load(cfg *action.Configuration, e config.DeployHelm) (*char
 	} else {
 		in.RepoURL = c.Repo
 	}
-	path, err := in.LocateChart(ref, h.settings())
+	path, err := in.LocateChart(ref, settings)
 	if err != nil {
 		return nil, err
 	}
