@@ -137,6 +137,52 @@
   resources: ["secrets"]
   verbs: ["get", "list", "watch"]
 {{- end }}
+# gateways
+{{- if (or .Values.sync.toHost.gatewayApi.gateways.enabled .Values.sync.toHost.gatewayApi.enabled) }}
+- apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["gateways"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+{{- else }}
+- apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["gateways"]
+  verbs: ["list", "delete"]
+{{- end }}
+# httpRoutes
+{{- if (or .Values.sync.toHost.gatewayApi.httpRoutes.enabled .Values.sync.toHost.gatewayApi.enabled) }}
+- apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["httproutes"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+{{- else }}
+- apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["httproutes"]
+  verbs: ["list", "delete"]
+{{- end }}
+# tlsRoutes
+{{- if .Values.sync.toHost.gatewayApi.tlsRoutes.enabled }}
+- apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["tlsroutes"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+{{- else }}
+- apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["tlsroutes"]
+  verbs: ["list", "delete"]
+{{- end }}
+# backendTLSPolicies
+{{- if .Values.sync.toHost.gatewayApi.backendTLSPolicies.enabled }}
+- apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["backendtlspolicies"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+{{- else }}
+- apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["backendtlspolicies"]
+  verbs: ["list", "delete"]
+{{- end }}
+# fromHost gateways
+{{- if .Values.sync.fromHost.gateways.enabled }}
+- apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["gateways"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
 # events
 {{- if .Values.sync.fromHost.events.enabled }}
 - apiGroups: [""]
@@ -212,6 +258,7 @@
 {{- if .Values.sync.toHost.volumeSnapshots.enabled }}
 - apiGroups: ["apiextensions.k8s.io"]
   resources: ["customresourcedefinitions"]
+  resourceNames: ["volumesnapshots.snapshot.storage.k8s.io", "volumesnapshotcontents.snapshot.storage.k8s.io", "volumesnapshotclasses.snapshot.storage.k8s.io"]
   verbs: ["get"]
 - apiGroups: ["snapshot.storage.k8s.io"]
   resources: ["volumesnapshotclasses"]
@@ -268,6 +315,51 @@
 - apiGroups: ["storage.k8s.io"]
   resources: ["csistoragecapacities"]
   verbs: ["get", "list", "watch"]
+{{- end }}
+# gateways
+{{- if (or .Values.sync.toHost.gatewayApi.gateways.enabled .Values.sync.toHost.gatewayApi.enabled) }}
+- apiGroups: ["apiextensions.k8s.io"]
+  resources: ["customresourcedefinitions"]
+  resourceNames: ["gateways.gateway.networking.k8s.io", "gatewayclasses.gateway.networking.k8s.io", "referencegrants.gateway.networking.k8s.io"]
+  verbs: ["get"]
+{{- end }}
+# httpRoutes
+{{- if (or .Values.sync.toHost.gatewayApi.httpRoutes.enabled .Values.sync.toHost.gatewayApi.enabled) }}
+- apiGroups: ["apiextensions.k8s.io"]
+  resources: ["customresourcedefinitions"]
+  resourceNames: ["httproutes.gateway.networking.k8s.io", "gateways.gateway.networking.k8s.io", "referencegrants.gateway.networking.k8s.io"]
+  verbs: ["get"]
+{{- end }}
+# tlsRoutes
+{{- if .Values.sync.toHost.gatewayApi.tlsRoutes.enabled }}
+- apiGroups: ["apiextensions.k8s.io"]
+  resources: ["customresourcedefinitions"]
+  resourceNames: ["tlsroutes.gateway.networking.k8s.io", "gateways.gateway.networking.k8s.io", "referencegrants.gateway.networking.k8s.io"]
+  verbs: ["get"]
+{{- end }}
+# backendTLSPolicies
+{{- if .Values.sync.toHost.gatewayApi.backendTLSPolicies.enabled }}
+- apiGroups: ["apiextensions.k8s.io"]
+  resources: ["customresourcedefinitions"]
+  resourceNames: ["backendtlspolicies.gateway.networking.k8s.io"]
+  verbs: ["get"]
+{{- end }}
+# fromHost gatewayClasses
+{{- if (or .Values.sync.fromHost.gatewayClasses.enabled .Values.sync.fromHost.gateways.enabled .Values.sync.toHost.gatewayApi.enabled) }}
+- apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["gatewayclasses"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: ["apiextensions.k8s.io"]
+  resources: ["customresourcedefinitions"]
+  resourceNames: ["gatewayclasses.gateway.networking.k8s.io"]
+  verbs: ["get"]
+{{- end }}
+# fromHost gateways
+{{- if .Values.sync.fromHost.gateways.enabled }}
+- apiGroups: ["apiextensions.k8s.io"]
+  resources: ["customresourcedefinitions"]
+  resourceNames: ["gateways.gateway.networking.k8s.io"]
+  verbs: ["get"]
 {{- end }}
 # customResources (sync.toHost and sync.fromHost.customResources)
 {{- $crds := list }}

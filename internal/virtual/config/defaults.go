@@ -55,6 +55,13 @@ func Default() *Config {
 				PodDisruptionBudgets:   EnableSwitchWithTranslate{Enabled: false, Translate: []Patch{}},
 				PriorityClasses:        EnableSwitchWithTranslate{Enabled: false, Translate: []Patch{}},
 				CustomResources:        map[string]ToHostCustomResource{},
+				GatewayAPI: GatewayAPI{
+					HTTPRoutes:         EnableSwitchWithTranslate{Translate: []Patch{}},
+					Gateways:           EnableSwitchWithTranslate{Translate: []Patch{}},
+					TLSRoutes:          EnableSwitchWithTranslate{Translate: []Patch{}},
+					BackendTLSPolicies: EnableSwitchWithTranslate{Translate: []Patch{}},
+					ReferenceGrants:    ReferenceGrantsSwitch{Enabled: AutoSwitchAuto},
+				},
 			},
 			FromHost: FromHost{
 				Nodes: SyncNodes{
@@ -74,6 +81,12 @@ func Default() *Config {
 				ConfigMaps:           FromHostMapped{Mappings: FromHostMappings{ByName: map[string]string{}}},
 				Secrets:              FromHostMapped{Mappings: FromHostMappings{ByName: map[string]string{}}},
 				CustomResources:      map[string]FromHostCustomResource{},
+				GatewayClasses:       FromHostSelectableSwitch{Enabled: false},
+				Gateways: FromHostGateways{
+					Mappings:      FromHostMappings{ByName: map[string]string{}},
+					AllowedRoutes: GatewayAllowedRoutes{Overrides: []GatewayAllowedRoutesOverride{}},
+					Sanitize:      GatewayImportSanitize{CertificateRefs: true, Infrastructure: true},
+				},
 			},
 		},
 		Networking: Networking{Advanced: NetworkingAdvanced{ClusterDomain: "cluster.local"},

@@ -20,7 +20,7 @@ type HostNamespaceUse struct {
 
 // OtherHostNamespaces returns the host namespaces other than own (the
 // virtual cluster's host namespace, named name) that c names: the sources
-// of sync.fromHost configMaps and secrets mappings, the targets of
+// of sync.fromHost configMaps, secrets and gateways mappings, the targets of
 // networking.replicateServices.toHost and sources of .fromHost, and the
 // namespaces of exportKubeConfig's Secrets; each once, with the first key
 // naming it, sorted by namespace.
@@ -41,6 +41,12 @@ func (c *Config) OtherHostNamespaces(name, own string) []HostNamespaceUse {
 		for _, from := range slices.Sorted(maps.Keys(m.m.Mappings.ByName)) {
 			ns, _, _ := strings.Cut(from, "/")
 			add(ns, fmt.Sprintf("%s.mappings.byName[%q]", m.key, from))
+		}
+	}
+	if g := c.Sync.FromHost.Gateways; g.Enabled {
+		for _, from := range slices.Sorted(maps.Keys(g.Mappings.ByName)) {
+			ns, _, _ := strings.Cut(from, "/")
+			add(ns, fmt.Sprintf("sync.fromHost.gateways.mappings.byName[%q]", from))
 		}
 	}
 	rs := c.Networking.ReplicateServices

@@ -33,6 +33,8 @@ const (
 	ReasonOwnDNS      = "clustersync's DNS server is a container of the control plane pod (as vCluster's embedded CoreDNS), not a Deployment and Service in the virtual cluster"
 	ReasonOneReplica  = "the leader election of vCluster's replicas: clustersync runs one control plane pod"
 	ReasonNotYet      = "not implemented in clustersync yet"
+	ReasonNoKind      = "vCluster validates it and applies it to no kind: each kind's own patches apply"
+	ReasonGrantsStay  = "ReferenceGrants stay in the virtual cluster, where they authorize the routes' references: there are no host copies to patch"
 )
 
 // noEffectReasons maps the dotted path of a vCluster section, or of a key,
@@ -64,6 +66,10 @@ func noEffectReasons() map[string]string {
 		"sync.fromHost.csiStorageCapacities.patches":                      ReasonPlatform,
 		"sync.fromHost.volumeSnapshotClasses.patches":                     ReasonPlatform,
 		"sync.fromHost.customResources.*.patches":                         ReasonPlatform,
+		"sync.fromHost.gatewayClasses.patches":                            ReasonPlatform,
+		"sync.fromHost.gateways.patches":                                  ReasonPlatform,
+		"sync.toHost.gatewayApi.patches":                                  ReasonNoKind,
+		"sync.toHost.gatewayApi.referenceGrants.patches":                  ReasonGrantsStay,
 		"controlPlane.distro.k3s":                                         ReasonDistro,
 		"controlPlane.distro.k0s":                                         ReasonDistro,
 		"controlPlane.distro.eks":                                         ReasonDistro,

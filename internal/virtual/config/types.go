@@ -129,6 +129,9 @@ type ToHost struct {
 	// virtual cluster to the host cluster, keyed by resource name (for
 	// example "widgets.example.com").
 	CustomResources map[string]ToHostCustomResource `json:"customResources"`
+	// GatewayAPI syncs the tenant's Gateway API objects to the host
+	// (vCluster 0.35+; docs/configuration.md, "sync.toHost.gatewayApi").
+	GatewayAPI GatewayAPI `json:"gatewayApi"`
 
 	// The other keys of vCluster's sync.toHost: accepted, not acted on
 	// (NoEffect lists them). clustersync syncs VolumeSnapshotContents with
@@ -195,12 +198,137 @@ type FromHost struct {
 	// Secrets shows the host Secrets that mappings.byName names in the
 	// virtual cluster, read-only.
 	Secrets FromHostMapped `json:"secrets"`
+	// GatewayClasses shows the host's GatewayClasses (those Selector picks)
+	// read-only in the virtual cluster, under their own names, so that the
+	// tenant's Gateways can name them; also on with Gateways.Enabled or
+	// sync.toHost.gatewayApi.enabled.
+	GatewayClasses FromHostSelectableSwitch `json:"gatewayClasses"`
+	// Gateways shows the host Gateways that Mappings name read-only in the
+	// virtual cluster, so that the tenant's routes can attach to a shared
+	// gateway.
+	Gateways FromHostGateways `json:"gateways"`
 
 	// The other keys of vCluster's sync.fromHost: accepted, not acted on
 	// (NoEffect lists them). clustersync shows the host's
 	// VolumeSnapshotClasses with sync.toHost.volumeSnapshots.
 	VolumeSnapshotClasses any `json:"volumeSnapshotClasses,omitempty" config:"vcluster"`
 	DeviceClasses         any `json:"deviceClasses,omitempty" config:"vcluster"`
+}
+
+// GatewayAPI is sync.toHost.gatewayApi: which of the tenant's Gateway API
+// objects (gateway.networking.k8s.io/v1) reach the host. Enabled turns
+// on Gateways and HTTPRoutes (and the host's GatewayClasses shown in the
+// tenant); TLSRoutes and BackendTLSPolicies only by their own keys.
+type GatewayAPI struct {
+	// Enabled turns on Gateways, HTTPRoutes and the host's GatewayClasses.
+	Enabled bool `json:"enabled"`
+	// Patches is vCluster's umbrella patches key, which vCluster validates
+	// and applies to no kind: accepted, not acted on; each kind's own
+	// patches apply.
+	Patches any `json:"patches,omitempty" config:"vcluster"`
+	// HTTPRoutes syncs the tenant's HTTPRoutes.
+	HTTPRoutes EnableSwitchWithTranslate `json:"httpRoutes"`
+	// Gateways syncs the tenant's Gateways.
+	Gateways EnableSwitchWithTranslate `json:"gateways"`
+	// TLSRoutes syncs the tenant's TLSRoutes.
+	TLSRoutes EnableSwitchWithTranslate `json:"tlsRoutes"`
+	// BackendTLSPolicies syncs the tenant's BackendTLSPolicies.
+	BackendTLSPolicies EnableSwitchWithTranslate `json:"backendTLSPolicies"`
+	// ReferenceGrants says how the tenant's ReferenceGrants are used.
+	ReferenceGrants ReferenceGrantsSwitch `json:"referenceGrants"`
+}
+
+// ReferenceGrantsSwitch is sync.toHost.gatewayApi.referenceGrants. The
+// tenant's ReferenceGrants are always read in the virtual cluster, where
+// they authorize the cross-namespace references of its routes; they are
+// never copied to the host, where every copy lives in one host namespace
+// and a grant would authorize nothing (vCluster copies them only with its
+// namespace sync).
+type ReferenceGrantsSwitch struct {
+	// Enabled is true, false or "auto" (the default); all three mean the
+	// same in clustersync.
+	Enabled AutoSwitch `json:"enabled"`
+	// Patches are vCluster's patches of host copies: accepted, not acted
+	// on (there are none).
+	Patches any `json:"patches,omitempty" config:"vcluster"`
+}
+
+// FromHostGateways is sync.fromHost.gateways: host Gateways shown
+// read-only in the virtual cluster.
+type FromHostGateways struct {
+	// Enabled defines if this option is enabled; it needs Mappings.
+	Enabled bool `json:"enabled"`
+	// Patches are vCluster's patches of the copies: accepted, not acted on.
+	Patches any `json:"patches,omitempty" config:"vcluster"`
+	// Selector, when set, is what a host Gateway picked by a namespace/*
+	// mapping must match (one named exactly needs no match).
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+	// Mappings map host "namespace/name" or "namespace/*" to the virtual
+	// "namespace/name" or "namespace/*" the copy is shown under.
+	Mappings FromHostMappings `json:"mappings"`
+	// AllowedRoutes is the policy shown as the copies' listeners'
+	// allowedRoutes and enforced on the tenant's routes that attach.
+	AllowedRoutes GatewayAllowedRoutes `json:"allowedRoutes"`
+	// Status says what of the host Gateway's status is shown.
+	Status GatewayImportStatus `json:"status"`
+	// Metadata says what of the host Gateway's metadata is shown.
+	Metadata GatewayImportMetadata `json:"metadata"`
+	// Sanitize hides host details from the copies.
+	Sanitize GatewayImportSanitize `json:"sanitize"`
+}
+
+// GatewayAllowedRoutes is sync.fromHost.gateways.allowedRoutes.
+type GatewayAllowedRoutes struct {
+	// DefaultVirtualNamespacePolicy is the policy of every imported
+	// Gateway without an override; unset: routes of the copy's own
+	// virtual namespace only (Same).
+	DefaultVirtualNamespacePolicy *GatewayVirtualNamespacePolicy `json:"defaultVirtualNamespacePolicy,omitempty"`
+	// Overrides set the policy of single host Gateways.
+	Overrides []GatewayAllowedRoutesOverride `json:"overrides,omitempty"`
+}
+
+// GatewayAllowedRoutesOverride is the policy of one host Gateway.
+type GatewayAllowedRoutesOverride struct {
+	// HostNamespace and Name name the host Gateway; a mapping must cover it.
+	HostNamespace string `json:"hostNamespace,omitempty"`
+	Name          string `json:"name,omitempty"`
+	// VirtualNamespacePolicy is the policy of its copy.
+	VirtualNamespacePolicy GatewayVirtualNamespacePolicy `json:"virtualNamespacePolicy,omitempty"`
+	// AllowedHostnames, when set, are the only hostnames the tenant's
+	// routes on it may claim: DNS names or "*." wildcards.
+	AllowedHostnames []string `json:"allowedHostnames,omitempty"`
+}
+
+// GatewayVirtualNamespacePolicy says which virtual namespaces' routes may
+// attach: From is All, Same or Selector (Selector then picks namespaces
+// by their labels).
+type GatewayVirtualNamespacePolicy struct {
+	From     string                `json:"from,omitempty"`
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+}
+
+// GatewayImportStatus is sync.fromHost.gateways.status.
+type GatewayImportStatus struct {
+	// ExposeAddresses shows the host Gateway's status.addresses.
+	ExposeAddresses bool `json:"exposeAddresses,omitempty"`
+}
+
+// GatewayImportMetadata is sync.fromHost.gateways.metadata.
+type GatewayImportMetadata struct {
+	// ExposeSourceGateway annotates each copy with the host Gateway's
+	// namespace/name (vcluster.loft.sh/source-gateway, vCluster's key).
+	ExposeSourceGateway bool `json:"exposeSourceGateway,omitempty"`
+}
+
+// GatewayImportSanitize is sync.fromHost.gateways.sanitize: what of the
+// host Gateway the copies hide (both by default, as in vCluster).
+type GatewayImportSanitize struct {
+	// CertificateRefs hides the listeners' tls.certificateRefs (host
+	// Secrets); a Terminate listener then carries the TLS option
+	// vcluster.loft.sh/certificate-refs-sanitized so the copy stays valid.
+	CertificateRefs bool `json:"certificateRefs"`
+	// Infrastructure hides spec.infrastructure.
+	Infrastructure bool `json:"infrastructure"`
 }
 
 // FromHostMapped turns on the read-only copies of the host objects of one

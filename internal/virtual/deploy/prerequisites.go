@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/clustersync/clustersync/internal/virtual/config"
+	"github.com/clustersync/clustersync/internal/virtual/resources"
 )
 
 // hostKind is a kind of the chart's objects that Kubernetes itself does not
@@ -37,11 +39,20 @@ func hostKinds() []hostKind {
 }
 
 // CheckHostKinds returns an error naming the key and the fix when cfg
-// asks the chart for a kind (hostKinds) that host does not serve, so that
+// asks the chart for a kind (hostKinds), or turns on a synced kind whose
+// CRDs the syncer copies (resources.Kind.CRDs, served as v1), that host
+// does not serve, so that
 // `virtual create` and `upgrade` stop before Helm installs anything;
 // discovery errors other than not found are returned as they are.
 func CheckHostKinds(host kubernetes.Interface, cfg *config.Config) error {
-	for _, k := range hostKinds() {
+	kinds := hostKinds()
+	for _, k := range resources.Kinds() {
+		for _, crd := range k.CRDs {
+			plural, group, _ := strings.Cut(crd, ".")
+			kinds = append(kinds, hostKind{Key: k.SwitchKeys(), On: k.Enabled, GroupVersion: group + "/v1", Resource: plural, Fix: k.CRDFix})
+		}
+	}
+	for _, k := range kinds {
 		if !k.On(cfg) {
 			continue
 		}

@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -33,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/mapping"
@@ -44,6 +46,7 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/resources/endpointslices"
 	"github.com/clustersync/clustersync/internal/virtual/resources/events"
 	"github.com/clustersync/clustersync/internal/virtual/resources/fromhost"
+	"github.com/clustersync/clustersync/internal/virtual/resources/gatewayapi"
 	"github.com/clustersync/clustersync/internal/virtual/resources/ingresses"
 	"github.com/clustersync/clustersync/internal/virtual/resources/networkpolicies"
 	"github.com/clustersync/clustersync/internal/virtual/resources/nodes"
@@ -96,8 +99,20 @@ type Kind struct {
 	// The chart then grants the kind's rules for true, and for "auto"
 	// with the virtual scheduler (a string "auto" is true to Helm's `if`).
 	AutoSwitch bool
+	// AlsoSwitches are further boolean keys any one of which turns the kind
+	// on too (vCluster's umbrella sync.toHost.gatewayApi.enabled); Enabled
+	// follows them, and the chart grants the kind's rules under any of them.
+	AlsoSwitches []string
 	// Enabled reports whether cfg runs the kind.
 	Enabled func(cfg *config.Config) bool
+	// CRDs are the CustomResourceDefinitions of the host that the kind
+	// copies into the virtual cluster at start (the chart grants get on
+	// them); `virtual create` and `upgrade` refuse a configuration that
+	// turns the kind on when the host does not serve them
+	// (deploy.CheckHostKinds), and the start fails naming Switch.
+	CRDs []string
+	// CRDFix says how to give the host the CRDs, for the errors.
+	CRDFix string
 	// HostKinds are the kinds of the host objects it creates in the host
 	// namespace (copies labelled vcluster.loft.sh/managed-by): while on it
 	// needs every verb on them, off it keeps list and delete, with which
@@ -392,6 +407,53 @@ func Kinds() []Kind {
 				Verbs: []string{"get", "list", "watch"}}},
 			Register: registerCSIStorageCapacities,
 		},
+		// The Gateway API (gateway.networking.k8s.io/v1): the tenant's
+		// objects to the host, the host's classes and chosen Gateways shown
+		// read-only (internal/virtual/resources/gatewayapi).
+		gatewayKind("gateways", "Gateway", func(g config.GatewayAPI) config.EnableSwitchWithTranslate { return g.Gateways }, true,
+			func(tr translate.Translator, imp *gatewayapi.Imports) syncer.Resource[*gatewayv1.Gateway] {
+				return gatewayapi.NewGateways(tr, imp)
+			}, "gatewayclasses", "referencegrants"),
+		gatewayKind("httpRoutes", "HTTPRoute", func(g config.GatewayAPI) config.EnableSwitchWithTranslate { return g.HTTPRoutes }, true,
+			func(tr translate.Translator, imp *gatewayapi.Imports) syncer.Resource[*gatewayv1.HTTPRoute] {
+				return gatewayapi.NewHTTPRoutes(tr, imp)
+			}, "gateways", "referencegrants"),
+		gatewayKind("tlsRoutes", "TLSRoute", func(g config.GatewayAPI) config.EnableSwitchWithTranslate { return g.TLSRoutes }, false,
+			func(tr translate.Translator, imp *gatewayapi.Imports) syncer.Resource[*gatewayv1.TLSRoute] {
+				return gatewayapi.NewTLSRoutes(tr, imp)
+			}, "gateways", "referencegrants"),
+		gatewayKind("backendTLSPolicies", "BackendTLSPolicy", func(g config.GatewayAPI) config.EnableSwitchWithTranslate { return g.BackendTLSPolicies }, false,
+			func(tr translate.Translator, imp *gatewayapi.Imports) syncer.Resource[*gatewayv1.BackendTLSPolicy] {
+				return gatewayapi.NewBackendTLSPolicies(tr, imp)
+			}),
+		{
+			// Same name, read-only, spec.parametersRef hidden.
+			Name: "fromHost gatewayClasses", Switch: "sync.fromHost.gatewayClasses.enabled",
+			AlsoSwitches: []string{"sync.fromHost.gateways.enabled", "sync.toHost.gatewayApi.enabled"},
+			Enabled: func(cfg *config.Config) bool {
+				return cfg.Sync.FromHost.GatewayClasses.Enabled || cfg.Sync.FromHost.Gateways.Enabled || cfg.Sync.ToHost.GatewayAPI.Enabled
+			},
+			CRDs: gatewayCRDs("gatewayclasses"), CRDFix: gatewayCRDFix,
+			ClusterRules: []rbacv1.PolicyRule{{APIGroups: []string{gatewayapi.Group}, Resources: []string{"gatewayclasses"}, Verbs: []string{"get", "list", "watch"}}},
+			Register: func(ctx context.Context, env Env) error {
+				sel, err := FromHostSelector("gatewayClasses", env.Config.Sync.FromHost.GatewayClasses.Selector)
+				if err != nil {
+					return err
+				}
+				return fromhost.Register(env.Manager, env.Host, env.Syncer, "gatewayClasses", gatewayv1.SchemeGroupVersion.WithKind("GatewayClass"),
+					fromhost.Options{Key: "sync.fromHost.gatewayClasses", Selector: sel, Transform: gatewayapi.ClassTransform})
+			},
+		},
+		{
+			// The host Gateways mappings.byName names, read through a host
+			// cache of their namespaces (the chart gives the syncer a Role in
+			// each, templates/role.yaml).
+			Name: "fromHost gateways", Switch: "sync.fromHost.gateways.enabled",
+			Enabled: func(cfg *config.Config) bool { return cfg.Sync.FromHost.Gateways.Enabled },
+			CRDs:    gatewayCRDs("gateways"), CRDFix: gatewayCRDFix,
+			ReadRules: []rbacv1.PolicyRule{{APIGroups: []string{gatewayapi.Group}, Resources: []string{"gateways"}, Verbs: []string{"get", "list", "watch"}}},
+			Register:  registerImportedGateways,
+		},
 		{
 			// Any CRD's objects, one controller per enabled entry; the chart's
 			// rules for them are generated from the entries (ChartRBAC).
@@ -428,6 +490,115 @@ func Kinds() []Kind {
 			},
 		},
 	}
+}
+
+// gatewayCRDFix is the CRDFix of the Gateway API kinds.
+const gatewayCRDFix = "install the Gateway API's CRDs on the host (kubectl apply --server-side -f https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.5.1/experimental-install.yaml; the standard channel lacks nothing clustersync reads but TLSRoutes before v1.5), or switch the key off"
+
+// gatewayCRDs are the names of the Gateway API CRDs of plurals.
+func gatewayCRDs(plurals ...string) []string {
+	out := make([]string, len(plurals))
+	for i, p := range plurals {
+		out[i] = p + "." + gatewayapi.Group
+	}
+	return out
+}
+
+// gatewayKind is the row of a Gateway API kind synced to the host,
+// sync.toHost.gatewayApi.<key> (of picks its switch), also on with the
+// umbrella sync.toHost.gatewayApi.enabled when umbrella is set; extra are
+// the further CRDs (plurals) its syncer reads in the virtual cluster.
+func gatewayKind[T client.Object](key, kind string, of func(config.GatewayAPI) config.EnableSwitchWithTranslate, umbrella bool,
+	newResource func(translate.Translator, *gatewayapi.Imports) syncer.Resource[T], extra ...string) Kind {
+	gvk := gatewayv1.SchemeGroupVersion.WithKind(kind)
+	gvr := ResourceOf(gvk)
+	k := Kind{
+		Name: key, Switch: "sync.toHost.gatewayApi." + key + ".enabled",
+		Enabled: func(cfg *config.Config) bool {
+			g := cfg.Sync.ToHost.GatewayAPI
+			return of(g).Enabled || umbrella && g.Enabled
+		},
+		Patches:   func(cfg *config.Config) []config.Patch { return of(cfg.Sync.ToHost.GatewayAPI).Translate },
+		HostKinds: []schema.GroupVersionKind{gvk},
+		CRDs:      gatewayCRDs(append([]string{gvr.Resource}, extra...)...), CRDFix: gatewayCRDFix,
+		Register: func(_ context.Context, env Env) error {
+			imp, err := importsOf(env)
+			if err != nil {
+				return err
+			}
+			return syncer.Register[T](env.Manager, env.Host, env.Syncer, newResource(env.Syncer.Translator, imp), env.Config.Syncer.Workers)
+		},
+	}
+	if umbrella {
+		k.AlsoSwitches = []string{"sync.toHost.gatewayApi.enabled"}
+	}
+	return k
+}
+
+// importsOf are the copies of host Gateways of env's configuration (nil
+// without sync.fromHost.gateways).
+func importsOf(env Env) (*gatewayapi.Imports, error) {
+	g := env.Config.Sync.FromHost.Gateways
+	if !g.Enabled {
+		return nil, nil
+	}
+	m, err := fromhost.ParseMappings(g.Mappings.ByName, env.Syncer.Translator.HostNamespace)
+	if err != nil {
+		return nil, fmt.Errorf("sync.fromHost.gateways.%w", err)
+	}
+	return &gatewayapi.Imports{Mappings: m, Config: g}, nil
+}
+
+// registerImportedGateways keeps read-only copies of the host Gateways
+// sync.fromHost.gateways.mappings names (gatewayapi.ImportedGateway),
+// read through a host cache of the mapped namespaces: one a mapping
+// names exactly always, one of a namespace/* mapping when the selector
+// (if any) matches.
+func registerImportedGateways(_ context.Context, env Env) error {
+	const key = "sync.fromHost.gateways"
+	g := env.Config.Sync.FromHost.Gateways
+	if err := gatewayapi.ValidateFromHostGateways(g); err != nil {
+		return err
+	}
+	imp, err := importsOf(env)
+	if err != nil {
+		return err
+	}
+	sel, err := FromHostSelector("gateways", g.Selector)
+	if err != nil {
+		return err
+	}
+	namespaces := map[string]cache.Config{}
+	for _, ns := range imp.Mappings.HostNamespaces() {
+		namespaces[ns] = cache.Config{}
+	}
+	hostCache, err := hostCacheOf(env, cache.Options{DefaultNamespaces: namespaces})
+	if err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	filter := func(h *unstructured.Unstructured) bool {
+		return imp.Mappings.Named(client.ObjectKeyFromObject(h)) || sel == nil || sel.Matches(labels.Set(h.GetLabels()))
+	}
+	return fromhost.RegisterMapped(env.Manager, hostCache, env.Syncer, "gateways", gatewayv1.SchemeGroupVersion.WithKind("Gateway"), imp.Mappings,
+		fromhost.Options{Key: key, Filter: filter, Transform: gatewayapi.ImportTransform(g), Status: true})
+}
+
+// CopyCRDs copies the kind's CRDs from the host into the virtual cluster
+// (customresources.CopyDefinition); the error names the kind's Switch and
+// CRDFix.
+func (k Kind) CopyCRDs(ctx context.Context, env Env) error {
+	for _, name := range k.CRDs {
+		if _, err := copyCRD(ctx, env, name); err != nil {
+			return fmt.Errorf("%s: %w; %s", k.SwitchKeys(), err, k.CRDFix)
+		}
+	}
+	return nil
+}
+
+// SwitchKeys names the keys that turn the kind on, for messages: Switch,
+// or "Switch or AlsoSwitches[0] or …".
+func (k Kind) SwitchKeys() string {
+	return strings.Join(append([]string{k.Switch}, k.AlsoSwitches...), " or ")
 }
 
 // CompilePatches compiles the kind's patches from cfg (nil when it has
@@ -474,7 +645,7 @@ func referrers(newList func() client.ObjectList, refs func(client.Object) (mappi
 // on when enabled says so, copying the host objects selector picks (nil:
 // the key has no selector).
 func fromHostKind(key string, enabled func(*config.Config) bool, selector func(config.FromHost) *metav1.LabelSelector, gvk schema.GroupVersionKind) Kind {
-	gvr, _ := meta.UnsafeGuessKindToResource(gvk)
+	gvr := ResourceOf(gvk)
 	return Kind{
 		Name: "fromHost " + key, Switch: "sync.fromHost." + key + ".enabled",
 		Enabled:      enabled,
@@ -523,7 +694,7 @@ func fromHostAutoKind(key string, on func(config.FromHost) config.AutoSwitch, se
 // each other mapped namespace (templates/role.yaml).
 func fromHostMappedKind(key string, of func(config.FromHost) config.FromHostMapped, kind string, skip func(types.NamespacedName) bool) Kind {
 	gvk := corev1.SchemeGroupVersion.WithKind(kind)
-	gvr, _ := meta.UnsafeGuessKindToResource(gvk)
+	gvr := ResourceOf(gvk)
 	return Kind{
 		Name: "fromHost " + key, Switch: "sync.fromHost." + key + ".enabled",
 		Enabled:   func(cfg *config.Config) bool { return of(cfg.Sync.FromHost).Enabled },

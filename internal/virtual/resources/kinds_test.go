@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/clustersync/clustersync/internal/virtual/config"
@@ -87,6 +88,16 @@ func TestKindsFollowTheirSwitches(t *testing.T) {
 				t.Errorf("kind %s: %s=%s, Enabled = %v", k.Name, k.Switch, value, got)
 			}
 		}
+		for _, also := range k.AlsoSwitches {
+			cfg, err := config.Parse([]byte(yamlFor(also, "true", k.Switch, "false")))
+			if err != nil {
+				t.Errorf("kind %s: switch %s is not a configuration key: %v", k.Name, also, err)
+				continue
+			}
+			if !k.Enabled(cfg) {
+				t.Errorf("kind %s: %s=true leaves it off", k.Name, also)
+			}
+		}
 	}
 }
 
@@ -149,5 +160,14 @@ func TestChartRBACIsGenerated(t *testing.T) {
 	}
 	if string(got) != ChartRBAC() {
 		t.Errorf("%s is not the kinds table's rules: run go generate ./internal/virtual/resources", path)
+	}
+}
+
+func TestResourceOf(t *testing.T) {
+	for kind, want := range map[string]string{"Gateway": "gateways", "Pod": "pods", "PriorityClass": "priorityclasses",
+		"NetworkPolicy": "networkpolicies", "Endpoints": "endpoints", "BackendTLSPolicy": "backendtlspolicies", "Ingress": "ingresses"} {
+		if got := ResourceOf(schema.GroupVersionKind{Kind: kind}).Resource; got != want {
+			t.Errorf("ResourceOf(%s) = %s, want %s", kind, got, want)
+		}
 	}
 }

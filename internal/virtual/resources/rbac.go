@@ -18,7 +18,8 @@ import (
 // true, else list and delete on its HostKinds (what Cleanup needs); a kind
 // without a Switch always gets them. The HostKinds of a ClusterScoped kind
 // go to the ClusterRole. Each of its OptionClusterRules is rendered under
-// its setting's value and the kind's Switch. The switch of an AutoSwitch
+// its setting's value and the kind's Switch; get on its CRDs goes with its
+// ClusterRules. The switch of an AutoSwitch
 // kind is on for true, and for "auto" with the virtual scheduler
 // (switchCondition).
 func ChartRBAC() string {
@@ -42,7 +43,11 @@ func ChartRBAC() string {
 		if k.ClusterScoped {
 			on, off = writeRules(k.HostKinds, allVerbs), writeRules(k.HostKinds, []string{"list", "delete"})
 		}
-		switchedRules(&b, k, append(on, k.ClusterRules...), off)
+		on = append(on, k.ClusterRules...)
+		if len(k.CRDs) > 0 {
+			on = append(on, rbacv1.PolicyRule{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, ResourceNames: k.CRDs, Verbs: []string{"get"}})
+		}
+		switchedRules(&b, k, on, off)
 		for _, o := range k.OptionClusterRules {
 			fmt.Fprintf(&b, "# %s with %s\n", k.Name, o.Key)
 			if k.Switch == "" {
@@ -80,11 +85,18 @@ func switchedRules(b *strings.Builder, k Kind, on, off []rbacv1.PolicyRule) {
 }
 
 // switchCondition is the Helm template condition under which the chart's
-// value of k.Switch turns k on: the value itself, or, for an AutoSwitch
+// value of k.Switch turns k on: the value itself (or any of AlsoSwitches'), or, for an AutoSwitch
 // kind, whether it is true, or "auto" with the virtual scheduler on
 // (toString gives "true" for the boolean true, "auto" and "false" for the
 // others), since `if` takes the string "auto" for true.
 func switchCondition(k Kind) string {
+	if len(k.AlsoSwitches) > 0 {
+		c := "(or .Values." + k.Switch
+		for _, s := range k.AlsoSwitches {
+			c += " .Values." + s
+		}
+		return c + ")"
+	}
 	if k.AutoSwitch {
 		return fmt.Sprintf("(or (eq (toString .Values.%[1]s) \"true\") (and (eq (toString .Values.%[1]s) \"auto\") %[2]s))",
 			k.Switch, valueCondition(virtualSchedulerKey))
@@ -166,7 +178,7 @@ func HostResources() []HostResource {
 	var out []HostResource
 	for _, k := range Kinds() {
 		for _, gvk := range k.HostKinds {
-			gvr, _ := meta.UnsafeGuessKindToResource(gvk)
+			gvr := ResourceOf(gvk)
 			out = append(out, HostResource{Resource: gvr, ClusterScoped: k.ClusterScoped})
 		}
 	}
@@ -177,7 +189,7 @@ func HostResources() []HostResource {
 func writeRules(kinds []schema.GroupVersionKind, verbs []string) []rbacv1.PolicyRule {
 	var out []rbacv1.PolicyRule
 	for _, gvk := range kinds {
-		gvr, _ := meta.UnsafeGuessKindToResource(gvk)
+		gvr := ResourceOf(gvk)
 		out = append(out, rbacv1.PolicyRule{APIGroups: []string{gvr.Group}, Resources: []string{gvr.Resource}, Verbs: verbs})
 	}
 	return out
@@ -192,6 +204,22 @@ func printRules(b *strings.Builder, rules []rbacv1.PolicyRule) {
 		return "[" + strings.Join(q, ", ") + "]"
 	}
 	for _, r := range rules {
-		fmt.Fprintf(b, "- apiGroups: %s\n  resources: %s\n  verbs: %s\n", quote(r.APIGroups), quote(r.Resources), quote(r.Verbs))
+		fmt.Fprintf(b, "- apiGroups: %s\n  resources: %s\n", quote(r.APIGroups), quote(r.Resources))
+		if len(r.ResourceNames) > 0 {
+			fmt.Fprintf(b, "  resourceNames: %s\n", quote(r.ResourceNames))
+		}
+		fmt.Fprintf(b, "  verbs: %s\n", quote(r.Verbs))
 	}
+}
+
+// ResourceOf is the resource of kind gvk, e.g. v1 pods for v1 Pod:
+// apimachinery's meta.UnsafeGuessKindToResource, which spells a kind
+// ending in a vowel and "y" as "ies" (Gateway: "gatewaies"), with that
+// corrected ("gateways").
+func ResourceOf(gvk schema.GroupVersionKind) schema.GroupVersionResource {
+	gvr, _ := meta.UnsafeGuessKindToResource(gvk)
+	if k := strings.ToLower(gvk.Kind); len(k) > 1 && strings.HasSuffix(k, "y") && strings.ContainsRune("aeiou", rune(k[len(k)-2])) {
+		gvr.Resource = k + "s"
+	}
+	return gvr
 }

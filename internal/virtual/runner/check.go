@@ -15,6 +15,7 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/resources"
 	"github.com/clustersync/clustersync/internal/virtual/resources/customresources"
 	"github.com/clustersync/clustersync/internal/virtual/resources/fromhost"
+	"github.com/clustersync/clustersync/internal/virtual/resources/gatewayapi"
 	"github.com/clustersync/clustersync/internal/virtual/resources/pods"
 )
 
@@ -109,10 +110,14 @@ func CheckConfig(cfg *config.Config) error {
 		key string
 		sel *metav1.LabelSelector
 	}{{"ingressClasses", fh.IngressClasses.Selector}, {"runtimeClasses", fh.RuntimeClasses.Selector},
-		{"priorityClasses", fh.PriorityClasses.Selector}, {"storageClasses", fh.StorageClasses.Selector}} {
+		{"priorityClasses", fh.PriorityClasses.Selector}, {"storageClasses", fh.StorageClasses.Selector},
+		{"gatewayClasses", fh.GatewayClasses.Selector}, {"gateways", fh.Gateways.Selector}} {
 		if _, err := resources.FromHostSelector(s.key, s.sel); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := gatewayapi.ValidateFromHostGateways(fh.Gateways); err != nil {
+		errs = append(errs, err)
 	}
 	for _, k := range Unsupported() {
 		if !k.On(cfg) {

@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/clustersync/clustersync/internal/virtual/apps"
 	"github.com/clustersync/clustersync/internal/virtual/config"
@@ -179,6 +180,9 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	if err := snapshotv1.AddToScheme(scheme); err != nil { // sync.toHost.volumeSnapshots
+		return err
+	}
+	if err := gatewayv1.Install(scheme); err != nil { // sync.toHost.gatewayApi, sync.fromHost.gateways
 		return err
 	}
 	strip := cache.TransformStripManagedFields()
@@ -404,6 +408,10 @@ func register(ctx context.Context, sets map[string]*patches.Set, env resources.E
 		}
 		if set := sets[k.Name]; set != nil {
 			env.Syncer.SetPatches(k.HostKinds[0], set)
+		}
+		if err := k.CopyCRDs(ctx, env); err != nil {
+			errs = append(errs, err)
+			continue
 		}
 		if err := k.Register(ctx, env); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", k.Name, err))

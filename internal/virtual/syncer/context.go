@@ -46,8 +46,8 @@ type Context struct {
 	// reported remembers the SyncError event last recorded on each object,
 	// so a collision is reported once rather than at every retry.
 	reported map[types.UID]report
-	// policyReported remembers the PolicyEnforced events recorded, per
-	// object, so each is recorded once; it is emptied when it reaches
+	// policyReported remembers the last ReportWarning event recorded (reason
+	// and message), per object, so each is recorded once; it is emptied when it reaches
 	// maxPolicyReported objects (an event then repeats once).
 	policyReported map[types.UID]string
 	// echoes are the object versions this syncer wrote.
@@ -155,18 +155,27 @@ const ReasonPolicyEnforced = "PolicyEnforced"
 // left out and which `policies:` key did it. The same message is recorded
 // once per object. The message must name no host object.
 func (s *Context) ReportPolicy(virtual client.Object, format string, args ...any) {
+	s.ReportWarning(virtual, ReasonPolicyEnforced, format, args...)
+}
+
+// ReportWarning records a Warning event of reason on a virtual object, once
+// per object and message (a message that changes is recorded again): what
+// the syncer left out or refused, and why. The message must name no host
+// object.
+func (s *Context) ReportWarning(virtual client.Object, reason, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
+	key := reason + "\x00" + msg
 	s.mu.Lock()
-	same := s.policyReported[virtual.GetUID()] == msg
+	same := s.policyReported[virtual.GetUID()] == key
 	if !same {
 		if len(s.policyReported) >= maxPolicyReported {
 			clear(s.policyReported)
 		}
-		s.policyReported[virtual.GetUID()] = msg
+		s.policyReported[virtual.GetUID()] = key
 	}
 	s.mu.Unlock()
 	if !same {
-		s.Events.Eventf(virtual, nil, "Warning", ReasonPolicyEnforced, "Sync", "%s", msg)
+		s.Events.Eventf(virtual, nil, "Warning", reason, "Sync", "%s", msg)
 	}
 }
 

@@ -120,3 +120,10 @@ func (m Mappings) HostNamespaces() []string {
 	}
 	return slices.Sorted(maps.Keys(set))
 }
+
+// Named tells whether host object host has an entry of its own (not only
+// its namespace's "*" entry).
+func (m Mappings) Named(host types.NamespacedName) bool {
+	_, ok := m.named[host]
+	return ok
+}

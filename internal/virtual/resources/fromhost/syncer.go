@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -46,6 +47,16 @@ type Options struct {
 	// Skip names host objects never copied (a ConfigMap kube-root-ca.crt,
 	// which every namespace has of its own); nil skips none.
 	Skip func(host types.NamespacedName) bool
+	// Filter, when set, picks the host objects copied instead of Selector
+	// (sync.fromHost.gateways: a Gateway named by its own mapping always,
+	// one of a namespace/* mapping only when the selector matches).
+	Filter func(host *unstructured.Unstructured) bool
+	// Transform, when set, changes the virtual copy of host before it is
+	// compared and written (what it hides, the labels it adds). With
+	// Status set it also sets the copy's status, which is written through
+	// the status subresource.
+	Transform func(host, copy *unstructured.Unstructured) error
+	Status    bool
 }
 
 // ReasonFromHostConflict is the reason of the Warning event on a tenant's
@@ -54,6 +65,9 @@ const ReasonFromHostConflict = "FromHostConflict"
 
 // copies reports whether the controller copies host object h.
 func (c *Controller) copies(h *unstructured.Unstructured) bool {
+	if c.o.Filter != nil {
+		return IsHostOwn(h) && c.o.Filter(h)
+	}
 	return IsHostOwn(h) && (c.o.Selector == nil || c.o.Selector.Matches(labels.Set(h.GetLabels()))) &&
 		(c.o.Skip == nil || !c.o.Skip(client.ObjectKeyFromObject(h)))
 }
@@ -130,13 +144,21 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	want := VirtualCopy(h)
 	want.SetName(req.Name)
 	want.SetNamespace(req.Namespace)
+	if c.o.Transform != nil {
+		if err := c.o.Transform(h, want); err != nil {
+			return ctrl.Result{}, fmt.Errorf("copy host %s %s: %w", c.gvk.Kind, h.GetName(), err)
+		}
+	}
 	switch {
 	case apierrors.IsNotFound(verr):
 		if err := c.ensureNamespace(ctx, req.Namespace); err != nil {
 			return ctrl.Result{}, err
 		}
-		if err := c.s.Virtual.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+		created := want.DeepCopy()
+		if err := c.s.Virtual.Create(ctx, created); err != nil && !apierrors.IsAlreadyExists(err) {
 			return ctrl.Result{}, fmt.Errorf("copy host %s %s: %w", c.gvk.Kind, h.GetName(), err)
+		} else if err == nil {
+			return ctrl.Result{}, c.writeStatus(ctx, want, created)
 		}
 	case !copied:
 		// The tenant's own object of that name: it stays as it is.
@@ -156,8 +178,29 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("update the copy of host %s %s: %w", c.gvk.Kind, h.GetName(), err)
 		}
+		return ctrl.Result{}, c.writeStatus(ctx, want, update)
+	default:
+		return ctrl.Result{}, c.writeStatus(ctx, want, v)
 	}
 	return ctrl.Result{}, nil
+}
+
+// writeStatus writes want's status to virtual copy cur through the status
+// subresource when Options.Status is set and it differs.
+func (c *Controller) writeStatus(ctx context.Context, want, cur *unstructured.Unstructured) error {
+	if !c.o.Status || equality.Semantic.DeepEqual(want.Object["status"], cur.Object["status"]) {
+		return nil
+	}
+	update := cur.DeepCopy()
+	if st, ok := want.Object["status"]; ok {
+		update.Object["status"] = st
+	} else {
+		delete(update.Object, "status")
+	}
+	if err := c.s.Virtual.Status().Update(ctx, update); err != nil {
+		return fmt.Errorf("update the status of the copy of host %s %s: %w", c.gvk.Kind, cur.GetName(), err)
+	}
+	return nil
 }
 
 // ensureNamespace creates the virtual namespace ns of a copy when it does
