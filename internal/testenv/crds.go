@@ -60,15 +60,30 @@ func InstallCRDs(t testing.TB, cfg *rest.Config, timeout time.Duration, crds ...
 // with `go list -m`), as a host with CSI snapshots has them.
 func SnapshotCRDs(t testing.TB) []*apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/kubernetes-csi/external-snapshotter/client/v8").Output()
+	return ModuleCRDs(t, "github.com/kubernetes-csi/external-snapshotter/client/v8", "config/crd", volumesnapshots.CRDs()...)
+}
+
+// GatewayCRDs returns the Gateway API's CRDs of the Go module
+// sigs.k8s.io/gateway-api (the version go.mod names; standard channel)
+// named by names, e.g. "gateways.gateway.networking.k8s.io".
+func GatewayCRDs(t testing.TB, names ...string) []*apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	return ModuleCRDs(t, "sigs.k8s.io/gateway-api", "config/crd/standard", names...)
+}
+
+// ModuleCRDs reads the CRDs names (<plural>.<group>) from the files
+// <dir>/<group>_<plural>.yaml of Go module module, as go.mod names it.
+func ModuleCRDs(t testing.TB, module, dir string, names ...string) []*apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module).Output()
 	if err != nil {
-		t.Fatalf("find the external-snapshotter module: %v", err)
+		t.Fatalf("find the module %s: %v", module, err)
 	}
-	dir := filepath.Join(strings.TrimSpace(string(out)), "config", "crd")
+	root := filepath.Join(strings.TrimSpace(string(out)), filepath.FromSlash(dir))
 	var crds []*apiextensionsv1.CustomResourceDefinition
-	for _, name := range volumesnapshots.CRDs() {
+	for _, name := range names {
 		plural, group, _ := strings.Cut(name, ".")
-		data, err := os.ReadFile(filepath.Join(dir, group+"_"+plural+".yaml"))
+		data, err := os.ReadFile(filepath.Join(root, group+"_"+plural+".yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -106,6 +106,7 @@ func TestFirstHour(t *testing.T) {
 		firstHourCluster(t, hostKubeconfig, "fh-b", older, []string{"../../examples/vcluster/control-plane.yaml", schedulingFile(t, hostKubeconfig), appsFile(t)}, false)
 	})
 	t.Run("cluster domain", func(t *testing.T) { otherClusterDomain(t, hostKubeconfig) })
+	t.Run("gateway API", func(t *testing.T) { gatewayAPI(t, hostKubeconfig) })
 	t.Run("errors in seconds", func(t *testing.T) { startErrors(t, hostKubeconfig) })
 }
 
