@@ -10,6 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -107,7 +109,7 @@ spec:
 // tenant with a Warning event.
 func gatewayAPI(t *testing.T, hostKubeconfig string) {
 	const name, ns, edgeNS = "fh-g", "fh-g-host", "fh-g-edge"
-	host := clientFor(t, hostKubeconfig)
+	host := gatewayClient(t, hostKubeconfig)
 	path := filepath.Join(t.TempDir(), "vcluster.yaml")
 	if err := os.WriteFile(path, []byte(strings.ReplaceAll(gatewayFile, "EDGE_NS", edgeNS)), 0o600); err != nil {
 		t.Fatal(err)
@@ -122,7 +124,7 @@ func gatewayAPI(t *testing.T, hostKubeconfig string) {
 		t.Logf("the host serves the Gateway API already: the missing-CRD check is skipped (%s)", strings.TrimSpace(served))
 	} else {
 		start := time.Now()
-		out, err := cliErr("virtual", "create", name, "-n", ns, "-f", path)
+		out, err := cliErr("virtual", "create", name, "-n", ns, "-f", path, "--kubeconfig-out", filepath.Join(t.TempDir(), "kubeconfig"))
 		if err == nil || !strings.Contains(out, "sync.toHost.gatewayApi.gateways.enabled or sync.toHost.gatewayApi.enabled") || !strings.Contains(out, "kubectl apply --server-side -f https://github.com/kubernetes-sigs/gateway-api") {
 			t.Fatalf("virtual create on a host without the Gateway API's CRDs (%v) does not name the key and the fix:\n%s", err, out)
 		}
@@ -157,7 +159,7 @@ spec:
 		}
 	})
 	t.Logf("virtual create (gateway API):\n%s", lastLine(out))
-	virtual := clientFor(t, kubeconfig)
+	virtual := gatewayClient(t, kubeconfig)
 
 	// The host's class and shared Gateway, read-only in the tenant.
 	testenv.Eventually(t, time.Minute, func() error {
@@ -292,4 +294,22 @@ func kubectlApply(t *testing.T, kubeconfig, manifests string) {
 		t.Fatal(err)
 	}
 	kubectl(t, kubeconfig, "apply", "--server-side", "-f", f)
+}
+
+// gatewayClient is a client of kubeconfig's cluster that knows the
+// Gateway API's types besides Kubernetes' own.
+func gatewayClient(t *testing.T, kubeconfig string) client.Client {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := gatewayv1.Install(s); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(restConfig(t, kubeconfig), client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

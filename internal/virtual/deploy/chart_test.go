@@ -927,3 +927,40 @@ func TestChartDefaultImageRegistry(t *testing.T) {
 		}
 	}
 }
+
+// The Gateway API's rules follow its keys: the umbrella grants Gateways and
+// HTTPRoutes in the host namespace, the host's GatewayClasses and the CRDs
+// by name cluster-wide; sync.fromHost.gateways a Role to read Gateways in
+// each mapped host namespace.
+func TestChartGatewayAPIRBAC(t *testing.T) {
+	m := render(t, "sync.toHost.gatewayApi.enabled=true", "sync.fromHost.gateways.enabled=true",
+		"sync.fromHost.gateways.mappings.byName.edge/public=shared/edge")
+	has := func(rules []rbacv1.PolicyRule, group, resource string, names []string, verbs ...string) bool {
+		return slices.ContainsFunc(rules, func(r rbacv1.PolicyRule) bool {
+			return slices.Equal(r.APIGroups, []string{group}) && slices.Equal(r.Resources, []string{resource}) &&
+				slices.Equal(r.ResourceNames, names) && sets.New(r.Verbs...).HasAll(verbs...)
+		})
+	}
+	role := decode[rbacv1.Role](t, m, "Role/vc-vc1")
+	for _, res := range []string{"gateways", "httproutes"} {
+		if !has(role.Rules, "gateway.networking.k8s.io", res, nil, "get", "list", "watch", "create", "update", "patch", "delete") {
+			t.Errorf("Role cannot write %s: %+v", res, role.Rules)
+		}
+	}
+	if has(role.Rules, "gateway.networking.k8s.io", "tlsroutes", nil, "create") {
+		t.Errorf("the umbrella grants TLSRoutes: %+v", role.Rules)
+	}
+	cr := decode[rbacv1.ClusterRole](t, m, "ClusterRole/vc-vc1-v-ns1")
+	if !has(cr.Rules, "gateway.networking.k8s.io", "gatewayclasses", nil, "get", "list", "watch") ||
+		!has(cr.Rules, "apiextensions.k8s.io", "customresourcedefinitions", []string{"gateways.gateway.networking.k8s.io", "gatewayclasses.gateway.networking.k8s.io", "referencegrants.gateway.networking.k8s.io"}, "get") {
+		t.Errorf("ClusterRole cannot read GatewayClasses or the CRDs: %+v", cr.Rules)
+	}
+	edge := decode[rbacv1.Role](t, m, "Role/vc-vc1-from-host-gateways/edge")
+	if edge.Namespace != "edge" || !has(edge.Rules, "gateway.networking.k8s.io", "gateways", nil, "get", "list", "watch") {
+		t.Errorf("Role in the mapped namespace: %s %+v", edge.Namespace, edge.Rules)
+	}
+	plain := decode[rbacv1.ClusterRole](t, render(t), "ClusterRole/vc-vc1-v-ns1")
+	if has(plain.Rules, "gateway.networking.k8s.io", "gatewayclasses", nil) {
+		t.Errorf("defaults grant GatewayClasses: %+v", plain.Rules)
+	}
+}

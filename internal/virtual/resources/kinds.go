@@ -493,7 +493,7 @@ func Kinds() []Kind {
 }
 
 // gatewayCRDFix is the CRDFix of the Gateway API kinds.
-const gatewayCRDFix = "install the Gateway API's CRDs on the host (kubectl apply --server-side -f https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.5.1/experimental-install.yaml; the standard channel lacks nothing clustersync reads but TLSRoutes before v1.5), or switch the key off"
+const gatewayCRDFix = "install the Gateway API's CRDs on the host (kubectl apply --server-side -f https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.6.3/standard-install.yaml), or switch the key off"
 
 // gatewayCRDs are the names of the Gateway API CRDs of plurals.
 func gatewayCRDs(plurals ...string) []string {
