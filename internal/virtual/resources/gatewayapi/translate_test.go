@@ -34,7 +34,7 @@ func (f fakeLookup) Imported(k types.NamespacedName) (Imported, bool) {
 	i, ok := f.imported[k]
 	return i, ok
 }
-func (f fakeLookup) NamespaceLabels(ns string) map[string]string   { return f.namespaces[ns] }
+func (f fakeLookup) NamespaceLabels(ns string) map[string]string { return f.namespaces[ns] }
 func (f fakeLookup) Grants(ns string) []gatewayv1.ReferenceGrant { return f.grants[ns] }
 
 func gateway(ns, name string, listeners ...gatewayv1.Listener) *gatewayv1.Gateway {
@@ -315,7 +315,7 @@ func TestValidateFromHostGateways(t *testing.T) {
 		t.Fatalf("valid: %v", err)
 	}
 	for want, mutate := range map[string]func(*config.FromHostGateways){
-		`sync.fromHost.gateways.mappings.byName[""]: name the host namespace`:                     func(o *config.FromHostGateways) { o.Mappings.ByName[""] = "x/*" },
+		`sync.fromHost.gateways.mappings.byName[""]: name the host namespace`:                      func(o *config.FromHostGateways) { o.Mappings.ByName[""] = "x/*" },
 		`sync.fromHost.gateways.mappings.byName["a/b"]: virtual namespace kube-system is reserved`: func(o *config.FromHostGateways) { o.Mappings.ByName["a/b"] = "kube-system/b" },
 		`sync.fromHost.gateways.mappings.byName["edges/x"]: host namespace edges is mapped whole`:  func(o *config.FromHostGateways) { o.Mappings.ByName["edges/x"] = "y/x" },
 		`a whole namespace maps to a whole namespace`:                                              func(o *config.FromHostGateways) { o.Mappings.ByName["a/*"] = "b/c" },
