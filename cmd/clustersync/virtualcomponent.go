@@ -113,7 +113,8 @@ The host namespace is --namespace, else $POD_NAMESPACE; the pod IP is $POD_IP.`,
 		}),
 		run("coredns", "Run the virtual cluster's DNS server (CoreDNS)", func(cmd *cobra.Command, po controlplane.PodOptions, cfg *config.Config) error {
 			do := dns.Options{Kubeconfig: controlplane.Layout{Dir: po.Dir}.AdminKubeconfig(),
-				ClusterDomain: cfg.Networking.Advanced.ClusterDomain, FallbackHostCluster: cfg.Networking.Advanced.FallbackHostCluster}
+				ClusterDomain: cfg.Networking.Advanced.ClusterDomain, FallbackHostCluster: cfg.Networking.Advanced.FallbackHostCluster,
+				NodeHostnames: cfg.Networking.Advanced.ProxyKubelets.ByHostname}
 			corefile, err := dns.Corefile(do)
 			if text := cfg.ControlPlane.CoreDNS.OverwriteConfig; text != "" {
 				corefile, err = dns.UserCorefile(text, do)

@@ -206,6 +206,18 @@
 - apiGroups: [""]
   resources: ["nodes"]
   verbs: ["get", "list", "watch"]
+# fake nodes with networking.advanced.proxyKubelets.byHostname
+{{- if .Values.networking.advanced.proxyKubelets.byHostname }}
+- apiGroups: [""]
+  resources: ["nodes/proxy"]
+  verbs: ["get"]
+{{- end }}
+# fake nodes with networking.advanced.proxyKubelets.byIP
+{{- if .Values.networking.advanced.proxyKubelets.byIP }}
+- apiGroups: [""]
+  resources: ["nodes/proxy"]
+  verbs: ["get"]
+{{- end }}
 # real nodes
 {{- if .Values.sync.fromHost.nodes.enabled }}
 - apiGroups: [""]

@@ -686,9 +686,25 @@ type NetworkingAdvanced struct {
 	// whether traffic may go there (workload.egress can allow it).
 	FallbackHostCluster bool `json:"fallbackHostCluster,omitempty"`
 
-	// ProxyKubelets is vCluster's kubelet proxy for node exporters:
-	// accepted, not acted on.
-	ProxyKubelets any `json:"proxyKubelets,omitempty" config:"vcluster"`
+	// ProxyKubelets lets node exporters and Prometheus in the virtual
+	// cluster read the kubelet of each fake node, limited to the tenant's
+	// own pods (internal/virtual/kubeletproxy, Tenant).
+	ProxyKubelets ProxyKubelets `json:"proxyKubelets"`
+}
+
+// ProxyKubelets is networking.advanced.proxyKubelets. Both are off by
+// default in clustersync (vCluster: on): the syncer then reads the host
+// nodes' kubelets through the host API server (nodes/proxy, which the
+// chart grants only with one of them on).
+type ProxyKubelets struct {
+	// ByHostname gives each fake node the address
+	// NAME.nodes.vcluster.com (type Hostname), which the virtual cluster's
+	// DNS resolves to its control plane Service, port 10250.
+	ByHostname bool `json:"byHostname"`
+	// ByIP gives each fake node a host Service of its own
+	// (VCLUSTER-node-NAME, port 10250), whose cluster IP is the node's
+	// InternalIP.
+	ByIP bool `json:"byIP"`
 }
 
 // Integrations is vCluster's integrations section.

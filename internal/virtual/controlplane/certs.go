@@ -101,7 +101,10 @@ func laterRequests() map[string]pki.Request {
 		"scheduler":                {CommonName: "system:kube-scheduler", Client: true},
 		"apiserver-kubelet-client": {CommonName: KubeletClientCommonName, Client: true},
 		"kubelet-server": {CommonName: "clustersync-kubelet-proxy", Server: true,
-			IPs: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"}},
+			// *.nodes.vcluster.com: the fake nodes' kubelet host names of
+			// networking.advanced.proxyKubelets.byHostname
+			// (kubeletproxy.NodeSuffix).
+			IPs: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost", "*.nodes.vcluster.com"}},
 		"front-proxy-client": {CommonName: FrontProxyClientCommonName, Client: true},
 		"metrics-api":        {CommonName: MetricsAPIServerName, Server: true, DNSNames: []string{MetricsAPIServerName}},
 	}

@@ -44,6 +44,13 @@ type Options struct {
 	// upstream is the pod's resolver): vCluster's
 	// networking.advanced.fallbackHostCluster.
 	FallbackHostCluster bool
+	// NodeHostnames answers NAME.nodes.vcluster.com, the kubelet host names
+	// of the fake nodes, with the virtual kubernetes Service's address
+	// (whose host Service leads port 10250 to the syncer's kubelet proxy),
+	// as vCluster's CoreDNS rewrites them
+	// (pkg/coredns/template.go at https://github.com/loft-sh/vcluster/tree/v0.36.1):
+	// networking.advanced.proxyKubelets.byHostname.
+	NodeHostnames bool
 	// TTL is the TTL of answers from the virtual cluster, in seconds; 0
 	// means 30.
 	TTL int
@@ -108,6 +115,9 @@ func Corefile(o Options) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, ".:%d {\n", o.Port)
 	fmt.Fprintf(&b, "    errors\n    health :%d\n    ready :%d\n", o.HealthPort, o.ReadyPort)
+	if o.NodeHostnames {
+		fmt.Fprintf(&b, "    rewrite stop {\n        name regex (.*)\\.nodes\\.vcluster\\.com\\.$ kubernetes.default.svc.%s.\n        answer auto\n    }\n", o.ClusterDomain)
+	}
 	fmt.Fprintf(&b, "    kubernetes %s in-addr.arpa ip6.arpa {\n", o.ClusterDomain)
 	through := "in-addr.arpa ip6.arpa"
 	if o.FallbackHostCluster {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -73,10 +74,15 @@ func TestServesTheVirtualClusterAndForwards(t *testing.T) {
 		return err
 	})
 
+	var kube *corev1.Service
+	mustCreate(t, func() (err error) {
+		kube, err = k.CoreV1().Services(metav1.NamespaceDefault).Get(ctx, "kubernetes", metav1.GetOptions{})
+		return err
+	})
 	upstream, asked := startUpstream(t, "ext.clustersync.test.", "192.0.2.1")
 	ports := freePorts(t, 4)
 	corefile, err := dns.Corefile(dns.Options{Kubeconfig: cp.Layout.AdminKubeconfig(), Upstream: []string{upstream},
-		Port: ports[0], HealthPort: ports[1], ReadyPort: ports[2], MetricsPort: ports[3]})
+		Port: ports[0], HealthPort: ports[1], ReadyPort: ports[2], MetricsPort: ports[3], NodeHostnames: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,6 +99,9 @@ func TestServesTheVirtualClusterAndForwards(t *testing.T) {
 		{"10-244-0-9.shop.pod.cluster.local.", mdns.RcodeSuccess, []string{"10.244.0.9"}},
 		{"missing.shop.svc.cluster.local.", mdns.RcodeNameError, nil},
 		{"ext.clustersync.test.", mdns.RcodeSuccess, []string{"192.0.2.1"}},
+		// proxyKubelets.byHostname: a fake node's kubelet host name is the
+		// kubernetes Service's address.
+		{"worker-1.nodes.vcluster.com.", mdns.RcodeSuccess, []string{kube.Spec.ClusterIP}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -217,6 +226,11 @@ func mustCreate(t *testing.T, create func() error) {
 	}
 }
 
+// checkAnswerName is the query whose answers lookupA checks are for the
+// name asked (the rewrite of Corefile's NodeHostnames answers so; a
+// user's Corefile may not).
+const checkAnswerName = "worker-1.nodes.vcluster.com."
+
 // lookupA asks server for name's A records over UDP.
 func lookupA(t *testing.T, server, name string) (int, []string) {
 	t.Helper()
@@ -230,6 +244,9 @@ func lookupA(t *testing.T, server, name string) (int, []string) {
 	var ips []string
 	for _, rr := range in.Answer {
 		if a, ok := rr.(*mdns.A); ok {
+			if name == checkAnswerName && !strings.EqualFold(a.Hdr.Name, name) {
+				t.Errorf("query %s: answer for %s (a resolver drops it)", name, a.Hdr.Name)
+			}
 			ips = append(ips, a.A.String())
 		}
 	}

@@ -30,6 +30,8 @@ type Proxy struct {
 	rt       http.RoundTripper
 	upgrader proxy.UpgradeRequestRoundTripper
 	log      logr.Logger
+	// tenant, when set, serves the tenant's node exporters (SetTenant).
+	tenant *Tenant
 }
 
 // New returns the proxy of the virtual cluster tr, calling the host API
@@ -68,13 +70,18 @@ func New(tr translate.Translator, host *rest.Config, log logr.Logger) (*Proxy, e
 	return &Proxy{tr: tr, host: u, pods: pods, rt: rt, upgrader: proxy.NewUpgradeRequestRoundTripper(base, mirror), log: log}, nil
 }
 
-// ServeHTTP implements http.Handler. It answers 403 to a client other than
-// the virtual API server (certificate common name
-// controlplane.KubeletClientCommonName), 404 for a path it does not serve and for a pod
+// ServeHTTP implements http.Handler. A request without a client
+// certificate goes to the tenant's endpoint when SetTenant turned it on.
+// It answers 403 to another client than the virtual API server
+// (certificate common name controlplane.KubeletClientCommonName), 404 for a path it does not serve and for a pod
 // that is not this virtual cluster's (the same answer for one that does not
 // exist), and otherwise the host API's answer.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if cn := mtls.ClientName(r); cn != controlplane.KubeletClientCommonName {
+		if p.tenant != nil && cn == "" {
+			p.tenant.serve(w, r, p.pods)
+			return
+		}
 		http.Error(w, fmt.Sprintf("client %q is not the virtual API server", cn), http.StatusForbidden)
 		return
 	}
@@ -103,6 +110,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.UpgradeTransport = p.upgrader
 	h.ServeHTTP(w, out)
 }
+
+// SetTenant turns on the tenant's endpoint (Tenant); call it before
+// serving.
+func (p *Proxy) SetTenant(t *Tenant) { p.tenant = t }
 
 // checkOwn returns an error unless host pod hostName is the copy of the
 // virtual pod of route made by this virtual cluster.

@@ -22,6 +22,12 @@ import (
 // dials) and the CA its clients' certificates are checked against.
 type Files struct {
 	CertFile, KeyFile, ClientCAFile string
+	// ClientCertOptional lets a client without a certificate connect (a
+	// certificate it shows is still verified); the handler tells them apart
+	// with ClientName, "" for none. The kubelet proxy sets it for the
+	// tenant's node exporters (networking.advanced.proxyKubelets), which
+	// authenticate with bearer tokens.
+	ClientCertOptional bool
 }
 
 // Serve serves h over TLS on addr (e.g. "127.0.0.1:10250") until ctx ends,
@@ -45,8 +51,12 @@ func Serve(ctx context.Context, name, addr string, files Files, h http.Handler) 
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
+	clientAuth := tls.RequireAndVerifyClientCert
+	if files.ClientCertOptional {
+		clientAuth = tls.VerifyClientCertIfGiven
+	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, TLSConfig: &tls.Config{
-		Certificates: []tls.Certificate{cert}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12,
+		Certificates: []tls.Certificate{cert}, ClientCAs: pool, ClientAuth: clientAuth, MinVersion: tls.VersionTLS12,
 	}}
 	errs := make(chan error, 1)
 	go func() { errs <- srv.ServeTLS(l, "", "") }()

@@ -191,6 +191,17 @@ func Kinds() []Kind {
 				return toHost(cfg).Pods.Enabled && !cfg.Sync.FromHost.Nodes.Enabled
 			},
 			ClusterRules: []rbacv1.PolicyRule{coreRule([]string{"get", "list", "watch"}, "nodes")},
+			// The tenant's node exporters read the host kubelets through
+			// the host API server (kubeletproxy.Tenant).
+			OptionClusterRules: []OptionRules{{
+				Key:   "networking.advanced.proxyKubelets.byHostname",
+				On:    func(cfg *config.Config) bool { return cfg.Networking.Advanced.ProxyKubelets.ByHostname },
+				Rules: []rbacv1.PolicyRule{coreRule([]string{"get"}, "nodes/proxy")},
+			}, {
+				Key:   "networking.advanced.proxyKubelets.byIP",
+				On:    func(cfg *config.Config) bool { return cfg.Networking.Advanced.ProxyKubelets.ByIP },
+				Rules: []rbacv1.PolicyRule{coreRule([]string{"get"}, "nodes/proxy")},
+			}},
 			Register: func(ctx context.Context, env Env) error {
 				return nodes.Register(ctx, env.Manager, env.Host, env.Syncer)
 			},

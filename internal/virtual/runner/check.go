@@ -116,6 +116,9 @@ func CheckConfig(cfg *config.Config) error {
 			errs = append(errs, err)
 		}
 	}
+	if cfg.Networking.Advanced.ProxyKubelets.ByIP && !th.Services.Enabled {
+		errs = append(errs, fmt.Errorf("networking.advanced.proxyKubelets.byIP: needs sync.toHost.services.enabled: true (the syncer writes a host Service per node)"))
+	}
 	if err := gatewayapi.ValidateFromHostGateways(fh.Gateways); err != nil {
 		errs = append(errs, err)
 	}

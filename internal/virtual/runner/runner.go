@@ -252,8 +252,17 @@ func Run(ctx context.Context, o Options) error {
 		if err != nil {
 			return err
 		}
+		files := o.Kubelet.TLS
+		if pk := o.Config.Networking.Advanced.ProxyKubelets; pk.ByHostname || pk.ByIP {
+			vcs, err := kubernetes.NewForConfig(vcfg)
+			if err != nil {
+				return err
+			}
+			kp.SetTenant(&kubeletproxy.Tenant{Translator: tr, Virtual: vcs, ByHostname: pk.ByHostname, ByIP: pk.ByIP})
+			files.ClientCertOptional = true
+		}
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-			return mtls.Serve(ctx, "kubelet proxy", o.Kubelet.Addr, o.Kubelet.TLS, kp)
+			return mtls.Serve(ctx, "kubelet proxy", o.Kubelet.Addr, files, kp)
 		})); err != nil {
 			return err
 		}

@@ -63,7 +63,7 @@ func TestFakeNode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n := FakeNode("worker-1", tt.host, syncer.KubeletEndpoint{})
+			n := FakeNode("worker-1", tt.host, syncer.KubeletEndpoint{}, TenantAddresses{})
 			if n.Name != "worker-1" {
 				t.Errorf("Name = %q, want worker-1", n.Name)
 			}
@@ -104,7 +104,7 @@ func TestFakeNode(t *testing.T) {
 }
 
 func TestFakeNodeAllocatableIsIndependent(t *testing.T) {
-	n := FakeNode("worker-1", nil, syncer.KubeletEndpoint{})
+	n := FakeNode("worker-1", nil, syncer.KubeletEndpoint{}, TenantAddresses{})
 	n.Status.Allocatable[corev1.ResourcePods] = resource.MustParse("1")
 	if got := n.Status.Capacity[corev1.ResourcePods]; got.Cmp(resource.MustParse("110")) != 0 {
 		t.Errorf("changing allocatable changed capacity pods to %s", got.String())
@@ -116,7 +116,7 @@ func TestFakeNodeAllocatableIsIndependent(t *testing.T) {
 // existing node to another endpoint, or away from any, only when it changed.
 func TestFakeNodeKubelet(t *testing.T) {
 	kubelet := syncer.KubeletEndpoint{IP: "127.0.0.1", Port: 10250}
-	n := FakeNode("worker-1", nil, kubelet)
+	n := FakeNode("worker-1", nil, kubelet, TenantAddresses{})
 	want := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: "worker-1"}}
 	if !reflect.DeepEqual(n.Status.Addresses, want) || n.Status.DaemonEndpoints.KubeletEndpoint.Port != 10250 {
 		t.Errorf("addresses %v, kubelet port %d; want %v and 10250", n.Status.Addresses, n.Status.DaemonEndpoints.KubeletEndpoint.Port, want)
@@ -134,11 +134,56 @@ func TestFakeNodeKubelet(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := n.DeepCopy()
-			if changed := setKubelet(m, tt.to); changed != tt.wantChanged {
+			if changed := setKubelet(m, tt.to, TenantAddresses{}); changed != tt.wantChanged {
 				t.Errorf("changed = %v, want %v", changed, tt.wantChanged)
 			}
 			if len(m.Status.Addresses) != tt.wantAddrs || m.Status.DaemonEndpoints.KubeletEndpoint.Port != tt.to.Port {
 				t.Errorf("after setKubelet(%+v): addresses %v, port %d", tt.to, m.Status.Addresses, m.Status.DaemonEndpoints.KubeletEndpoint.Port)
+			}
+		})
+	}
+}
+
+// With proxyKubelets a fake node's InternalIP is its host Service's (byIP),
+// which node exporters read, the proxy's address moving to InternalDNS,
+// which the virtual API server prefers; its Hostname is
+// NAME.nodes.vcluster.com (byHostname).
+func TestFakeNodeTenantAddresses(t *testing.T) {
+	kubelet := syncer.KubeletEndpoint{IP: "127.0.0.1", Port: 10250}
+	tests := []struct {
+		name string
+		t    TenantAddresses
+		want []corev1.NodeAddress
+	}{
+		{"byHostname", TenantAddresses{Hostname: "worker-1.nodes.vcluster.com"}, []corev1.NodeAddress{
+			{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: "worker-1.nodes.vcluster.com"}}},
+		{"byIP", TenantAddresses{IP: "10.96.0.42"}, []corev1.NodeAddress{
+			{Type: corev1.NodeInternalDNS, Address: "127.0.0.1"}, {Type: corev1.NodeInternalIP, Address: "10.96.0.42"}, {Type: corev1.NodeHostName, Address: "worker-1"}}},
+		{"both", TenantAddresses{Hostname: "worker-1.nodes.vcluster.com", IP: "10.96.0.42"}, []corev1.NodeAddress{
+			{Type: corev1.NodeInternalDNS, Address: "127.0.0.1"}, {Type: corev1.NodeInternalIP, Address: "10.96.0.42"}, {Type: corev1.NodeHostName, Address: "worker-1.nodes.vcluster.com"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := FakeNode("worker-1", nil, kubelet, tt.t)
+			if !reflect.DeepEqual(n.Status.Addresses, tt.want) {
+				t.Errorf("addresses %v, want %v", n.Status.Addresses, tt.want)
+			}
+			// The address the virtual API server picks is the proxy's.
+			var picked string
+		pick:
+			for _, typ := range KubeletAddressTypes() {
+				for _, a := range n.Status.Addresses {
+					if a.Type == typ {
+						picked = a.Address
+						break pick
+					}
+				}
+			}
+			if picked != kubelet.IP {
+				t.Errorf("the virtual API server would dial %q, not the proxy %s", picked, kubelet.IP)
+			}
+			if setKubelet(n, kubelet, tt.t) {
+				t.Error("setKubelet with the same addresses reports a change")
 			}
 		})
 	}

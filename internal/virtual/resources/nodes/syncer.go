@@ -90,6 +90,11 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if !Managed(&virtual) {
 		return ctrl.Result{}, nil // a node someone else made
 	}
+	if s.Config.Networking.Advanced.ProxyKubelets.ByIP {
+		if err := deleteNodeService(ctx, s, req.Name); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	return ctrl.Result{}, deleteVirtual(ctx, s, &virtual)
 }
 

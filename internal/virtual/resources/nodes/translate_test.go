@@ -316,7 +316,7 @@ func TestUpdated(t *testing.T) {
 
 	// A fake node (no podCIDR) becomes the copy; the copy becomes a fake
 	// node keeping its immutable fields.
-	fake := FakeNode("worker-1", h, syncer.KubeletEndpoint{})
+	fake := FakeNode("worker-1", h, syncer.KubeletEndpoint{}, TenantAddresses{})
 	fake.UID, fake.ResourceVersion = "virtual-uid", "7"
 	out, meta, status := Updated(fake, want)
 	if !meta || !status || out.UID != "virtual-uid" || out.ResourceVersion != "7" {
@@ -325,7 +325,7 @@ func TestUpdated(t *testing.T) {
 	if IsFake(out) || !IsCopy(out) || out.Spec.PodCIDR != "10.244.1.0/24" || !out.Spec.Unschedulable {
 		t.Errorf("fake → copy: %+v", out)
 	}
-	back, meta, _ := Updated(cur, FakeNode("worker-1", h, syncer.KubeletEndpoint{}))
+	back, meta, _ := Updated(cur, FakeNode("worker-1", h, syncer.KubeletEndpoint{}, TenantAddresses{}))
 	if !meta || !IsFake(back) || IsCopy(back) || back.Spec.PodCIDR != "10.244.1.0/24" || back.Spec.ProviderID != "kwok://worker-1" ||
 		len(back.Spec.Taints) != 0 || back.Spec.Unschedulable {
 		t.Errorf("copy → fake: %+v", back)
