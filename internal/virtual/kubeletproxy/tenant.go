@@ -15,21 +15,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+
+	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
-// NodeSuffix is the DNS suffix of the fake nodes' kubelet host names with
-// networking.advanced.proxyKubelets.byHostname, vCluster's
-// (pkg/constants/annotation.go at https://github.com/loft-sh/vcluster/tree/v0.36.1):
-// node NAME is NAME.nodes.vcluster.com (dots in NAME become dashes).
-const NodeSuffix = "nodes.vcluster.com"
-
-// NodeHostname is the kubelet host name of node name (byHostname).
-func NodeHostname(name string) string {
-	return strings.ReplaceAll(name, ".", "-") + "." + NodeSuffix
-}
-
 // NodeOf is the node a tenant's kubelet request is for, from its Host
-// header host (HOST or HOST:PORT): a NodeHostname names the node (through
+// header host (HOST or HOST:PORT): a translate.NodeHostname names the node (through
 // byHostname, which maps the dashed form back to a node name, "" when
 // none), an IP is looked up with byIP (the host Services of
 // proxyKubelets.byIP; nil: off). It returns "" when neither knows host.
@@ -38,7 +29,7 @@ func NodeOf(host string, byHostname func(dashed string) string, byIP func(ip str
 		host = h
 	}
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	if dashed, ok := strings.CutSuffix(host, "."+NodeSuffix); ok && byHostname != nil && !strings.Contains(dashed, ".") {
+	if dashed, ok := strings.CutSuffix(host, "."+translate.NodeSuffix); ok && byHostname != nil && !strings.Contains(dashed, ".") {
 		return byHostname(dashed)
 	}
 	if net.ParseIP(host) != nil && byIP != nil {

@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+
+	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
 func TestNodeOf(t *testing.T) {
@@ -41,7 +43,7 @@ func TestNodeOf(t *testing.T) {
 	if got := NodeOf("10.96.0.42:10250", byHostname, nil); got != "" {
 		t.Errorf("without byIP an IP names node %q", got)
 	}
-	if got := NodeHostname("worker-1.example.com"); got != "worker-1-example-com.nodes.vcluster.com" {
+	if got := translate.NodeHostname("worker-1.example.com"); got != "worker-1-example-com.nodes.vcluster.com" {
 		t.Errorf("NodeHostname = %s", got)
 	}
 }

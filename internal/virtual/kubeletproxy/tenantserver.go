@@ -16,23 +16,10 @@ import (
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
-// LabelNodeService is the label of the host Services of
-// networking.advanced.proxyKubelets.byIP, naming the node each stands for
-// (vCluster's key, pkg/controllers/resources/nodes/nodeservice at
-// https://github.com/loft-sh/vcluster/tree/v0.36.1).
-const LabelNodeService = "vcluster.loft.sh/node"
-
-// NodeServiceName is the host Service of node name with byIP, in the
-// virtual cluster's host namespace: VCLUSTER-node-NAME (dots in NAME
-// dashed), as vCluster names it.
-func NodeServiceName(vcluster, node string) string {
-	return translate.SafeConcatName(vcluster, "node", strings.ReplaceAll(node, ".", "-"))
-}
-
 // Tenant is the tenant's side of the kubelet proxy
 // (networking.advanced.proxyKubelets): a node exporter or Prometheus in the
 // virtual cluster reads a fake node's kubelet at the node's host name
-// (NodeHostname, byHostname) or InternalIP (a host Service, byIP), with its
+// (translate.NodeHostname, byHostname) or InternalIP (a host Service, byIP), with its
 // service account's token, as it reads a real kubelet. The proxy
 // authenticates the token and authorizes the request against the virtual
 // API server (TokenReview, then SubjectAccessReview of get on
@@ -164,7 +151,7 @@ func (t *Tenant) nodeOf(ctx context.Context, hostHeader string, host kubernetes.
 				return ""
 			}
 			for _, n := range nodes.Items {
-				if NodeHostname(n.Name) == dashed+"."+NodeSuffix {
+				if translate.NodeHostname(n.Name) == dashed+"."+translate.NodeSuffix {
 					return n.Name
 				}
 			}
@@ -173,14 +160,14 @@ func (t *Tenant) nodeOf(ctx context.Context, hostHeader string, host kubernetes.
 	}
 	if t.ByIP {
 		byIP = func(ip string) string {
-			svcs, lerr := host.CoreV1().Services(t.Translator.HostNamespace).List(ctx, metav1.ListOptions{LabelSelector: LabelNodeService})
+			svcs, lerr := host.CoreV1().Services(t.Translator.HostNamespace).List(ctx, metav1.ListOptions{LabelSelector: translate.LabelNodeService})
 			if lerr != nil {
 				err = lerr
 				return ""
 			}
 			for _, s := range svcs.Items {
 				if s.Spec.ClusterIP == ip && s.Labels[translate.LabelManagedBy] == t.Translator.VCluster {
-					return s.Labels[LabelNodeService]
+					return s.Labels[translate.LabelNodeService]
 				}
 			}
 			return ""

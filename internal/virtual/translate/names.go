@@ -62,7 +62,26 @@ func (t Translator) KubernetesServiceName() string { return t.VCluster }
 func (t Translator) DNSServiceHostName() string { return t.HostName("kube-dns", "kube-system") }
 
 // NodeServiceName is the host Service that proxies the kubelet of host node
-// nodeName for this virtual cluster: <vcluster>-node-<node>, shortened like HostName.
+// nodeName for this virtual cluster (networking.advanced.proxyKubelets.byIP):
+// <vcluster>-node-<node> (dots in the node's name dashed), shortened like
+// HostName, as vCluster names it
+// (pkg/controllers/resources/nodes/nodeservice at
+// https://github.com/loft-sh/vcluster/tree/v0.36.1).
 func (t Translator) NodeServiceName(nodeName string) string {
 	return SafeConcatName(t.VCluster, "node", strings.ReplaceAll(nodeName, ".", "-"))
+}
+
+// LabelNodeService is the label of a NodeServiceName Service naming the
+// node it stands for (vCluster's key).
+const LabelNodeService = "vcluster.loft.sh/node"
+
+// NodeSuffix is the DNS suffix of the fake nodes' kubelet host names with
+// networking.advanced.proxyKubelets.byHostname, vCluster's
+// (pkg/constants/annotation.go at https://github.com/loft-sh/vcluster/tree/v0.36.1).
+const NodeSuffix = "nodes.vcluster.com"
+
+// NodeHostname is the kubelet host name of node name (byHostname):
+// NAME.nodes.vcluster.com, dots in NAME dashed.
+func NodeHostname(name string) string {
+	return strings.ReplaceAll(name, ".", "-") + "." + NodeSuffix
 }

@@ -28,7 +28,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clustersync/clustersync/internal/binaries"
-	"github.com/clustersync/clustersync/internal/virtual/kubeletproxy"
 	"github.com/clustersync/clustersync/internal/virtual/syncer"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
@@ -90,7 +89,7 @@ func FakeNode(name string, host *corev1.Node, kubelet syncer.KubeletEndpoint, t 
 // TenantAddresses are the addresses at which the tenant's node exporters
 // reach a fake node's kubelet (networking.advanced.proxyKubelets; the
 // syncer's kubelet proxy, kubeletproxy.Tenant): Hostname
-// (kubeletproxy.NodeHostname, byHostname) and IP (the cluster IP of the
+// (translate.NodeHostname, byHostname) and IP (the cluster IP of the
 // node's host Service, byIP); "" for none.
 type TenantAddresses struct {
 	Hostname, IP string
@@ -190,7 +189,7 @@ func tenantAddresses(ctx context.Context, s *syncer.Context, name string) (Tenan
 	pk := s.Config.Networking.Advanced.ProxyKubelets
 	var t TenantAddresses
 	if pk.ByHostname {
-		t.Hostname = kubeletproxy.NodeHostname(name)
+		t.Hostname = translate.NodeHostname(name)
 	}
 	if pk.ByIP {
 		ip, err := ensureNodeService(ctx, s, name)
@@ -203,9 +202,9 @@ func tenantAddresses(ctx context.Context, s *syncer.Context, name string) (Tenan
 }
 
 // ensureNodeService makes the host Service of fake node name
-// (networking.advanced.proxyKubelets.byIP; kubeletproxy.NodeServiceName in
+// (networking.advanced.proxyKubelets.byIP; Translator.NodeServiceName in
 // the host namespace, labelled vcluster.loft.sh/managed-by and
-// kubeletproxy.LabelNodeService): port 10250 to the kubelet proxy of the
+// translate.LabelNodeService): port 10250 to the kubelet proxy of the
 // control plane pod, which it selects as the virtual cluster's own Service
 // does. It returns the Service's cluster IP, or "" when that Service
 // selects no pod (the syncer runs outside the chart). A Service of that
@@ -213,12 +212,12 @@ func tenantAddresses(ctx context.Context, s *syncer.Context, name string) (Tenan
 // error.
 func ensureNodeService(ctx context.Context, s *syncer.Context, name string) (string, error) {
 	tr := s.Translator
-	key := types.NamespacedName{Namespace: tr.HostNamespace, Name: kubeletproxy.NodeServiceName(tr.VCluster, name)}
+	key := types.NamespacedName{Namespace: tr.HostNamespace, Name: tr.NodeServiceName(name)}
 	var svc corev1.Service
 	err := s.HostReader.Get(ctx, key, &svc)
 	switch {
 	case err == nil:
-		if svc.Labels[translate.LabelManagedBy] != tr.VCluster || svc.Labels[kubeletproxy.LabelNodeService] != name {
+		if svc.Labels[translate.LabelManagedBy] != tr.VCluster || svc.Labels[translate.LabelNodeService] != name {
 			return "", fmt.Errorf("host Service %s exists and is not the kubelet Service of node %s of virtual cluster %s", key, name, tr.VCluster)
 		}
 		return svc.Spec.ClusterIP, nil
@@ -234,7 +233,7 @@ func ensureNodeService(ctx context.Context, s *syncer.Context, name string) (str
 	}
 	svc = corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: map[string]string{
-			translate.LabelManagedBy: tr.VCluster, kubeletproxy.LabelNodeService: name, "vcluster.loft.sh/belongs-to": tr.VCluster,
+			translate.LabelManagedBy: tr.VCluster, translate.LabelNodeService: name, "vcluster.loft.sh/belongs-to": tr.VCluster,
 		}},
 		Spec: corev1.ServiceSpec{Selector: maps.Clone(own.Spec.Selector), Ports: []corev1.ServicePort{{
 			Name: "kubelet", Port: KubeletPort, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(KubeletPort),
@@ -255,11 +254,11 @@ const KubeletPort = 10250
 func deleteNodeService(ctx context.Context, s *syncer.Context, name string) error {
 	tr := s.Translator
 	var svc corev1.Service
-	err := s.HostReader.Get(ctx, types.NamespacedName{Namespace: tr.HostNamespace, Name: kubeletproxy.NodeServiceName(tr.VCluster, name)}, &svc)
+	err := s.HostReader.Get(ctx, types.NamespacedName{Namespace: tr.HostNamespace, Name: tr.NodeServiceName(name)}, &svc)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
-	if err != nil || svc.Labels[translate.LabelManagedBy] != tr.VCluster || svc.Labels[kubeletproxy.LabelNodeService] != name {
+	if err != nil || svc.Labels[translate.LabelManagedBy] != tr.VCluster || svc.Labels[translate.LabelNodeService] != name {
 		return err
 	}
 	return client.IgnoreNotFound(s.Host.Delete(ctx, &svc, client.Preconditions{UID: &svc.UID}))
