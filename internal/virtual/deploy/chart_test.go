@@ -964,3 +964,38 @@ func TestChartGatewayAPIRBAC(t *testing.T) {
 		t.Errorf("defaults grant GatewayClasses: %+v", plain.Rules)
 	}
 }
+
+// networking.advanced.proxyKubelets: the control plane Service gets the
+// kubelet port (byHostname), the ClusterRole nodes/proxy (either key), the
+// NetworkPolicies let the tenant's pods reach port 10250; none of it by
+// default.
+func TestChartProxyKubelets(t *testing.T) {
+	kubeletPort := func(m map[string]string) bool {
+		svc := decode[corev1.Service](t, m, "Service/vc1")
+		return slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Port == 10250 && p.TargetPort.IntValue() == 10250 })
+	}
+	nodesProxy := func(m map[string]string) bool {
+		cr := decode[rbacv1.ClusterRole](t, m, "ClusterRole/vc-vc1-v-ns1")
+		return slices.ContainsFunc(cr.Rules, func(r rbacv1.PolicyRule) bool {
+			return slices.Contains(r.Resources, "nodes/proxy") && slices.Contains(r.Verbs, "get")
+		})
+	}
+	opened := func(m map[string]string) bool {
+		cp := decode[networkingv1.NetworkPolicy](t, m, "NetworkPolicy/vc-cp-vc1")
+		return slices.ContainsFunc(cp.Spec.Ingress, func(r networkingv1.NetworkPolicyIngressRule) bool {
+			return slices.ContainsFunc(r.Ports, func(p networkingv1.NetworkPolicyPort) bool { return p.Port != nil && p.Port.IntValue() == 10250 })
+		})
+	}
+	plain := render(t)
+	if kubeletPort(plain) || nodesProxy(plain) || opened(plain) {
+		t.Errorf("by default: kubelet port %v, nodes/proxy %v, port 10250 open %v; want none", kubeletPort(plain), nodesProxy(plain), opened(plain))
+	}
+	byName := render(t, "networking.advanced.proxyKubelets.byHostname=true")
+	if !kubeletPort(byName) || !nodesProxy(byName) || !opened(byName) {
+		t.Errorf("byHostname: kubelet port %v, nodes/proxy %v, port 10250 open %v; want all", kubeletPort(byName), nodesProxy(byName), opened(byName))
+	}
+	byIP := render(t, "networking.advanced.proxyKubelets.byIP=true")
+	if kubeletPort(byIP) || !nodesProxy(byIP) || !opened(byIP) {
+		t.Errorf("byIP: kubelet port %v, nodes/proxy %v, port 10250 open %v; want no port, the rest", kubeletPort(byIP), nodesProxy(byIP), opened(byIP))
+	}
+}
