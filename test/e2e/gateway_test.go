@@ -99,7 +99,8 @@ spec:
 
 // gatewayAPI creates virtual cluster fh-g with the Gateway API on, as a
 // platform team would: first on a host without the CRDs (refused in
-// seconds, naming the key and the fix), then with them, a GatewayClass and
+// seconds, naming the key and the fix), then with them (but
+// ReferenceGrants', which the tenant gets from clustersync), a GatewayClass and
 // a shared Gateway on the host. The tenant sees the class and the shared
 // Gateway read-only; its Gateway and routes reach the host with their
 // references translated; what the host's gateway controller writes (a
@@ -131,9 +132,11 @@ func gatewayAPI(t *testing.T, hostKubeconfig string) {
 		t.Logf("without the CRDs, refused in %s:\n%s", time.Since(start).Round(time.Millisecond), lastLine(out))
 	}
 
+	// Not ReferenceGrants: they stay in the tenant, which gets clustersync's
+	// bundled CRD.
 	testenv.InstallCRDs(t, restConfig(t, hostKubeconfig), time.Minute, testenv.GatewayCRDs(t,
 		"gatewayclasses.gateway.networking.k8s.io", "gateways.gateway.networking.k8s.io",
-		"httproutes.gateway.networking.k8s.io", "referencegrants.gateway.networking.k8s.io")...)
+		"httproutes.gateway.networking.k8s.io")...)
 	// The host's class and shared Gateway; nothing implements them here,
 	// so the test writes what their controller would (status).
 	kubectlApply(t, hostKubeconfig, fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1

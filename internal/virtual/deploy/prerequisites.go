@@ -40,14 +40,14 @@ func hostKinds() []hostKind {
 
 // CheckHostKinds returns an error naming the key and the fix when cfg
 // asks the chart for a kind (hostKinds), or turns on a synced kind whose
-// CRDs the syncer copies (resources.Kind.CRDs, served as v1), that host
+// CRDs the syncer copies (resources.Kind.HostCRDs, served as v1), that host
 // does not serve, so that
 // `virtual create` and `upgrade` stop before Helm installs anything;
 // discovery errors other than not found are returned as they are.
 func CheckHostKinds(host kubernetes.Interface, cfg *config.Config) error {
 	kinds := hostKinds()
 	for _, k := range resources.Kinds() {
-		for _, crd := range k.CRDs {
+		for _, crd := range k.HostCRDs() {
 			plural, group, _ := strings.Cut(crd, ".")
 			kinds = append(kinds, hostKind{Key: k.SwitchKeys(), On: k.Enabled, GroupVersion: group + "/v1", Resource: plural, Fix: k.CRDFix})
 		}

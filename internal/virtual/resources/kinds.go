@@ -23,6 +23,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -113,6 +115,10 @@ type Kind struct {
 	CRDs []string
 	// CRDFix says how to give the host the CRDs, for the errors.
 	CRDFix string
+	// Bundled, when set, returns the CRD of that name (one of CRDs) that
+	// the virtual cluster gets when the host does not serve it (ok false:
+	// the host must): a kind the syncer only reads in the virtual cluster.
+	Bundled func(name string) (crd *apiextensionsv1.CustomResourceDefinition, ok bool, err error)
 	// HostKinds are the kinds of the host objects it creates in the host
 	// namespace (copies labelled vcluster.loft.sh/managed-by): while on it
 	// needs every verb on them, off it keeps list and delete, with which
@@ -531,7 +537,7 @@ func gatewayKind[T client.Object](key, kind string, of func(config.GatewayAPI) c
 		},
 		Patches:   func(cfg *config.Config) []config.Patch { return of(cfg.Sync.ToHost.GatewayAPI).Translate },
 		HostKinds: []schema.GroupVersionKind{gvk},
-		CRDs:      gatewayCRDs(append([]string{gvr.Resource}, extra...)...), CRDFix: gatewayCRDFix,
+		CRDs:      gatewayCRDs(append([]string{gvr.Resource}, extra...)...), CRDFix: gatewayCRDFix, Bundled: gatewayapi.BundledCRD,
 		Register: func(_ context.Context, env Env) error {
 			imp, err := importsOf(env)
 			if err != nil {
@@ -595,10 +601,25 @@ func registerImportedGateways(_ context.Context, env Env) error {
 }
 
 // CopyCRDs copies the kind's CRDs from the host into the virtual cluster
-// (customresources.CopyDefinition); the error names the kind's Switch and
-// CRDFix.
+// (customresources.CopyDefinition), or installs a Bundled one the host
+// does not serve; the error names the kind's Switch and CRDFix.
 func (k Kind) CopyCRDs(ctx context.Context, env Env) error {
 	for _, name := range k.CRDs {
+		if crd, ok, err := k.bundled(name); err != nil {
+			return err
+		} else if ok {
+			var h apiextensionsv1.CustomResourceDefinition
+			err := env.Host.GetAPIReader().Get(ctx, client.ObjectKey{Name: name}, &h)
+			if apierrors.IsNotFound(err) {
+				crd.Labels = map[string]string{fromhost.Label: "true"}
+				if err := customresources.InstallDefinition(ctx, env.Manager.GetAPIReader(), env.Manager.GetClient(), crd); err != nil {
+					return fmt.Errorf("%s: %w", k.SwitchKeys(), err)
+				}
+				continue
+			} else if err != nil {
+				return fmt.Errorf("%s: read the host's CustomResourceDefinition %s: %w", k.SwitchKeys(), name, err)
+			}
+		}
 		if _, err := copyCRD(ctx, env, name); err != nil {
 			return fmt.Errorf("%s: %w; %s", k.SwitchKeys(), err, k.CRDFix)
 		}
@@ -924,6 +945,26 @@ func resourceList(m map[string]resource.Quantity) corev1.ResourceList {
 	out := make(corev1.ResourceList, len(m))
 	for k, v := range m {
 		out[corev1.ResourceName(k)] = v
+	}
+	return out
+}
+
+// bundled is k.Bundled(name), false without Bundled.
+func (k Kind) bundled(name string) (*apiextensionsv1.CustomResourceDefinition, bool, error) {
+	if k.Bundled == nil {
+		return nil, false, nil
+	}
+	return k.Bundled(name)
+}
+
+// HostCRDs are the kind's CRDs the host must serve while it is on: CRDs
+// but the Bundled ones.
+func (k Kind) HostCRDs() []string {
+	var out []string
+	for _, name := range k.CRDs {
+		if _, ok, _ := k.bundled(name); !ok {
+			out = append(out, name)
+		}
 	}
 	return out
 }

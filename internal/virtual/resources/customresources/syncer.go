@@ -37,22 +37,34 @@ func CopyDefinition(ctx context.Context, host, virtual client.Reader, write clie
 	if err != nil {
 		return Definition{}, err
 	}
-	want := VirtualDefinition(&h)
+	if err := InstallDefinition(ctx, virtual, write, VirtualDefinition(&h)); err != nil {
+		return Definition{}, err
+	}
+	return def, nil
+}
+
+// InstallDefinition creates CRD want in the virtual cluster, or updates a
+// copy made before (labelled fromhost.Label) whose spec differs, and
+// waits, up to a minute, until the virtual API server serves it. A CRD of
+// that name the tenant made itself is left as it is. It reads with
+// virtual (an API reader) and writes with write.
+func InstallDefinition(ctx context.Context, virtual client.Reader, write client.Writer, want *apiextensionsv1.CustomResourceDefinition) error {
+	name := want.Name
 	var cur apiextensionsv1.CustomResourceDefinition
 	switch err := virtual.Get(ctx, client.ObjectKey{Name: name}, &cur); {
 	case apierrors.IsNotFound(err):
 		if err := write.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
-			return Definition{}, fmt.Errorf("copy CustomResourceDefinition %s: %w", name, err)
+			return fmt.Errorf("copy CustomResourceDefinition %s: %w", name, err)
 		}
 	case err != nil:
-		return Definition{}, err
+		return err
 	case cur.Labels[fromhost.Label] == "true" && !equality.Semantic.DeepEqual(cur.Spec, want.Spec):
 		cur.Spec = want.Spec
 		if err := write.Update(ctx, &cur); err != nil {
-			return Definition{}, fmt.Errorf("update the copy of CustomResourceDefinition %s: %w", name, err)
+			return fmt.Errorf("update the copy of CustomResourceDefinition %s: %w", name, err)
 		}
 	}
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		var crd apiextensionsv1.CustomResourceDefinition
 		if err := virtual.Get(ctx, client.ObjectKey{Name: name}, &crd); err != nil {
 			return false, client.IgnoreNotFound(err)
@@ -65,9 +77,9 @@ func CopyDefinition(ctx context.Context, host, virtual client.Reader, write clie
 		return false, nil
 	})
 	if err != nil {
-		return Definition{}, fmt.Errorf("CustomResourceDefinition %s is not established in the virtual cluster: %w", name, err)
+		return fmt.Errorf("CustomResourceDefinition %s is not established in the virtual cluster: %w", name, err)
 	}
-	return def, nil
+	return nil
 }
 
 // Syncer syncs the objects of one namespaced custom resource kind to the
