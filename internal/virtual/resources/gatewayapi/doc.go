@@ -19,7 +19,8 @@
 //     (VirtualRouteStatus).
 //   - A BackendTLSPolicy's targets and CA references name the host copies.
 //
-// Everything here but the syncers (syncer.go, imported.go) is pure and
+// Everything here but the syncers (gateways.go, routes.go, policies.go;
+// lookup.go reads their caches) is pure and
 // table-tested; what a decision needs from the virtual cluster comes
 // through Lookup.
 package gatewayapi
