@@ -90,16 +90,17 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if !Managed(&virtual) {
 		return ctrl.Result{}, nil // a node someone else made
 	}
-	if s.Config.Networking.Advanced.ProxyKubelets.ByIP {
-		if err := deleteNodeService(ctx, s, req.Name); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
 	return ctrl.Result{}, deleteVirtual(ctx, s, &virtual)
 }
 
-// deleteVirtual deletes virtual node n, guarded by its UID.
+// deleteVirtual deletes virtual node n, guarded by its UID, and its host
+// kubelet Service (networking.advanced.proxyKubelets.byIP).
 func deleteVirtual(ctx context.Context, s *syncer.Context, n *corev1.Node) error {
+	if s.Config != nil && s.Config.Networking.Advanced.ProxyKubelets.ByIP {
+		if err := deleteNodeService(ctx, s, n.Name); err != nil {
+			return err
+		}
+	}
 	uid := n.UID
 	err := s.Virtual.Delete(ctx, n, client.Preconditions{UID: &uid})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
@@ -145,7 +146,12 @@ func EnsureCopy(ctx context.Context, s *syncer.Context, name string) error {
 		o.ClearImageStatus = s.Config.Sync.FromHost.Nodes.ClearImageStatus
 	}
 	o.Kubelet = s.Kubelet
-	err := s.Virtual.Create(ctx, VirtualNode(&h, FieldsOf(&h), o))
+	t, err := tenantAddresses(ctx, s, name)
+	if err != nil {
+		return err
+	}
+	o.Tenant = t
+	err = s.Virtual.Create(ctx, VirtualNode(&h, FieldsOf(&h), o))
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
@@ -225,8 +231,11 @@ func RegisterReal(ctx context.Context, mgr ctrl.Manager, host cluster.Cluster, s
 	return b.Complete(c)
 }
 
-func (c *RealController) copyOptions() CopyOptions {
-	return CopyOptions{ClearImageStatus: c.cfg.ClearImageStatus, Kubelet: c.s.Kubelet}
+// copyOptions are the CopyOptions of host node name's copy; with
+// proxyKubelets.byIP they make the node's host Service.
+func (c *RealController) copyOptions(ctx context.Context, name string) (CopyOptions, error) {
+	t, err := tenantAddresses(ctx, c.s, name)
+	return CopyOptions{ClearImageStatus: c.cfg.ClearImageStatus, Kubelet: c.s.Kubelet, Tenant: t}, err
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -264,7 +273,11 @@ func (c *RealController) Reconcile(ctx context.Context, req reconcile.Request) (
 	}
 	if !virtualExists {
 		f := FieldsOf(&host)
-		n := VirtualNode(&host, f, c.copyOptions())
+		o, err := c.copyOptions(ctx, req.Name)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		n := VirtualNode(&host, f, o)
 		if c.hostPods != nil {
 			schedulerView(n, nil, &host, foreign, nil)
 		}
@@ -321,7 +334,11 @@ func (c *RealController) Reconcile(ctx context.Context, req reconcile.Request) (
 			done.hostRV = host.ResourceVersion
 		}
 	}
-	want := VirtualNode(&host, done.fields, c.copyOptions())
+	o, err := c.copyOptions(ctx, req.Name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	want := VirtualNode(&host, done.fields, o)
 	if c.hostPods != nil {
 		var base []corev1.ResourceName
 		if last != nil {

@@ -200,6 +200,10 @@ type CopyOptions struct {
 	// Kubelet is the syncer's kubelet proxy, which the copy names as its
 	// kubelet (syncer.Context.Kubelet).
 	Kubelet syncer.KubeletEndpoint
+	// Tenant are the addresses of networking.advanced.proxyKubelets: they
+	// replace the host's Hostname (Tenant.Hostname) and InternalIP
+	// (Tenant.IP) addresses, as vCluster's real nodes do.
+	Tenant TenantAddresses
 }
 
 // VirtualNode is the virtual copy of host node h, carrying labels and
@@ -212,7 +216,8 @@ type CopyOptions struct {
 // of the host's InternalDNS names, and the kubelet port is the proxy's. The
 // other addresses (InternalIP, ExternalIP, Hostname) are the host's, so a
 // tenant reaches the node's host ports and node ports at the node's real
-// address, as the HostPort and NodePort conformance specs do. With
+// address, as the HostPort and NodePort conformance specs do — unless
+// o.Tenant (proxyKubelets) replaces the InternalIP and Hostname. With
 // o.ClearImageStatus, status.images is empty. h is not modified.
 func VirtualNode(h *corev1.Node, f Fields, o CopyOptions) *corev1.Node {
 	annotations := map[string]string{}
@@ -238,10 +243,20 @@ func VirtualNode(h *corev1.Node, f Fields, o CopyOptions) *corev1.Node {
 	if o.Kubelet.IP != "" {
 		addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeInternalDNS, Address: o.Kubelet.IP})
 	}
+	if o.Tenant.IP != "" {
+		addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: o.Tenant.IP})
+	}
 	for _, a := range h.Status.Addresses {
-		if a.Type != corev1.NodeInternalDNS || o.Kubelet.IP == "" {
+		switch {
+		case a.Type == corev1.NodeInternalDNS && o.Kubelet.IP != "",
+			a.Type == corev1.NodeInternalIP && o.Tenant.IP != "",
+			a.Type == corev1.NodeHostName && o.Tenant.Hostname != "":
+		default:
 			addrs = append(addrs, a)
 		}
+	}
+	if o.Tenant.Hostname != "" {
+		addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeHostName, Address: o.Tenant.Hostname})
 	}
 	n.Status.Addresses = addrs
 	n.Status.DaemonEndpoints = corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: o.Kubelet.Port}}

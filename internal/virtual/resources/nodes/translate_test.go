@@ -369,3 +369,26 @@ func TestTenantFields(t *testing.T) {
 		t.Errorf("no base: %+v, want the host's", got)
 	}
 }
+
+// With proxyKubelets a real node's copy is reached by the tenant's node
+// exporters at the tenant addresses, which replace the host's InternalIP
+// and Hostname; the proxy keeps the InternalDNS, other addresses stay.
+func TestVirtualNodeTenantAddresses(t *testing.T) {
+	h := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-1"}, Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{
+		{Type: corev1.NodeInternalIP, Address: "192.168.1.10"}, {Type: corev1.NodeExternalIP, Address: "203.0.113.10"},
+		{Type: corev1.NodeHostName, Address: "worker-1"}, {Type: corev1.NodeInternalDNS, Address: "worker-1.internal"},
+	}}}
+	o := CopyOptions{Kubelet: syncer.KubeletEndpoint{IP: "127.0.0.1", Port: 10250},
+		Tenant: TenantAddresses{Hostname: "worker-1.nodes.vcluster.com", IP: "10.96.0.42"}}
+	got := VirtualNode(h, FieldsOf(h), o).Status.Addresses
+	want := []corev1.NodeAddress{
+		{Type: corev1.NodeInternalDNS, Address: "127.0.0.1"}, {Type: corev1.NodeInternalIP, Address: "10.96.0.42"},
+		{Type: corev1.NodeExternalIP, Address: "203.0.113.10"}, {Type: corev1.NodeHostName, Address: "worker-1.nodes.vcluster.com"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("addresses %v\nwant %v", got, want)
+	}
+	if h.Status.Addresses[0].Address != "192.168.1.10" {
+		t.Error("the host node was changed")
+	}
+}
