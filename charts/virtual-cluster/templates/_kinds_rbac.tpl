@@ -224,6 +224,18 @@
   resources: ["nodes"]
   verbs: ["get", "list", "watch"]
 {{- end }}
+# real nodes with networking.advanced.proxyKubelets.byHostname
+{{- if and .Values.sync.fromHost.nodes.enabled .Values.networking.advanced.proxyKubelets.byHostname }}
+- apiGroups: [""]
+  resources: ["nodes/proxy"]
+  verbs: ["get"]
+{{- end }}
+# real nodes with networking.advanced.proxyKubelets.byIP
+{{- if and .Values.sync.fromHost.nodes.enabled .Values.networking.advanced.proxyKubelets.byIP }}
+- apiGroups: [""]
+  resources: ["nodes/proxy"]
+  verbs: ["get"]
+{{- end }}
 # real nodes with sync.fromHost.nodes.syncBackChanges
 {{- if and .Values.sync.fromHost.nodes.enabled .Values.sync.fromHost.nodes.syncBackChanges }}
 - apiGroups: [""]

@@ -196,18 +196,8 @@ func Kinds() []Kind {
 			Enabled: func(cfg *config.Config) bool {
 				return toHost(cfg).Pods.Enabled && !cfg.Sync.FromHost.Nodes.Enabled
 			},
-			ClusterRules: []rbacv1.PolicyRule{coreRule([]string{"get", "list", "watch"}, "nodes")},
-			// The tenant's node exporters read the host kubelets through
-			// the host API server (kubeletproxy.Tenant).
-			OptionClusterRules: []OptionRules{{
-				Key:   "networking.advanced.proxyKubelets.byHostname",
-				On:    func(cfg *config.Config) bool { return cfg.Networking.Advanced.ProxyKubelets.ByHostname },
-				Rules: []rbacv1.PolicyRule{coreRule([]string{"get"}, "nodes/proxy")},
-			}, {
-				Key:   "networking.advanced.proxyKubelets.byIP",
-				On:    func(cfg *config.Config) bool { return cfg.Networking.Advanced.ProxyKubelets.ByIP },
-				Rules: []rbacv1.PolicyRule{coreRule([]string{"get"}, "nodes/proxy")},
-			}},
+			ClusterRules:       []rbacv1.PolicyRule{coreRule([]string{"get", "list", "watch"}, "nodes")},
+			OptionClusterRules: proxyKubeletsRules(),
 			Register: func(ctx context.Context, env Env) error {
 				return nodes.Register(ctx, env.Manager, env.Host, env.Syncer)
 			},
@@ -218,17 +208,17 @@ func Kinds() []Kind {
 			Name: "real nodes", Switch: "sync.fromHost.nodes.enabled",
 			Enabled:      func(cfg *config.Config) bool { return cfg.Sync.FromHost.Nodes.Enabled },
 			ClusterRules: []rbacv1.PolicyRule{coreRule([]string{"get", "list", "watch"}, "nodes")},
-			OptionClusterRules: []OptionRules{{
+			OptionClusterRules: append(proxyKubeletsRules(), OptionRules{
 				Key:   "sync.fromHost.nodes.syncBackChanges",
 				On:    func(cfg *config.Config) bool { return cfg.Sync.FromHost.Nodes.SyncBackChanges },
 				Rules: []rbacv1.PolicyRule{coreRule([]string{"patch"}, "nodes")},
-			}, {
+			}, OptionRules{
 				// The virtual scheduler's copies leave out what every
 				// other host pod on the node requests.
 				Key:   virtualSchedulerKey,
 				On:    func(cfg *config.Config) bool { return cfg.VirtualScheduler() },
 				Rules: []rbacv1.PolicyRule{coreRule([]string{"get", "list", "watch"}, "pods")},
-			}},
+			}),
 			Register: registerRealNodes,
 		},
 		{
@@ -507,6 +497,24 @@ func Kinds() []Kind {
 			},
 		},
 	}
+}
+
+// proxyKubeletsRules are the node rows' rights with either
+// networking.advanced.proxyKubelets key: the tenant's node exporters read
+// the host kubelets through the host API server (kubeletproxy.Tenant).
+func proxyKubeletsRules() []OptionRules {
+	var out []OptionRules
+	for _, key := range []string{"byHostname", "byIP"} {
+		out = append(out, OptionRules{
+			Key: "networking.advanced.proxyKubelets." + key,
+			On: func(cfg *config.Config) bool {
+				pk := cfg.Networking.Advanced.ProxyKubelets
+				return map[string]bool{"byHostname": pk.ByHostname, "byIP": pk.ByIP}[key]
+			},
+			Rules: []rbacv1.PolicyRule{coreRule([]string{"get"}, "nodes/proxy")},
+		})
+	}
+	return out
 }
 
 // gatewayCRDFix is the CRDFix of the Gateway API kinds.
