@@ -37,3 +37,11 @@ func TestKubeletEndpoint(t *testing.T) {
 		})
 	}
 }
+
+func TestKubeletTenantAddr(t *testing.T) {
+	for addr, want := range map[string]string{"127.0.0.1:10250": ":10250", "10.244.0.5:10251": ":10251", ":10250": ":10250"} {
+		if got := (KubeletOptions{Addr: addr}).tenantAddr(); got != want {
+			t.Errorf("tenantAddr(%s) = %s, want %s", addr, got, want)
+		}
+	}
+}

@@ -128,6 +128,16 @@ type MetricsAPIOptions struct {
 }
 
 // endpoint is where the fake nodes say the kubelet is.
+// tenantAddr is where the proxy listens with
+// networking.advanced.proxyKubelets: every address, on k.Addr's port.
+func (k KubeletOptions) tenantAddr() string {
+	_, port, err := net.SplitHostPort(k.Addr)
+	if err != nil {
+		return k.Addr
+	}
+	return net.JoinHostPort("", port)
+}
+
 func (k KubeletOptions) endpoint() (syncer.KubeletEndpoint, error) {
 	host, port, err := net.SplitHostPort(k.Addr)
 	if err != nil {
@@ -252,7 +262,7 @@ func Run(ctx context.Context, o Options) error {
 		if err != nil {
 			return err
 		}
-		files := o.Kubelet.TLS
+		files, addr := o.Kubelet.TLS, o.Kubelet.Addr
 		if pk := o.Config.Networking.Advanced.ProxyKubelets; pk.ByHostname || pk.ByIP {
 			vcs, err := kubernetes.NewForConfig(vcfg)
 			if err != nil {
@@ -260,9 +270,14 @@ func Run(ctx context.Context, o Options) error {
 			}
 			kp.SetTenant(&kubeletproxy.Tenant{Translator: tr, Virtual: vcs, ByHostname: pk.ByHostname, ByIP: pk.ByIP})
 			files.ClientCertOptional = true
+			// The tenant's node exporters come through the pod's own
+			// address (its Services); without proxyKubelets the proxy
+			// listens where --kubelet-addr says (the chart: 127.0.0.1), so
+			// no other pod can even connect.
+			addr = o.Kubelet.tenantAddr()
 		}
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-			return mtls.Serve(ctx, "kubelet proxy", o.Kubelet.Addr, files, kp)
+			return mtls.Serve(ctx, "kubelet proxy", addr, files, kp)
 		})); err != nil {
 			return err
 		}
