@@ -24,11 +24,14 @@ import (
 // StatefulSet's pods search the virtual namespaces of that domain, resolve
 // each other's stable names and the API server's in it, and name
 // themselves by it in /etc/hosts; the API server's certificate covers
-// kubernetes.default.svc.tenant.local.
+// kubernetes.default.svc.tenant.local. Its fake node's kubelet is read as
+// networking.advanced.proxyKubelets serves it (proxyKubelets).
 func otherClusterDomain(t *testing.T, hostKubeconfig string) {
 	const name, ns, domain = "fh-c", "fh-c-host", "tenant.local"
 	path := filepath.Join(t.TempDir(), "vcluster.yaml")
-	if err := os.WriteFile(path, []byte("networking:\n  advanced:\n    clusterDomain: "+domain+"\n"), 0o600); err != nil {
+	// proxyKubelets too: checked on the same cluster (proxyKubelets), with
+	// the DNS rewrite of the node host names into the other domain.
+	if err := os.WriteFile(path, []byte("networking:\n  advanced:\n    clusterDomain: "+domain+"\n    proxyKubelets: {byHostname: true, byIP: true}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
@@ -85,4 +88,5 @@ func otherClusterDomain(t *testing.T, hostKubeconfig string) {
 	} else {
 		conn.Close()
 	}
+	t.Run("proxy kubelets", func(t *testing.T) { proxyKubelets(t, hostKubeconfig, kubeconfig, name, ns, "peer-0") })
 }

@@ -107,7 +107,6 @@ func TestFirstHour(t *testing.T) {
 	})
 	t.Run("cluster domain", func(t *testing.T) { otherClusterDomain(t, hostKubeconfig) })
 	t.Run("gateway API", func(t *testing.T) { gatewayAPI(t, hostKubeconfig) })
-	t.Run("proxy kubelets", func(t *testing.T) { proxyKubelets(t, hostKubeconfig) })
 	t.Run("errors in seconds", func(t *testing.T) { startErrors(t, hostKubeconfig) })
 }
 

@@ -6,8 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,57 +16,30 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clustersync/clustersync/internal/testenv"
-	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
 
-// proxyKubelets creates virtual cluster fh-k with
-// networking.advanced.proxyKubelets byHostname and byIP on the real node
-// and reads its fake node's kubelet as a tenant's Prometheus does (from
-// the machine, which reaches the host's Service addresses as the tenant's
-// pods do): with a tenant service account's token allowed nodes/metrics
-// and nodes/stats, at the node's InternalIP (its host Service) and at its
-// host name (the tenant's DNS answers the control plane Service). The
-// answers hold the tenant's pod under its virtual name and nothing of the
-// host namespace's other pods (the control plane pod); no token is 401, a
-// token without the rights 403, exec 403.
-func proxyKubelets(t *testing.T, hostKubeconfig string) {
-	const name, ns = "fh-k", "fh-k-host"
-	path := filepath.Join(t.TempDir(), "vcluster.yaml")
-	if err := os.WriteFile(path, []byte("networking:\n  advanced:\n    proxyKubelets:\n      byHostname: true\n      byIP: true\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	out := cli(t, "virtual", "create", name, "-n", ns, "-f", path, "--kubeconfig-out", kubeconfig)
-	t.Cleanup(func() {
-		if out, err := cliErr("virtual", "delete", name, "-n", ns, "--delete-namespace"); err != nil {
-			t.Errorf("virtual delete %s: %v\n%s", name, err, out)
-		}
-	})
-	t.Logf("virtual create (proxyKubelets):\n%s", lastLine(out))
+// proxyKubelets reads, for virtual cluster name (host namespace ns,
+// tenant kubeconfig kubeconfig, created with
+// networking.advanced.proxyKubelets byHostname and byIP on the real node),
+// the kubelet of tenant pod default/pod's fake node as a tenant's
+// Prometheus does (from the machine, which reaches the host's Service
+// addresses as the tenant's pods do): with a tenant service account's
+// token allowed nodes/metrics and nodes/stats, at the node's InternalIP
+// (its host Service) and at its host name (the tenant's DNS answers the
+// control plane Service). The answers hold the tenant's pod under its
+// virtual name and nothing of the host namespace's other pods (the control
+// plane pod); no token is 401, a token without the rights 403, exec 403.
+func proxyKubelets(t *testing.T, hostKubeconfig, kubeconfig, name, ns, podName string) {
 	virtual, host := clientFor(t, kubeconfig), clientFor(t, hostKubeconfig)
 	virtualCS := hostClientset(t, kubeconfig)
-
-	labels := map[string]string{"app": "sleeper"}
-	if err := virtual.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "sleeper", Namespace: "default", Labels: labels}, Spec: corev1.PodSpec{
-		TerminationGracePeriodSeconds: ptr.To[int64](1),
-		Containers:                    []corev1.Container{{Name: "main", Image: config.DefaultRewriteHostsImage, Command: []string{"sleep", "3600"}}}}}); err != nil {
+	var pod corev1.Pod
+	if err := virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: podName}, &pod); err != nil {
 		t.Fatal(err)
 	}
-	var pod corev1.Pod
-	testenv.Eventually(t, 90*time.Second, func() error {
-		if err := virtual.Get(ctx, client.ObjectKey{Namespace: "default", Name: "sleeper"}, &pod); err != nil {
-			return err
-		}
-		if pod.Status.Phase != corev1.PodRunning {
-			return fmt.Errorf("sleeper is %s", pod.Status.Phase)
-		}
-		return nil
-	})
 	nodeName := pod.Spec.NodeName
 
 	// The fake node's addresses: its host Service's cluster IP, its host name.
@@ -153,8 +125,8 @@ func proxyKubelets(t *testing.T, hostKubeconfig string) {
 		if err != nil || code != http.StatusOK {
 			return fmt.Errorf("GET https://%s/metrics/cadvisor: %d %v\n%.500s", byIP, code, err, body)
 		}
-		if !strings.Contains(body, `namespace="default",pod="sleeper"`) {
-			return fmt.Errorf("no cadvisor sample of default/sleeper in:\n%.2000s", body)
+		if !strings.Contains(body, `namespace="default",pod="`+podName+`"`) {
+			return fmt.Errorf("no cadvisor sample of default/%s in:\n%.2000s", podName, body)
 		}
 		if strings.Contains(body, ns) || strings.Contains(body, `pod="`+name+`-0"`) {
 			return fmt.Errorf("the host namespace %s or the control plane pod shows in the tenant's metrics", ns)
@@ -176,8 +148,13 @@ func proxyKubelets(t *testing.T, hostKubeconfig string) {
 	for _, p := range summary.Pods {
 		pods = append(pods, p.PodRef.Namespace+"/"+p.PodRef.Name)
 	}
-	if strings.Join(pods, ",") != "default/sleeper" || summary.Node.NodeName != nodeName {
-		t.Errorf("stats summary of node %s: pods %v; want only default/sleeper", summary.Node.NodeName, pods)
+	for _, p := range pods {
+		if !strings.HasPrefix(p, "default/peer-") {
+			t.Errorf("stats summary of node %s: pod %s is not the tenant's", summary.Node.NodeName, p)
+		}
+	}
+	if !slices.Contains(pods, "default/"+podName) || summary.Node.NodeName != nodeName {
+		t.Errorf("stats summary of node %s: pods %v; want default/%s among them", summary.Node.NodeName, pods, podName)
 	}
 	for _, c := range []struct {
 		path, bearer string
@@ -185,7 +162,7 @@ func proxyKubelets(t *testing.T, hostKubeconfig string) {
 	}{
 		{"/metrics/cadvisor", "", http.StatusUnauthorized},
 		{"/metrics/cadvisor", nobody, http.StatusForbidden},
-		{"/exec/default/sleeper/main?command=id", prom, http.StatusForbidden},
+		{"/exec/default/" + podName + "/main?command=id", prom, http.StatusForbidden},
 	} {
 		if code, body, err := get(byIP, "", c.path, c.bearer); err != nil || code != c.want {
 			t.Errorf("GET %s (token %v): %d %v, want %d\n%.300s", c.path, c.bearer != "", code, err, c.want, body)
@@ -195,7 +172,7 @@ func proxyKubelets(t *testing.T, hostKubeconfig string) {
 	// The tenant's pods resolve the node's host name to the control plane
 	// Service.
 	testenv.Eventually(t, time.Minute, func() error {
-		out, err := kubectlErr(kubeconfig, "exec", "sleeper", "--", "nslookup", translate.NodeHostname(nodeName))
+		out, err := kubectlErr(kubeconfig, "exec", podName, "--", "nslookup", translate.NodeHostname(nodeName))
 		if !strings.Contains(out, "Address: "+cp.Spec.ClusterIP) {
 			return fmt.Errorf("nslookup %s in the tenant: %v\n%s (want %s)", translate.NodeHostname(nodeName), err, out, cp.Spec.ClusterIP)
 		}
