@@ -23,7 +23,7 @@ import (
 // their admission reads changes: a virtual Gateway (the routes naming
 // it), a ReferenceGrant (the routes of the namespaces it grants), a
 // Namespace (its routes; its labels may match a listener's selector).
-// parents lists the parent keys of each route of newList.
+// routes maps each route of a list (newList) to its parents' keys.
 func routeWatch[L client.ObjectList](b *builder.Builder, s *syncer.Context, newList func() L, routes func(L) map[types.NamespacedName][]types.NamespacedName) *builder.Builder {
 	list := func(ctx context.Context, opts ...client.ListOption) map[types.NamespacedName][]types.NamespacedName {
 		l := newList()
