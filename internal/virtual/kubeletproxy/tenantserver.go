@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
@@ -27,12 +28,23 @@ import (
 // does), serves only the paths of TenantPathOf, reads them from the host
 // node's kubelet through the host API server (nodes/proxy, with the
 // syncer's credentials) and shows only the tenant's own pods and claims,
-// under their virtual names (Rewrite).
+// under their virtual names (Rewrite). What it looks up (nodes, pods,
+// claims, the byIP Services) it reads from the syncer's caches, so a
+// scrape costs two reviews and the kubelet's answer, not a listing of
+// the host namespace.
 type Tenant struct {
 	// Translator is the virtual cluster's.
 	Translator translate.Translator
-	// Virtual is the virtual API server.
-	Virtual kubernetes.Interface
+	// Reviews is the virtual API server, for TokenReviews and
+	// SubjectAccessReviews.
+	Reviews kubernetes.Interface
+	// Virtual and Host read the syncer's caches of the virtual cluster and
+	// of the host namespace.
+	Virtual, Host client.Reader
+	// Claims tells whether the host namespace's claims are cached
+	// (sync.toHost.persistentVolumeClaims): without, no claim is the
+	// tenant's.
+	Claims bool
 	// ByHostname and ByIP are the two proxyKubelets keys.
 	ByHostname, ByIP bool
 }
@@ -49,7 +61,7 @@ func (t *Tenant) serve(w http.ResponseWriter, r *http.Request, host kubernetes.I
 		http.Error(w, "only GET is served", http.StatusMethodNotAllowed)
 		return
 	}
-	node, err := t.nodeOf(ctx, r.Host, host)
+	node, err := t.nodeOf(ctx, r.Host)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
@@ -63,7 +75,7 @@ func (t *Tenant) serve(w http.ResponseWriter, r *http.Request, host kubernetes.I
 		http.Error(w, "Unauthorized: a bearer token of the virtual cluster is required", http.StatusUnauthorized)
 		return
 	}
-	review, err := t.Virtual.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+	review, err := t.Reviews.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
 	if err != nil {
 		http.Error(w, "authenticate: "+err.Error(), http.StatusServiceUnavailable)
 		return
@@ -78,7 +90,7 @@ func (t *Tenant) serve(w http.ResponseWriter, r *http.Request, host kubernetes.I
 	for k, v := range u.Extra {
 		extra[k] = authorizationv1.ExtraValue(v)
 	}
-	sar, err := t.Virtual.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+	sar, err := t.Reviews.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User: u.Username, Groups: u.Groups, UID: u.UID, Extra: extra,
 		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "get", Resource: "nodes", Subresource: sub, Name: node},
 	}}, metav1.CreateOptions{})
@@ -105,7 +117,7 @@ func (t *Tenant) serve(w http.ResponseWriter, r *http.Request, host kubernetes.I
 		_, _ = w.Write(data)
 		return
 	}
-	rw, err := t.rewrite(ctx, host)
+	rw, err := t.rewrite(ctx)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
@@ -118,8 +130,8 @@ func (t *Tenant) serve(w http.ResponseWriter, r *http.Request, host kubernetes.I
 	case Stats:
 		w.Header().Set("Content-Type", "application/json")
 		out, err = rw.RewriteSummary(data, func(k types.NamespacedName) string {
-			p, err := t.Virtual.CoreV1().Pods(k.Namespace).Get(ctx, k.Name, metav1.GetOptions{})
-			if err != nil {
+			var p corev1.Pod
+			if t.Virtual.Get(ctx, k, &p) != nil {
 				return ""
 			}
 			return string(p.UID)
@@ -127,8 +139,8 @@ func (t *Tenant) serve(w http.ResponseWriter, r *http.Request, host kubernetes.I
 	case Pods:
 		w.Header().Set("Content-Type", "application/json")
 		out, err = rw.RewritePods(data, func(k types.NamespacedName) (*corev1.Pod, bool) {
-			p, err := t.Virtual.CoreV1().Pods(k.Namespace).Get(ctx, k.Name, metav1.GetOptions{})
-			return p, err == nil
+			var p corev1.Pod
+			return &p, t.Virtual.Get(ctx, k, &p) == nil
 		})
 	}
 	if err != nil {
@@ -140,16 +152,23 @@ func (t *Tenant) serve(w http.ResponseWriter, r *http.Request, host kubernetes.I
 
 // nodeOf is the virtual node a request's Host names (NodeOf): by host name
 // among the virtual cluster's nodes, by IP among its byIP host Services.
-func (t *Tenant) nodeOf(ctx context.Context, hostHeader string, host kubernetes.Interface) (string, error) {
-	var err error
+func (t *Tenant) nodeOf(ctx context.Context, hostHeader string) (string, error) {
+	var nodes corev1.NodeList
+	var svcs corev1.ServiceList
+	if t.ByHostname {
+		if err := t.Virtual.List(ctx, &nodes); err != nil {
+			return "", err
+		}
+	}
+	if t.ByIP {
+		if err := t.Host.List(ctx, &svcs, client.InNamespace(t.Translator.HostNamespace),
+			client.MatchingLabels{translate.LabelManagedBy: t.Translator.VCluster}, client.HasLabels{translate.LabelNodeService}); err != nil {
+			return "", err
+		}
+	}
 	var byHostname, byIP func(string) string
 	if t.ByHostname {
 		byHostname = func(dashed string) string {
-			nodes, lerr := t.Virtual.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-			if lerr != nil {
-				err = lerr
-				return ""
-			}
 			for _, n := range nodes.Items {
 				if translate.NodeHostname(n.Name) == dashed+"."+translate.NodeSuffix {
 					return n.Name
@@ -160,51 +179,50 @@ func (t *Tenant) nodeOf(ctx context.Context, hostHeader string, host kubernetes.
 	}
 	if t.ByIP {
 		byIP = func(ip string) string {
-			svcs, lerr := host.CoreV1().Services(t.Translator.HostNamespace).List(ctx, metav1.ListOptions{LabelSelector: translate.LabelNodeService})
-			if lerr != nil {
-				err = lerr
-				return ""
-			}
 			for _, s := range svcs.Items {
-				if s.Spec.ClusterIP == ip && s.Labels[translate.LabelManagedBy] == t.Translator.VCluster {
+				if s.Spec.ClusterIP == ip {
 					return s.Labels[translate.LabelNodeService]
 				}
 			}
 			return ""
 		}
 	}
-	node := NodeOf(hostHeader, byHostname, byIP)
-	return node, err
+	return NodeOf(hostHeader, byHostname, byIP), nil
 }
 
 // rewrite is the Rewrite of this moment: the host pods and claims of the
 // host namespace that are this virtual cluster's copies.
-func (t *Tenant) rewrite(ctx context.Context, host kubernetes.Interface) (Rewrite, error) {
-	ns := t.Translator.HostNamespace
-	sel := metav1.ListOptions{LabelSelector: translate.LabelManagedBy + "=" + t.Translator.VCluster}
-	pods, err := host.CoreV1().Pods(ns).List(ctx, sel)
-	if err != nil {
+func (t *Tenant) rewrite(ctx context.Context) (Rewrite, error) {
+	in := []client.ListOption{client.InNamespace(t.Translator.HostNamespace), client.MatchingLabels{translate.LabelManagedBy: t.Translator.VCluster}}
+	var pods corev1.PodList
+	if err := t.Host.List(ctx, &pods, in...); err != nil {
 		return Rewrite{}, fmt.Errorf("list the host pods: %w", err)
 	}
-	claims, err := host.CoreV1().PersistentVolumeClaims(ns).List(ctx, sel)
-	if err != nil {
-		return Rewrite{}, fmt.Errorf("list the host claims: %w", err)
-	}
-	owners := func(objs []metav1.ObjectMeta) Owner {
-		m := make(map[string]types.NamespacedName, len(objs))
-		for _, o := range objs {
-			if name, vns := o.Annotations[translate.AnnotationObjectName], o.Annotations[translate.AnnotationObjectNamespace]; name != "" && vns != "" {
-				m[o.Name] = types.NamespacedName{Namespace: vns, Name: name}
-			}
-		}
-		return func(h string) (types.NamespacedName, bool) { v, ok := m[h]; return v, ok }
-	}
-	var pm, cm []metav1.ObjectMeta
+	pm := make([]metav1.ObjectMeta, 0, len(pods.Items))
 	for _, p := range pods.Items {
 		pm = append(pm, p.ObjectMeta)
 	}
-	for _, c := range claims.Items {
-		cm = append(cm, c.ObjectMeta)
+	var cm []metav1.ObjectMeta
+	if t.Claims {
+		var claims corev1.PersistentVolumeClaimList
+		if err := t.Host.List(ctx, &claims, in...); err != nil {
+			return Rewrite{}, fmt.Errorf("list the host claims: %w", err)
+		}
+		for _, c := range claims.Items {
+			cm = append(cm, c.ObjectMeta)
+		}
 	}
-	return Rewrite{HostNamespace: ns, Pods: owners(pm), Claims: owners(cm)}, nil
+	return Rewrite{HostNamespace: t.Translator.HostNamespace, Pods: owners(pm), Claims: owners(cm)}, nil
+}
+
+// owners maps host objects to the tenant's objects their bookkeeping
+// annotations name.
+func owners(objs []metav1.ObjectMeta) Owner {
+	m := make(map[string]types.NamespacedName, len(objs))
+	for _, o := range objs {
+		if name, vns := o.Annotations[translate.AnnotationObjectName], o.Annotations[translate.AnnotationObjectNamespace]; name != "" && vns != "" {
+			m[o.Name] = types.NamespacedName{Namespace: vns, Name: name}
+		}
+	}
+	return func(h string) (types.NamespacedName, bool) { v, ok := m[h]; return v, ok }
 }

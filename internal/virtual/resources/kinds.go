@@ -417,10 +417,13 @@ func Kinds() []Kind {
 		// The Gateway API (gateway.networking.k8s.io/v1): the tenant's
 		// objects to the host, the host's classes and chosen Gateways shown
 		// read-only (internal/virtual/resources/gatewayapi).
-		gatewayKind("gateways", "Gateway", func(g config.GatewayAPI) config.EnableSwitchWithTranslate { return g.Gateways }, true,
+		withReferrers(gatewayKind("gateways", "Gateway", func(g config.GatewayAPI) config.EnableSwitchWithTranslate { return g.Gateways }, true,
 			func(tr translate.Translator, imp *gatewayapi.Imports) syncer.Resource[*gatewayv1.Gateway] {
 				return gatewayapi.NewGateways(tr, imp)
 			}, "gatewayclasses", "referencegrants"),
+			referrers(func() client.ObjectList { return &gatewayv1.GatewayList{} }, func(o client.Object) (mapping.Ref, []mapping.Ref) {
+				return mapping.Ref{Kind: gatewayapi.KindGateway, Namespace: o.GetNamespace(), Name: o.GetName()}, gatewayapi.GatewayReferences(o.(*gatewayv1.Gateway))
+			})),
 		gatewayKind("httpRoutes", "HTTPRoute", func(g config.GatewayAPI) config.EnableSwitchWithTranslate { return g.HTTPRoutes }, true,
 			func(tr translate.Translator, imp *gatewayapi.Imports) syncer.Resource[*gatewayv1.HTTPRoute] {
 				return gatewayapi.NewHTTPRoutes(tr, imp)
@@ -429,10 +432,14 @@ func Kinds() []Kind {
 			func(tr translate.Translator, imp *gatewayapi.Imports) syncer.Resource[*gatewayv1.TLSRoute] {
 				return gatewayapi.NewTLSRoutes(tr, imp)
 			}, "gateways", "referencegrants"),
-		gatewayKind("backendTLSPolicies", "BackendTLSPolicy", func(g config.GatewayAPI) config.EnableSwitchWithTranslate { return g.BackendTLSPolicies }, false,
+		withReferrers(gatewayKind("backendTLSPolicies", "BackendTLSPolicy", func(g config.GatewayAPI) config.EnableSwitchWithTranslate { return g.BackendTLSPolicies }, false,
 			func(tr translate.Translator, imp *gatewayapi.Imports) syncer.Resource[*gatewayv1.BackendTLSPolicy] {
 				return gatewayapi.NewBackendTLSPolicies(tr, imp)
 			}),
+			referrers(func() client.ObjectList { return &gatewayv1.BackendTLSPolicyList{} }, func(o client.Object) (mapping.Ref, []mapping.Ref) {
+				return mapping.Ref{Kind: gatewayapi.KindBackendTLSPolicy, Namespace: o.GetNamespace(), Name: o.GetName()},
+					gatewayapi.BackendTLSPolicyReferences(o.(*gatewayv1.BackendTLSPolicy))
+			})),
 		{
 			// Same name, read-only, spec.parametersRef hidden.
 			Name: "fromHost gatewayClasses", Switch: "sync.fromHost.gatewayClasses.enabled",
@@ -515,6 +522,12 @@ func proxyKubeletsRules() []OptionRules {
 		})
 	}
 	return out
+}
+
+// withReferrers is k with Referrers r.
+func withReferrers(k Kind, r func(context.Context, client.Reader) (map[mapping.Ref][]mapping.Ref, error)) Kind {
+	k.Referrers = r
+	return k
 }
 
 // gatewayCRDFix is the CRDFix of the Gateway API kinds.
@@ -610,9 +623,15 @@ func registerImportedGateways(_ context.Context, env Env) error {
 
 // CopyCRDs copies the kind's CRDs from the host into the virtual cluster
 // (customresources.CopyDefinition), or installs a Bundled one the host
-// does not serve; the error names the kind's Switch and CRDFix.
-func (k Kind) CopyCRDs(ctx context.Context, env Env) error {
+// does not serve, skipping those done names and adding the ones it
+// copies (several kinds read the same CRDs); the error names the kind's
+// Switch and CRDFix.
+func (k Kind) CopyCRDs(ctx context.Context, env Env, done map[string]bool) error {
 	for _, name := range k.CRDs {
+		if done[name] {
+			continue
+		}
+		done[name] = true
 		if crd, ok, err := k.bundled(name); err != nil {
 			return err
 		} else if ok {
@@ -660,11 +679,15 @@ func registerResource[T client.Object, R syncer.Resource[T]](newResource func(tr
 }
 
 // referrers is a Kind.Referrers that lists the virtual objects of newList
-// and names each one's references with refs.
+// and names each one's references with refs. A kind the virtual cluster
+// does not serve yet (its CRD is copied when its controller starts) has
+// no objects.
 func referrers(newList func() client.ObjectList, refs func(client.Object) (mapping.Ref, []mapping.Ref)) func(context.Context, client.Reader) (map[mapping.Ref][]mapping.Ref, error) {
 	return func(ctx context.Context, virtual client.Reader) (map[mapping.Ref][]mapping.Ref, error) {
 		list := newList()
-		if err := virtual.List(ctx, list); err != nil {
+		if err := virtual.List(ctx, list); meta.IsNoMatchError(err) {
+			return nil, nil
+		} else if err != nil {
 			return nil, err
 		}
 		objs, err := meta.ExtractList(list)

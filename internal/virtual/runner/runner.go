@@ -21,6 +21,7 @@ import (
 	"github.com/go-logr/logr"
 	snapshotv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -268,7 +269,8 @@ func Run(ctx context.Context, o Options) error {
 			if err != nil {
 				return err
 			}
-			kp.SetTenant(&kubeletproxy.Tenant{Translator: tr, Virtual: vcs, ByHostname: pk.ByHostname, ByIP: pk.ByIP})
+			kp.SetTenant(&kubeletproxy.Tenant{Translator: tr, Reviews: vcs, Virtual: mgr.GetClient(), Host: host.GetClient(),
+				Claims: o.Config.Sync.ToHost.PersistentVolumeClaims.Enabled, ByHostname: pk.ByHostname, ByIP: pk.ByIP})
 			files.ClientCertOptional = true
 			// The tenant's node exporters come through the pod's own
 			// address (its Services); without proxyKubelets the proxy
@@ -426,6 +428,7 @@ func compilePatches(cfg *config.Config) (map[string]*patches.Set, error) {
 // on (resources.Kinds), each with its compiled patches from sets.
 func register(ctx context.Context, sets map[string]*patches.Set, env resources.Env) error {
 	var errs []error
+	crds := map[string]bool{}
 	for _, k := range resources.Kinds() {
 		if !k.Enabled(env.Config) {
 			continue
@@ -433,7 +436,7 @@ func register(ctx context.Context, sets map[string]*patches.Set, env resources.E
 		if set := sets[k.Name]; set != nil {
 			env.Syncer.SetPatches(k.HostKinds[0], set)
 		}
-		if err := k.CopyCRDs(ctx, env); err != nil {
+		if err := k.CopyCRDs(ctx, env, crds); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -473,7 +476,9 @@ func rebuildReferences(ctx context.Context, vc client.Client, store *mapping.Sto
 		}
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(k.HostKinds[0].GroupVersion().WithKind(k.HostKinds[0].Kind + "List"))
-		if err := vc.List(ctx, list); err != nil {
+		if err := vc.List(ctx, list); meta.IsNoMatchError(err) {
+			continue // a kind whose CRD the syncer copies at its start: no objects yet
+		} else if err != nil {
 			return fmt.Errorf("%s: %w", k.Name, err)
 		}
 		for _, o := range list.Items {

@@ -39,7 +39,7 @@ func (r *Gateways) hostSpec(ctx context.Context, s *syncer.Context, v *gatewayv1
 		l.keep(err)
 		return err == nil
 	}
-	spec, _, err := HostGatewaySpec(v, r.Translator, classes, l)
+	spec, err := HostGatewaySpec(v, r.Translator, classes, l)
 	if l.err != nil {
 		return spec, l.err
 	}

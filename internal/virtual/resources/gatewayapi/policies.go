@@ -28,28 +28,28 @@ func NewBackendTLSPolicies(tr translate.Translator, imports *Imports) *BackendTL
 // ShouldSync implements syncer.Selector: a policy HostBackendTLSPolicySpec
 // refuses is reported and not synced.
 func (r *BackendTLSPolicies) ShouldSync(_ context.Context, s *syncer.Context, v *gatewayv1.BackendTLSPolicy) bool {
-	_, _, err := HostBackendTLSPolicySpec(v, r.Translator)
+	_, err := HostBackendTLSPolicySpec(v, r.Translator)
 	return decide(s, v, err)
 }
 
 // SyncToHost implements syncer.Resource.
 func (r *BackendTLSPolicies) SyncToHost(ctx context.Context, s *syncer.Context, c *syncer.Create[*gatewayv1.BackendTLSPolicy]) (ctrl.Result, error) {
-	spec, refs, err := HostBackendTLSPolicySpec(c.Virtual, r.Translator)
+	spec, err := HostBackendTLSPolicySpec(c.Virtual, r.Translator)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	s.SetReferences(ctx, ref(KindBackendTLSPolicy, c.Virtual), refs)
+	s.SetReferences(ctx, ref(KindBackendTLSPolicy, c.Virtual), BackendTLSPolicyReferences(c.Virtual))
 	return c.CreateHost(ctx, s, &gatewayv1.BackendTLSPolicy{ObjectMeta: syncer.HostMeta(s, c), Spec: spec})
 }
 
 // Sync implements syncer.Resource: the spec flows to the host; the status
 // back, each ancestor Gateway named as the tenant knows it.
 func (r *BackendTLSPolicies) Sync(ctx context.Context, s *syncer.Context, p *syncer.Pair[*gatewayv1.BackendTLSPolicy]) (ctrl.Result, error) {
-	spec, refs, err := HostBackendTLSPolicySpec(p.Virtual, r.Translator)
+	spec, err := HostBackendTLSPolicySpec(p.Virtual, r.Translator)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	s.SetReferences(ctx, ref(KindBackendTLSPolicy, p.Virtual), refs)
+	s.SetReferences(ctx, ref(KindBackendTLSPolicy, p.Virtual), BackendTLSPolicyReferences(p.Virtual))
 	toVirtual := r.ancestorToVirtual(ctx, s)
 	v, h := syncer.ApplyMeta(p)
 	h.Spec = spec

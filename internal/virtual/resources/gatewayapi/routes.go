@@ -24,7 +24,7 @@ import (
 // it), a ReferenceGrant (the routes of the namespaces it grants), a
 // Namespace (its routes; its labels may match a listener's selector).
 // routes maps each route of a list (newList) to its parents' keys.
-func routeWatch[L client.ObjectList](b *builder.Builder, s *syncer.Context, newList func() L, routes func(L) map[types.NamespacedName][]types.NamespacedName) *builder.Builder {
+func routeWatch(b *builder.Builder, s *syncer.Context, newList func() client.ObjectList, routes func(client.ObjectList) map[types.NamespacedName][]types.NamespacedName) *builder.Builder {
 	list := func(ctx context.Context, opts ...client.ListOption) map[types.NamespacedName][]types.NamespacedName {
 		l := newList()
 		if err := s.Virtual.List(ctx, l, opts...); err != nil {

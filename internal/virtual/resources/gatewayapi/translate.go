@@ -15,8 +15,8 @@ import (
 // class shown read-only, or one of its own.
 type ClassLookup func(name string) bool
 
-// HostGatewaySpec is the host spec of tenant Gateway v, and the Secrets and
-// ConfigMaps it uses (which selective sync then copies), or a NotPermitted:
+// HostGatewaySpec is the host spec of tenant Gateway v (the Secrets and
+// ConfigMaps it names are GatewayReferences), or a NotPermitted:
 // a class the tenant does not see, allowedListeners (ListenerSets are not
 // synced), a certificate or CA reference of a kind other than Secret or
 // ConfigMap or to another namespace without a ReferenceGrant there, an
@@ -25,13 +25,13 @@ type ClassLookup func(name string) bool
 // namespaces All and Selector become Same: every synced route is in the one
 // host namespace, and was admitted by the tenant's rules in the virtual
 // cluster before it was synced), and references name the host copies.
-func HostGatewaySpec(v *gatewayv1.Gateway, tr translate.Translator, classes ClassLookup, l Lookup) (gatewayv1.GatewaySpec, []mapping.Ref, error) {
+func HostGatewaySpec(v *gatewayv1.Gateway, tr translate.Translator, classes ClassLookup, l Lookup) (gatewayv1.GatewaySpec, error) {
 	spec := *v.Spec.DeepCopy()
 	if !classes(string(spec.GatewayClassName)) {
-		return spec, nil, notPermitted("spec.gatewayClassName: GatewayClass %s does not exist in this cluster", spec.GatewayClassName)
+		return spec, notPermitted("spec.gatewayClassName: GatewayClass %s does not exist in this cluster", spec.GatewayClassName)
 	}
 	if spec.AllowedListeners != nil {
-		return spec, nil, notPermitted("spec.allowedListeners: ListenerSets are not synced to the host; remove allowedListeners")
+		return spec, notPermitted("spec.allowedListeners: ListenerSets are not synced to the host; remove allowedListeners")
 	}
 	r := refTranslator{tr: tr, l: l, fromKind: KindGateway, ns: v.Namespace}
 	for i := range spec.Listeners {
@@ -45,7 +45,7 @@ func HostGatewaySpec(v *gatewayv1.Gateway, tr translate.Translator, classes Clas
 		if lis.TLS != nil {
 			for j := range lis.TLS.CertificateRefs {
 				if err := r.secret(fmt.Sprintf("spec.listeners[%d].tls.certificateRefs[%d]", i, j), &lis.TLS.CertificateRefs[j]); err != nil {
-					return spec, nil, err
+					return spec, err
 				}
 			}
 		}
@@ -53,16 +53,16 @@ func HostGatewaySpec(v *gatewayv1.Gateway, tr translate.Translator, classes Clas
 	if t := spec.TLS; t != nil {
 		if t.Backend != nil && t.Backend.ClientCertificateRef != nil {
 			if err := r.secret("spec.tls.backend.clientCertificateRef", t.Backend.ClientCertificateRef); err != nil {
-				return spec, nil, err
+				return spec, err
 			}
 		}
 		if f := t.Frontend; f != nil {
 			if err := r.validation("spec.tls.frontend.default.validation", f.Default.Validation); err != nil {
-				return spec, nil, err
+				return spec, err
 			}
 			for i := range f.PerPort {
 				if err := r.validation(fmt.Sprintf("spec.tls.frontend.perPort[%d].tls.validation", i), f.PerPort[i].TLS.Validation); err != nil {
-					return spec, nil, err
+					return spec, err
 				}
 			}
 		}
@@ -70,23 +70,20 @@ func HostGatewaySpec(v *gatewayv1.Gateway, tr translate.Translator, classes Clas
 	if inf := spec.Infrastructure; inf != nil && inf.ParametersRef != nil {
 		p := inf.ParametersRef
 		if p.Group != "" || p.Kind != KindConfigMap {
-			return spec, nil, notPermitted("spec.infrastructure.parametersRef: parameters of kind %s are not synced; only ConfigMaps are", qualifiedKind(p.Group, p.Kind))
+			return spec, notPermitted("spec.infrastructure.parametersRef: parameters of kind %s are not synced; only ConfigMaps are", qualifiedKind(p.Group, p.Kind))
 		}
-		r.refs = append(r.refs, mapping.Ref{Kind: KindConfigMap, Namespace: v.Namespace, Name: p.Name})
 		p.Name = tr.HostName(p.Name, v.Namespace)
 	}
-	return spec, r.refs, nil
+	return spec, nil
 }
 
 // refTranslator checks and translates the references of one tenant object
-// of kind fromKind in namespace ns, collecting the Secrets and ConfigMaps
-// it uses.
+// of kind fromKind in namespace ns.
 type refTranslator struct {
 	tr       translate.Translator
 	l        Lookup
 	fromKind string
 	ns       string
-	refs     []mapping.Ref
 }
 
 // secret checks and translates a Secret reference, at path.
@@ -98,7 +95,6 @@ func (r *refTranslator) secret(path string, ref *gatewayv1.SecretObjectReference
 		return err
 	}
 	ns := string(orDefault(ref.Namespace, gatewayv1.Namespace(r.ns)))
-	r.refs = append(r.refs, mapping.Ref{Kind: KindSecret, Namespace: ns, Name: string(ref.Name)})
 	ref.Name, ref.Namespace = gatewayv1.ObjectName(r.tr.HostName(string(ref.Name), ns)), nil
 	return nil
 }
@@ -119,7 +115,6 @@ func (r *refTranslator) validation(path string, v *gatewayv1.FrontendTLSValidati
 			return err
 		}
 		ns := string(orDefault(ref.Namespace, gatewayv1.Namespace(r.ns)))
-		r.refs = append(r.refs, mapping.Ref{Kind: string(ref.Kind), Namespace: ns, Name: string(ref.Name)})
 		ref.Name, ref.Namespace = gatewayv1.ObjectName(r.tr.HostName(string(ref.Name), ns)), nil
 	}
 	return nil
@@ -226,29 +221,39 @@ func HostTLSRouteSpec(v *gatewayv1.TLSRoute, tr translate.Translator, l Lookup) 
 	return spec, nil
 }
 
-// HostBackendTLSPolicySpec is the host spec of tenant BackendTLSPolicy v
-// and the ConfigMaps and Secrets it uses, or a NotPermitted when a target
-// is not a Service or a CA reference not a ConfigMap or Secret; targets
-// and CA references name the host copies (all are local references).
-func HostBackendTLSPolicySpec(v *gatewayv1.BackendTLSPolicy, tr translate.Translator) (gatewayv1.BackendTLSPolicySpec, []mapping.Ref, error) {
+// HostBackendTLSPolicySpec is the host spec of tenant BackendTLSPolicy v,
+// or a NotPermitted when a target is not a Service or a CA reference not a
+// ConfigMap or Secret; targets and CA references (BackendTLSPolicyReferences)
+// name the host copies (all are local references).
+func HostBackendTLSPolicySpec(v *gatewayv1.BackendTLSPolicy, tr translate.Translator) (gatewayv1.BackendTLSPolicySpec, error) {
 	spec := *v.Spec.DeepCopy()
 	for i := range spec.TargetRefs {
 		t := &spec.TargetRefs[i]
 		if t.Group != "" || t.Kind != KindService {
-			return spec, nil, notPermitted("spec.targetRefs[%d]: a target of kind %s is not synced; only Services are", i, qualifiedKind(t.Group, t.Kind))
+			return spec, notPermitted("spec.targetRefs[%d]: a target of kind %s is not synced; only Services are", i, qualifiedKind(t.Group, t.Kind))
 		}
 		t.Name = gatewayv1.ObjectName(tr.HostName(string(t.Name), v.Namespace))
 	}
-	var refs []mapping.Ref
 	for i := range spec.Validation.CACertificateRefs {
 		c := &spec.Validation.CACertificateRefs[i]
 		if c.Group != "" || c.Kind != KindConfigMap && c.Kind != KindSecret {
-			return spec, nil, notPermitted("spec.validation.caCertificateRefs[%d]: a reference to a %s is not synced; only ConfigMaps and Secrets are", i, qualifiedKind(c.Group, c.Kind))
+			return spec, notPermitted("spec.validation.caCertificateRefs[%d]: a reference to a %s is not synced; only ConfigMaps and Secrets are", i, qualifiedKind(c.Group, c.Kind))
 		}
-		refs = append(refs, mapping.Ref{Kind: string(c.Kind), Namespace: v.Namespace, Name: string(c.Name)})
 		c.Name = gatewayv1.ObjectName(tr.HostName(string(c.Name), v.Namespace))
 	}
-	return spec, refs, nil
+	return spec, nil
+}
+
+// BackendTLSPolicyReferences are the ConfigMaps and Secrets BackendTLSPolicy
+// p uses, which selective sync copies: its CA certificates.
+func BackendTLSPolicyReferences(p *gatewayv1.BackendTLSPolicy) []mapping.Ref {
+	var out []mapping.Ref
+	for _, c := range p.Spec.Validation.CACertificateRefs {
+		if c.Group == "" && (c.Kind == KindConfigMap || c.Kind == KindSecret) {
+			out = append(out, mapping.Ref{Kind: string(c.Kind), Namespace: p.Namespace, Name: string(c.Name)})
+		}
+	}
+	return out
 }
 
 // VirtualRouteStatus is the status of a tenant route from its host copy's

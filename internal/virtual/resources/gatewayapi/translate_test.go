@@ -181,7 +181,7 @@ func TestHostGatewaySpec(t *testing.T) {
 	tls := listener("https", 443, gatewayv1.HTTPSProtocolType, gatewayv1.NamespacesFromSame, nil)
 	tls.TLS = &gatewayv1.ListenerTLSConfig{CertificateRefs: []gatewayv1.SecretObjectReference{{Name: "cert"}}}
 	g.Spec.Listeners = append(g.Spec.Listeners, tls)
-	spec, refs, err := HostGatewaySpec(g, tr, classes, world())
+	spec, err := HostGatewaySpec(g, tr, classes, world())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,8 +193,8 @@ func TestHostGatewaySpec(t *testing.T) {
 	if got := spec.Listeners[2].TLS.CertificateRefs[0]; got.Name != "cert-x-app-x-vc" || got.Namespace != nil {
 		t.Errorf("certificateRef = %+v", got)
 	}
-	if want := []mapping.Ref{{Kind: KindSecret, Namespace: "app", Name: "cert"}}; !reflect.DeepEqual(refs, want) || !reflect.DeepEqual(GatewayReferences(g), want) {
-		t.Errorf("refs = %v, GatewayReferences = %v, want %v", refs, GatewayReferences(g), want)
+	if want := []mapping.Ref{{Kind: KindSecret, Namespace: "app", Name: "cert"}}; !reflect.DeepEqual(GatewayReferences(g), want) {
+		t.Errorf("GatewayReferences = %v, want %v", GatewayReferences(g), want)
 	}
 	if *g.Spec.Listeners[0].AllowedRoutes.Namespaces.From != gatewayv1.NamespacesFromAll {
 		t.Error("the virtual Gateway was changed")
@@ -212,7 +212,7 @@ func TestHostGatewaySpec(t *testing.T) {
 	} {
 		bad := g.DeepCopy()
 		mutate(bad)
-		if _, _, err := HostGatewaySpec(bad, tr, classes, world()); err == nil || !strings.HasPrefix(err.Error(), name) {
+		if _, err := HostGatewaySpec(bad, tr, classes, world()); err == nil || !strings.HasPrefix(err.Error(), name) {
 			t.Errorf("err = %v, want one starting %q", err, name)
 		}
 	}
@@ -238,7 +238,8 @@ func TestHostBackendTLSPolicySpec(t *testing.T) {
 	p := &gatewayv1.BackendTLSPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "p"}, Spec: gatewayv1.BackendTLSPolicySpec{
 		TargetRefs: []gatewayv1.LocalPolicyTargetReferenceWithSectionName{{LocalPolicyTargetReference: gatewayv1.LocalPolicyTargetReference{Kind: "Service", Name: "web"}}},
 		Validation: gatewayv1.BackendTLSPolicyValidation{CACertificateRefs: []gatewayv1.LocalObjectReference{{Kind: "ConfigMap", Name: "ca"}}, Hostname: "web.app"}}}
-	spec, refs, err := HostBackendTLSPolicySpec(p, tr)
+	spec, err := HostBackendTLSPolicySpec(p, tr)
+	refs := BackendTLSPolicyReferences(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func TestHostBackendTLSPolicySpec(t *testing.T) {
 		t.Errorf("refs = %v", refs)
 	}
 	p.Spec.TargetRefs[0].Kind = "Pod"
-	if _, _, err := HostBackendTLSPolicySpec(p, tr); err == nil || !strings.Contains(err.Error(), "spec.targetRefs[0]") {
+	if _, err := HostBackendTLSPolicySpec(p, tr); err == nil || !strings.Contains(err.Error(), "spec.targetRefs[0]") {
 		t.Errorf("err = %v", err)
 	}
 }

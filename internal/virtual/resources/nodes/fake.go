@@ -214,7 +214,12 @@ func ensureNodeService(ctx context.Context, s *syncer.Context, name string) (str
 	tr := s.Translator
 	key := types.NamespacedName{Namespace: tr.HostNamespace, Name: tr.NodeServiceName(name)}
 	var svc corev1.Service
-	err := s.HostReader.Get(ctx, key, &svc)
+	// The cache first (every reconcile of the node asks); the API server
+	// when it has not seen a Service made just before.
+	err := s.Host.Get(ctx, key, &svc)
+	if apierrors.IsNotFound(err) {
+		err = s.HostReader.Get(ctx, key, &svc)
+	}
 	switch {
 	case err == nil:
 		if svc.Labels[translate.LabelManagedBy] != tr.VCluster || svc.Labels[translate.LabelNodeService] != name {
@@ -225,7 +230,7 @@ func ensureNodeService(ctx context.Context, s *syncer.Context, name string) (str
 		return "", err
 	}
 	var own corev1.Service
-	if err := s.HostReader.Get(ctx, types.NamespacedName{Namespace: tr.HostNamespace, Name: tr.KubernetesServiceName()}, &own); err != nil {
+	if err := s.Host.Get(ctx, types.NamespacedName{Namespace: tr.HostNamespace, Name: tr.KubernetesServiceName()}, &own); err != nil {
 		return "", fmt.Errorf("read the virtual cluster's host Service for node %s's kubelet Service: %w", name, err)
 	}
 	if len(own.Spec.Selector) == 0 {
@@ -254,6 +259,8 @@ const KubeletPort = 10250
 func deleteNodeService(ctx context.Context, s *syncer.Context, name string) error {
 	tr := s.Translator
 	var svc corev1.Service
+	// The API server, not the cache: a Service made just before must not
+	// be missed (a node goes rarely).
 	err := s.HostReader.Get(ctx, types.NamespacedName{Namespace: tr.HostNamespace, Name: tr.NodeServiceName(name)}, &svc)
 	if apierrors.IsNotFound(err) {
 		return nil
