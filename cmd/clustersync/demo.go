@@ -261,7 +261,7 @@ func runDemo(ctx context.Context, out io.Writer, o demoOptions) (err error) {
 	// 6. The dashboard, checked as a user would reach it.
 	var dashboardURL string
 	if ln != nil {
-		base, stopDashboard, err := serveDemoDashboard(host.Config, ln)
+		base, stopDashboard, err := serveDemoDashboard(ctx, host.Config, ln)
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,10 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -26,19 +30,35 @@ const defaultDemoDashboard = "127.0.0.1:8090"
 
 // serveDemoDashboard serves the web dashboard (as `clustersync manager
 // --dashboard-addr` does) of the host at host on ln until stop is called;
-// it returns the dashboard's URL.
-func serveDemoDashboard(host *rest.Config, ln net.Listener) (base string, stop func(), err error) {
+// it returns the dashboard's URL. Sessions are kept where the manager
+// keeps them, in namespace clustersync-system, which it makes when
+// missing.
+func serveDemoDashboard(ctx context.Context, host *rest.Config, ln net.Listener) (base string, stop func(), err error) {
 	scheme, err := manager.Scheme()
 	if err != nil {
 		return "", nil, err
 	}
-	d, err := dashboard.New(dashboard.Options{Config: host, Scheme: scheme, Hosted: manager.Hosted})
+	ns := manager.DefaultLeaderElectionNamespace
+	kube, err := kubernetes.NewForConfig(host)
 	if err != nil {
+		return "", nil, err
+	}
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", nil, fmt.Errorf("namespace %s for the dashboard's sessions: %w", ns, err)
+	}
+	d, err := dashboard.New(dashboard.Options{Config: host, Scheme: scheme, Hosted: manager.Hosted, SessionNamespace: ns})
+	if err != nil {
+		return "", nil, err
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if err := d.Start(sctx); err != nil {
+		cancel()
 		return "", nil, err
 	}
 	srv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	stop = func() {
+		defer cancel()
 		// Open pages' event streams never go idle: a short grace, then close.
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()

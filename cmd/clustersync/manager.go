@@ -116,7 +116,7 @@ the Lease clustersync-system/clustersync-manager and reconciles.`,
 	f.StringVar(&o.DashboardTLSKey, "dashboard-tls-key", "", "the dashboard's serving key, PEM")
 	f.BoolVar(&o.InstallCRDs, "install-crds", true, "create or update the CRDs before starting")
 	f.BoolVar(&o.LeaderElection, "leader-elect", true, "hold a Lease so only one replica reconciles")
-	f.StringVar(&o.LeaderElectionNamespace, "leader-elect-namespace", manager.DefaultLeaderElectionNamespace, "namespace of the leader-election Lease")
+	f.StringVar(&o.LeaderElectionNamespace, "leader-elect-namespace", manager.DefaultLeaderElectionNamespace, "namespace of the leader-election Lease and of the dashboard's sessions (one Secret a signed-in user)")
 	f.IntVar(&o.Workers, "workers", manager.DefaultWorkers, "objects each controller reconciles at once")
 	f.StringVar(&o.HealthAddr, "health-addr", "", "address serving /healthz and /readyz, e.g. 127.0.0.1:8081")
 	f.StringVar(&o.MetricsAddr, "metrics-addr", "", "address serving Prometheus metrics on /metrics, e.g. 127.0.0.1:8080")

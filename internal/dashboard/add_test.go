@@ -26,6 +26,7 @@ import (
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/dashboard"
 	"github.com/clustersync/clustersync/internal/hosted/eks"
+	"github.com/clustersync/clustersync/internal/testenv/chrome"
 )
 
 // credential creates a credential Secret in clustersync-global-data whose
@@ -79,16 +80,16 @@ func TestAddEKSImport(t *testing.T) {
 	cred, value := w.credential(t, "aws")
 	name := w.ns + "-added"
 	w.deleteLater(t, name)
-	b := browser(t)
+	b := chrome.New(t)
 	signIn(t, b, w.base, env.AdminToken(t, w.ns))
-	run(t, b, "open Add from the header",
+	chrome.Run(t, b, "open Add from the header",
 		chromedp.Click(chromedp.CSS(`nav a[href="/add"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#add-form`)),
 		chromedp.SetValue(chromedp.CSS(`#kind`), "eks"),
 		// The select's change has htmx swap in the EKS form, and Choose
 		// then loads /add?kind=eks: wait for that page, as #f-region is
 		// on the page it leaves too.
-		follow(`form.choose button`),
+		chrome.Follow(`form.choose button`),
 		chromedp.WaitVisible(chromedp.CSS(`#f-region`)))
 	p := pageWithout(t, b, value)
 	ref := hostedv1.Namespace + ":" + cred
@@ -102,7 +103,7 @@ func TestAddEKSImport(t *testing.T) {
 	}
 	shot(t, b, "add")
 
-	run(t, b, "fill in and preview",
+	chrome.Run(t, b, "fill in and preview",
 		chromedp.SendKeys(chromedp.CSS(`#f-name`), name),
 		chromedp.SendKeys(chromedp.CSS(`#f-cloudName`), "prod-eks"),
 		chromedp.SendKeys(chromedp.CSS(`#f-region`), "eu-west-1"),
@@ -124,7 +125,7 @@ func TestAddEKSImport(t *testing.T) {
 	w.absent(t, name, "a preview")
 	shot(t, b, "add-preview")
 
-	run(t, b, "import the cluster", chromedp.Click(chromedp.CSS(`#create-button`)), chromedp.WaitVisible(chromedp.CSS(`h2#conditions`)))
+	chrome.Run(t, b, "import the cluster", chromedp.Click(chromedp.CSS(`#create-button`)), chromedp.WaitVisible(chromedp.CSS(`h2#conditions`)))
 	loc, err := chromedp.Run(b, chromedp.Location())
 	if err != nil || loc != w.base+"/clusters/"+name {
 		t.Errorf("after Import the browser is at %s (%v), want /clusters/%s", loc, err, name)
@@ -150,9 +151,9 @@ func TestAddBadInput(t *testing.T) {
 	ref := hostedv1.Namespace + ":" + cred
 	name := w.ns + "-bad"
 	w.deleteLater(t, name)
-	b := browser(t)
+	b := chrome.New(t)
 	signIn(t, b, w.base, env.AdminToken(t, w.ns))
-	run(t, b, "import without a region",
+	chrome.Run(t, b, "import without a region",
 		chromedp.Navigate(w.base+"/add?kind=eks"),
 		chromedp.SendKeys(chromedp.CSS(`#f-name`), name),
 		chromedp.SendKeys(chromedp.CSS(`#f-cloudName`), "prod-eks"),
@@ -171,7 +172,7 @@ func TestAddBadInput(t *testing.T) {
 	shot(t, b, "add-error")
 	w.absent(t, name, "an import without a region")
 
-	run(t, b, "preview a GKE import with a project ID the schema refuses",
+	chrome.Run(t, b, "preview a GKE import with a project ID the schema refuses",
 		chromedp.Navigate(w.base+"/add?kind=gke"),
 		chromedp.SendKeys(chromedp.CSS(`#f-name`), name),
 		chromedp.SendKeys(chromedp.CSS(`#f-project`), "Not_A_Project"),
@@ -186,7 +187,7 @@ func TestAddBadInput(t *testing.T) {
 	pageWithout(t, b, value)
 	w.absent(t, name, "a preview the schema refuses")
 
-	run(t, b, "register with an invalid name",
+	chrome.Run(t, b, "register with an invalid name",
 		chromedp.Navigate(w.base+"/add?kind=registered"),
 		chromedp.SendKeys(chromedp.CSS(`#f-name`), "Not_A_Name"),
 		chromedp.Click(chromedp.CSS(`#create-button`)),
@@ -203,13 +204,13 @@ func TestAddRegistered(t *testing.T) {
 	w := start(t)
 	name := w.ns + "-reg"
 	w.deleteLater(t, name)
-	b := browser(t)
+	b := chrome.New(t)
 	signIn(t, b, w.base, env.AdminToken(t, w.ns))
-	run(t, b, "open Add from the clusters page", chromedp.Click(chromedp.CSS(`a.add-link`)), chromedp.WaitVisible(chromedp.CSS(`#kind`)))
+	chrome.Run(t, b, "open Add from the clusters page", chromedp.Click(chromedp.CSS(`a.add-link`)), chromedp.WaitVisible(chromedp.CSS(`#kind`)))
 	if _, err := chromedp.Run(b, chromedp.Evaluate[bool](`(k => (k.value = 'registered', k.dispatchEvent(new Event('change', {bubbles: true}))))(document.getElementById('kind'))`)); err != nil {
 		t.Fatal(err)
 	}
-	run(t, b, "register",
+	chrome.Run(t, b, "register",
 		chromedp.WaitVisible(chromedp.CSS(`#f-members`)),
 		chromedp.SendKeys(chromedp.CSS(`#f-name`), name),
 		chromedp.SendKeys(chromedp.CSS(`#f-members`), "alice=cluster-owner"),
@@ -220,7 +221,7 @@ func TestAddRegistered(t *testing.T) {
 	}
 	html(t, b)
 	shot(t, b, "add-registered")
-	run(t, b, "register", chromedp.Click(chromedp.CSS(`#create-button`)), chromedp.WaitVisible(chromedp.CSS(`h2#import`)))
+	chrome.Run(t, b, "register", chromedp.Click(chromedp.CSS(`#create-button`)), chromedp.WaitVisible(chromedp.CSS(`h2#import`)))
 	var c mgmtv1.Cluster
 	if err := w.k.Get(context.Background(), client.ObjectKey{Name: name}, &c); err != nil {
 		t.Fatalf("the Cluster was not created: %v", err)
@@ -240,9 +241,9 @@ func TestAddWithoutJavaScriptAndCSRF(t *testing.T) {
 	cred, value := w.credential(t, "aws")
 	name := w.ns + "-nojs"
 	w.deleteLater(t, name)
-	b := browser(t)
+	b := chrome.New(t)
 	signIn(t, b, w.base, env.AdminToken(t, w.ns))
-	run(t, b, "open Add", chromedp.Navigate(w.base+"/add"), chromedp.WaitVisible(chromedp.CSS(`#add-form`)))
+	chrome.Run(t, b, "open Add", chromedp.Navigate(w.base+"/add"), chromedp.WaitVisible(chromedp.CSS(`#add-form`)))
 	csrf, err := chromedp.Run(b, chromedp.AttributeValue(chromedp.CSS(`#add-form input[name="`+dashboard.CSRFField+`"]`), "value"))
 	if err != nil || csrf.Value == "" {
 		t.Fatalf("no CSRF token on the form (%v)", err)
@@ -402,9 +403,9 @@ func TestAddRBAC(t *testing.T) {
 	adder := w.token(t, "adder", read, rbacv1.PolicyRule{APIGroups: []string{mgmtv1.GroupVersion.Group}, Resources: []string{"clusters"}, Verbs: []string{"create"}})
 	viewer := w.token(t, "viewer", read)
 
-	b := browser(t)
+	b := chrome.New(t)
 	signIn(t, b, w.base, viewer)
-	run(t, b, "preview as a user who may not create clusters",
+	chrome.Run(t, b, "preview as a user who may not create clusters",
 		chromedp.Navigate(w.base+"/add?kind=eks"),
 		chromedp.SendKeys(chromedp.CSS(`#f-name`), name),
 		chromedp.SendKeys(chromedp.CSS(`#f-cloudName`), "p"),
@@ -417,9 +418,9 @@ func TestAddRBAC(t *testing.T) {
 	}
 	w.absent(t, name, "a preview by a user who may not create clusters")
 
-	run(t, b, "sign out", chromedp.Click(chromedp.CSS(`.signout button`)), chromedp.WaitVisible(chromedp.CSS(`#token`)))
+	chrome.Run(t, b, "sign out", chromedp.Click(chromedp.CSS(`.signout button`)), chromedp.WaitVisible(chromedp.CSS(`#token`)))
 	signIn(t, b, w.base, adder)
-	run(t, b, "import as a user who may create clusters but not list Secrets",
+	chrome.Run(t, b, "import as a user who may create clusters but not list Secrets",
 		chromedp.Navigate(w.base+"/add?kind=eks"),
 		chromedp.SendKeys(chromedp.CSS(`#f-name`), name),
 		chromedp.SendKeys(chromedp.CSS(`#f-cloudName`), "p"),

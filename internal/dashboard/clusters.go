@@ -408,6 +408,9 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, watches func(ctx
 		}
 		stopAll(ws)
 	}
+	if errors.Is(context.Cause(ctx), errSessionEnded) {
+		st.event("error", errSessionEnded.Error())
+	}
 }
 
 func stopAll(ws []watch.Interface) {

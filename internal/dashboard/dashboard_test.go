@@ -2,7 +2,6 @@ package dashboard_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,16 +9,11 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/go-logr/logr"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -41,6 +35,7 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
 	"github.com/clustersync/clustersync/internal/manager"
 	"github.com/clustersync/clustersync/internal/testenv"
+	"github.com/clustersync/clustersync/internal/testenv/chrome"
 )
 
 var env *hostedtest.Env
@@ -63,268 +58,10 @@ func screenshots(t *testing.T) string {
 	return dir
 }
 
-// browser starts headless Debian chromium for t (make installs it when
-// missing) and returns a context driving one tab.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatal("chromium is not installed: run make binaries (it installs Debian's chromium), or apt-get install chromium")
-	}
-	// Chromium's profile and temporary files (the folder of its singleton
-	// socket, /tmp/org.chromium.Chromium.*, among them) live in the test's
-	// own folder, which the test removes even when chromium is killed.
-	tmp := t.TempDir()
-	// cmd is chromium's process, set before it starts; it is read only
-	// after the allocator's cancel, which waits for the process to end.
-	var cmd *exec.Cmd
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(1280, 800),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(filepath.Join(tmp, "profile")), chromedp.Env("TMPDIR="+tmp),
-		chromedp.ModifyCmdFunc(func(c *exec.Cmd) { cmd = c }))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
-	ctx, cancelTab := chromedp.NewContext(actx)
-	t.Cleanup(cancelTab)
-	ctx, cancelTime := context.WithTimeout(ctx, 2*time.Minute)
-	t.Cleanup(cancelTime)
-	if err := chromedp.Do(ctx); err != nil {
-		// How chromium ended (an exit status or a signal) says why it did
-		// not start, where its output (in err) may not: the cancel kills it
-		// if it still runs ("signal: killed") and waits for it.
-		cancelTab()
-		cancel()
-		state := "never started"
-		if cmd != nil && cmd.ProcessState != nil {
-			state = cmd.ProcessState.String()
-		}
-		t.Fatalf("start chromium: %v\nchromium's process: %s", err, state)
-	}
-	nav, err := watchNavigation(ctx)
-	if err != nil {
-		t.Fatalf("follow the tab's navigations: %v", err)
-	}
-	return context.WithValue(ctx, navigationKey{}, nav)
-}
-
-// navigationKey is the key of the tab's *navigation in the context browser
-// returns.
-type navigationKey struct{}
-
-// navigation follows the navigations of a tab's main frame, from its Page
-// events, so that shot never photographs a page that a navigation is
-// about to replace: Chromium drops a Page.captureScreenshot sent to a
-// document that a navigation then replaces, and the capture is never
-// answered (chromedp#770, #924). A click on a link or a submit button only
-// starts its navigation, and a test that goes on when an element is
-// visible may still be on the page it is leaving: TestAddEKSImport's
-// Choose opens an EKS form with the inputs of the page it leaves.
-type navigation struct {
-	main cdp.FrameID // the tab's main frame, the same across navigations
-
-	mu sync.Mutex
-	// to is the URL of the navigation in flight, "" when none is.
-	to string
-	// browsing is whether the browser has started the navigation in
-	// flight, not only the page asked for it.
-	browsing bool
-	// started counts the navigations asked for or started so far.
-	started int
-	// changed is closed, and replaced, when to changes.
-	changed chan struct{}
-}
-
-// watchNavigation follows the navigations of the tab of ctx, which has
-// started.
-func watchNavigation(ctx context.Context) (*navigation, error) {
-	tree, err := chromedp.Call(ctx, page.GetFrameTree, cdp.Empty{})
-	if err != nil {
-		return nil, err
-	}
-	n := &navigation{main: tree.FrameTree.Frame.ID, changed: make(chan struct{})}
-	return n, chromedp.Listen(ctx, n.event)
-}
-
-// event takes in one event of the tab (on the goroutine reading them, so it
-// only records).
-func (n *navigation) event(ev any) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	switch e := ev.(type) {
-	case *page.EventFrameRequestedNavigation:
-		// A link clicked, a form submitted: the page asks for a
-		// navigation, after the click has returned (a form's submission
-		// is a task of its own).
-		if e.FrameID == n.main && n.to == "" {
-			n.set(e.URL)
-		}
-	case *page.EventFrameStartedNavigating:
-		// Same-document navigations (a fragment, htmx's pushState) keep
-		// the document.
-		if e.FrameID == n.main && !strings.Contains(strings.ToLower(string(e.NavigationType)), "samedocument") {
-			if n.to == "" {
-				n.set(e.URL)
-			}
-			n.browsing = true
-		}
-	case *page.EventFrameNavigated:
-		// Committed: the new document is the page from now on.
-		if e.Frame.ID == n.main {
-			n.set("")
-		}
-	case *page.EventFrameStoppedLoading:
-		// A navigation the browser started that did not commit (an
-		// answer without a page) ends here. Only one it started: a
-		// same-document navigation of the page left also stops loading.
-		if e.FrameID == n.main && n.browsing {
-			n.set("")
-		}
-	}
-}
-
-// set records the navigation in flight to URL to, "" for none; n.mu is
-// held.
-func (n *navigation) set(to string) {
-	if to == n.to {
-		return
-	}
-	if to != "" {
-		n.started++
-	} else {
-		n.browsing = false
-	}
-	n.to = to
-	close(n.changed)
-	n.changed = make(chan struct{})
-}
-
-// state is the navigation in flight ("" when none), the number of
-// navigations started so far, and a channel closed at the next change.
-func (n *navigation) state() (to string, started int, changed <-chan struct{}) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.to, n.started, n.changed
-}
-
-// navigationOf is the navigations of the tab of ctx, made by browser.
-func navigationOf(ctx context.Context) (*navigation, error) {
-	n, ok := ctx.Value(navigationKey{}).(*navigation)
-	if !ok {
-		return nil, errors.New("not a tab made by browser")
-	}
-	return n, nil
-}
-
-// follow clicks sel, a link or a form's submit button, and waits, at most
-// settleTimeout, until the navigation it starts has ended (committed, or
-// stopped without a page). The click returns before the navigation has
-// even started (a form's submission is a task of its own), so the steps
-// after it may still see the page being left. chromedp.RunResponse ends at
-// the first same-document navigation instead: htmx's pushState when the
-// Add page's select changes.
-func follow(sel string) chromedp.Action[chromedp.Void] {
-	return func(ctx context.Context, tab *chromedp.Target) (chromedp.Void, error) {
-		n, err := navigationOf(ctx)
-		if err != nil {
-			return chromedp.Void{}, err
-		}
-		_, before, _ := n.state()
-		if _, err := chromedp.Click(chromedp.CSS(sel))(ctx, tab); err != nil {
-			return chromedp.Void{}, err
-		}
-		ctx, cancel := context.WithTimeout(ctx, settleTimeout)
-		defer cancel()
-		for {
-			to, started, changed := n.state()
-			if started > before && to == "" {
-				return chromedp.Void{}, nil
-			}
-			select {
-			case <-changed:
-			case <-ctx.Done():
-				if started == before {
-					return chromedp.Void{}, fmt.Errorf("the click on %s started no navigation in %s", sel, settleTimeout)
-				}
-				return chromedp.Void{}, fmt.Errorf("the click on %s still navigates to %s after %s", sel, to, settleTimeout)
-			}
-		}
-	}
-}
-
-// settleTimeout bounds settle. A page of the dashboard commits and paints
-// in well under a second; the rest is for a machine busy with other tests.
-const settleTimeout = 10 * time.Second
-
-// framedJS resolves when the page has produced a frame: the second
-// requestAnimationFrame callback runs after the frame the first one
-// belongs to was drawn. A page that draws no frame (hidden, or not
-// rendering) resolves with framed false after 5 s, saying what it is.
-const framedJS = `new Promise(resolve => {
-  const state = framed => ({framed, url: location.href, visibility: document.visibilityState, readyState: document.readyState});
-  const timer = setTimeout(() => resolve(state(false)), 5000);
-  requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(timer); resolve(state(true)); }));
-})`
-
-// pageState is framedJS's answer.
-type pageState struct {
-	Framed                      bool
-	URL, Visibility, ReadyState string
-}
-
-// settle waits, at most settleTimeout, until the page of the tab of ctx
-// is one a screenshot can be taken of: no navigation in flight, and the
-// page has produced a frame. Chromium answers Page.captureScreenshot with
-// a frame of the page; a capture sent while a navigation is in flight
-// goes to the document being left and is lost when the new one commits,
-// and a page that produces no frame leaves it waiting for ever.
-func settle(ctx context.Context) error {
-	n, err := navigationOf(ctx)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
-	defer cancel()
-	for {
-		to, started, changed := n.state()
-		if to != "" {
-			select {
-			case <-changed:
-				continue
-			case <-ctx.Done():
-				return fmt.Errorf("the page is still navigating to %s after %s", to, settleTimeout)
-			}
-		}
-		// The round trip also lets a navigation the last action asked
-		// for (a form's submission is queued as a task) reach the
-		// browser: its Page event comes before the answer.
-		s, err := chromedp.Run(ctx, chromedp.Evaluate[pageState](framedJS, chromedp.EvalAwaitPromise))
-		if err != nil {
-			if to, _, _ := n.state(); to != "" {
-				continue // the document went away with a navigation
-			}
-			return fmt.Errorf("wait for the page to produce a frame (settle waits %s in all): %w", settleTimeout, err)
-		}
-		if to, now, _ := n.state(); to != "" || now != started {
-			continue // a navigation started meanwhile: wait for its page
-		}
-		if !s.Framed {
-			return fmt.Errorf("the page at %s (visibility %s, readyState %s) produced no frame in 5 s", s.URL, s.Visibility, s.ReadyState)
-		}
-		return nil
-	}
-}
-
-// run runs browser actions, failing t with what was being done.
-func run(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	if err := chromedp.Do(ctx, steps...); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
-
 // shot saves a full-page screenshot of the page as name.png (capture).
 func shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	png, err := capture(ctx)
+	png, err := chrome.Capture(ctx)
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
@@ -333,41 +70,10 @@ func shot(t *testing.T, ctx context.Context, name string) {
 	}
 }
 
-// captureTimeout bounds the capture of a settled page, which Chromium
-// answers in well under a second (0.42 s at most of 2,000 on 2 busy
-// cores); without it a lost capture waits for the tab's 2 minutes and is
-// reported as the test's deadline.
-const captureTimeout = 10 * time.Second
-
-// capture is a full-page PNG screenshot of the page, taken once the page
-// has settled (settle): a capture sent earlier may never be answered.
-func capture(ctx context.Context) ([]byte, error) {
-	if err := settle(ctx); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, captureTimeout)
-	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if errors.Is(err, context.DeadlineExceeded) {
-		return nil, fmt.Errorf("the capture of the settled page was not answered in %s", captureTimeout)
-	}
-	return png, err
-}
-
 // sessionOf is the session cookie's value of the browser of ctx.
 func sessionOf(t *testing.T, ctx context.Context) string {
 	t.Helper()
-	got, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range got.Cookies {
-		if c.Name == dashboard.CookieName {
-			return c.Value
-		}
-	}
-	t.Fatal("the browser has no session cookie")
-	return ""
+	return chrome.Cookie(t, ctx, dashboard.CookieName)
 }
 
 // html is the page's HTML now; it must never hold the secret's value.
@@ -387,7 +93,7 @@ func html(t *testing.T, ctx context.Context) string {
 // token.
 func signIn(t *testing.T, ctx context.Context, base, token string) {
 	t.Helper()
-	run(t, ctx, "sign in",
+	chrome.Run(t, ctx, "sign in",
 		chromedp.Navigate(base+"/"),
 		chromedp.WaitVisible(chromedp.CSS(`#token`)),
 		chromedp.SendKeys(chromedp.CSS(`#token`), token),
@@ -417,21 +123,34 @@ func startB(t testing.TB) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv := httptest.NewServer(replica(t, ns).Handler())
+	t.Cleanup(srv.Close)
+	ctx := context.Background()
+	_ = k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hostedv1.Namespace}})
+	cred := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: ns + "-cred", Namespace: hostedv1.Namespace},
+		StringData: map[string]string{"amazonec2credentialConfig-secretKey": secretValue}}
+	if err := k.Create(ctx, cred); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.Delete(context.Background(), cred) })
+	return &world{ns: ns, base: srv.URL, k: k}
+}
+
+// replica is one dashboard server of the test's API server, as one replica
+// of the manager runs it, keeping its sessions in namespace ns; it is
+// started, and stops when t ends.
+func replica(t testing.TB, ns string) *dashboard.Server {
+	t.Helper()
 	// The test's API server plays the virtual clusters' too (virtual_test.go).
-	d, err := dashboard.New(dashboard.Options{Config: env.Config, Scheme: env.Scheme, Hosted: manager.Hosted,
+	d, err := dashboard.New(dashboard.Options{Config: env.Config, Scheme: env.Scheme, Hosted: manager.Hosted, SessionNamespace: ns,
 		VirtualServer: func(context.Context, string, string) (string, error) { return env.Config.Host, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(d.Handler())
-	t.Cleanup(srv.Close)
-	ctx := context.Background()
-	_ = k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hostedv1.Namespace}})
-	if err := k.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: ns + "-cred", Namespace: hostedv1.Namespace},
-		StringData: map[string]string{"amazonec2credentialConfig-secretKey": secretValue}}); err != nil {
+	if err := d.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	return &world{ns: ns, base: srv.URL, k: k}
+	return d
 }
 
 // cluster creates Cluster name with spec and then status.
@@ -480,7 +199,7 @@ func (w *world) fleet(t *testing.T) (eks, aks, gke, edge string) {
 func TestClustersLive(t *testing.T) {
 	w := start(t)
 	eks, aks, gke, edge := w.fleet(t)
-	ctx := browser(t)
+	ctx := chrome.New(t)
 	signIn(t, ctx, w.base, env.AdminToken(t, w.ns))
 	page := html(t, ctx)
 	for name, driver := range map[string]string{eks: "EKS", aks: "AKS", gke: "GKE", edge: "imported"} {
@@ -504,7 +223,7 @@ func TestClustersLive(t *testing.T) {
 	if err := w.k.Status().Update(context.Background(), &c); err != nil {
 		t.Fatal(err)
 	}
-	run(t, ctx, "wait for the conflict to appear without a reload", chromedp.WaitVisible(chromedp.CSS(`tr.conflict[data-cluster="`+aks+`"]`)))
+	chrome.Run(t, ctx, "wait for the conflict to appear without a reload", chromedp.WaitVisible(chromedp.CSS(`tr.conflict[data-cluster="`+aks+`"]`)))
 	row, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(`#clusters-table tbody tr`), "data-cluster"))
 	if err != nil {
 		t.Fatal(err)
@@ -544,9 +263,9 @@ func TestHostedClusterConflict(t *testing.T) {
 	if err := w.k.Status().Update(ctx, op); err != nil {
 		t.Fatal(err)
 	}
-	b := browser(t)
+	b := chrome.New(t)
 	signIn(t, b, w.base, env.AdminToken(t, w.ns))
-	run(t, b, "open the cluster", chromedp.Navigate(w.base+"/clusters/"+eks), chromedp.WaitVisible(chromedp.CSS(`table.conflicts`)))
+	chrome.Run(t, b, "open the cluster", chromedp.Navigate(w.base+"/clusters/"+eks), chromedp.WaitVisible(chromedp.CSS(`table.conflicts`)))
 	page := html(t, b)
 	for _, want := range []string{`<code>{"team":"user"}</code>`, `<code>{"team":"console"}</code>`, `<code>{"team":"a"}</code>`, `class="drift"`} {
 		if !strings.Contains(page, want) {
@@ -576,7 +295,7 @@ func TestHostedClusterConflict(t *testing.T) {
 		t.Fatalf("tags %v changed by a write without the CSRF token", got)
 	}
 
-	run(t, b, "take the cloud's value", chromedp.Click(chromedp.CSS(`tr[data-path="tags"] form.take button`)))
+	chrome.Run(t, b, "take the cloud's value", chromedp.Click(chromedp.CSS(`tr[data-path="tags"] form.take button`)))
 	testenv.Eventually(t, 10*time.Second, func() error {
 		if err := w.k.Get(ctx, client.ObjectKey{Name: eks}, &c); err != nil {
 			return err
@@ -614,7 +333,7 @@ func TestRBACLimitsWhatIsShown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := browser(t)
+	b := chrome.New(t)
 	signIn(t, b, w.base, tr.Status.Token)
 	page := html(t, b)
 	if !strings.Contains(page, `data-cluster="`+gke+`"`) {
@@ -624,14 +343,14 @@ func TestRBACLimitsWhatIsShown(t *testing.T) {
 		t.Errorf("the viewer sees %d clusters, want 1", n)
 	}
 	shot(t, b, "clusters-one-allowed")
-	run(t, b, "open a cluster the viewer may not read", chromedp.Navigate(w.base+"/clusters/"+eks), chromedp.WaitReady("body"))
+	chrome.Run(t, b, "open a cluster the viewer may not read", chromedp.Navigate(w.base+"/clusters/"+eks), chromedp.WaitReady("body"))
 	if p := html(t, b); strings.Contains(p, "us-west-2") || !strings.Contains(p, "not found, or your account may not read it") {
 		t.Errorf("another cluster's page shows it (or no refusal) to the viewer")
 	}
 
 	// A token the API server does not know is refused at sign-in.
-	b2 := browser(t)
-	run(t, b2, "sign in with a bad token",
+	b2 := chrome.New(t)
+	chrome.Run(t, b2, "sign in with a bad token",
 		chromedp.Navigate(w.base+"/login"),
 		chromedp.SendKeys(chromedp.CSS(`#token`), "not-a-token"),
 		chromedp.Submit(chromedp.CSS(`#token`)),
@@ -736,9 +455,9 @@ func (w *world) openEmulatedEKS(t *testing.T, name string, refresh time.Duration
 	t.Helper()
 	srv, token, c := w.emulatedEKS(t, name)
 	base = runManager(t, w, srv, token, refresh, name)
-	b = browser(t)
+	b = chrome.New(t)
 	signIn(t, b, base, token)
-	run(t, b, "open the cluster until it is Active",
+	chrome.Run(t, b, "open the cluster until it is Active",
 		chromedp.Navigate(base+"/clusters/"+name),
 		chromedp.WaitVisible(chromedp.CSS(`h1 .phase-Active`)))
 	return b, base, srv, c
@@ -809,9 +528,9 @@ func TestRegisteredCluster(t *testing.T) {
 	if err := w.k.Status().Update(ctx, &c); err != nil {
 		t.Fatal(err)
 	}
-	b := browser(t)
+	b := chrome.New(t)
 	signIn(t, b, w.base, env.AdminToken(t, w.ns))
-	run(t, b, "open the registered cluster from the table",
+	chrome.Run(t, b, "open the registered cluster from the table",
 		chromedp.Click(chromedp.CSS(`tr[data-cluster="`+edge+`"] a`)),
 		chromedp.WaitVisible(chromedp.CSS(`#import-command`)))
 	page := html(t, b)
@@ -820,7 +539,7 @@ func TestRegisteredCluster(t *testing.T) {
 			t.Errorf("the registered cluster's page lacks %q", want)
 		}
 	}
-	run(t, b, "copy the command", chromedp.Click(chromedp.CSS(`button[data-copy="import-command"]`)))
+	chrome.Run(t, b, "copy the command", chromedp.Click(chromedp.CSS(`button[data-copy="import-command"]`)))
 	label, err := chromedp.Run(b, chromedp.Poll[string](`(t => t !== 'Copy' && t)(document.querySelector('button[data-copy="import-command"]').textContent)`))
 	if err != nil || (label != "Copied" && !strings.HasPrefix(label, "Selected")) {
 		t.Errorf("after Copy the button says %q (%v), want Copied (or the selection fallback)", label, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/clustersync/clustersync/internal/dashboard"
 	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/testenv"
+	"github.com/clustersync/clustersync/internal/testenv/chrome"
 )
 
 // "Keep my value" on a hosted cluster's page: tags changed in the EKS
@@ -59,7 +60,7 @@ func TestKeepMyValue(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	run(t, b, "wait for the Conflict, without a reload", chromedp.WaitVisible(chromedp.CSS(`tr[data-path="tags"] form.keep button`)))
+	chrome.Run(t, b, "wait for the Conflict, without a reload", chromedp.WaitVisible(chromedp.CSS(`tr[data-path="tags"] form.keep button`)))
 	page := html(t, b)
 	for _, want := range []string{`<code>{"team":"user"}</code>`, `<code>{"team":"console"}</code>`, `<code>{"team":"a"}</code>`, "Take the cloud's value"} {
 		if !strings.Contains(page, want) {
@@ -92,7 +93,7 @@ func TestKeepMyValue(t *testing.T) {
 		t.Fatal(err)
 	}
 	clicked := time.Now()
-	run(t, b, "keep my value", chromedp.Click(chromedp.CSS(`tr[data-path="tags"] form.keep button`)))
+	chrome.Run(t, b, "keep my value", chromedp.Click(chromedp.CSS(`tr[data-path="tags"] form.keep button`)))
 	if _, err := chromedp.Run(b, chromedp.Poll[bool](`!document.querySelector('table.conflicts') &&
 		[...document.querySelectorAll('section[aria-labelledby="conditions"] tr')].some(tr => tr.cells[0].textContent === 'Conflict' && tr.cells[1].textContent === 'False') &&
 		[...document.querySelectorAll('table.events td')].some(td => td.textContent === 'ConflictAnswered')`)); err != nil {

@@ -40,6 +40,12 @@ type Options struct {
 	// (TokenReview); every other read and write is made with the user's
 	// own token. Its host and CA are the ones users' requests go to.
 	Config *rest.Config
+	// SessionNamespace is the namespace the sessions are kept in, one
+	// Secret each (SessionSecretType), so that every replica knows every
+	// signed-in user and a restart signs nobody out: the manager's own
+	// (its --leader-elect-namespace); required. Config's identity creates,
+	// reads, watches and deletes Secrets there.
+	SessionNamespace string
 	// SessionTTL is how long a session lasts; 0 means DefaultSessionTTL.
 	SessionTTL time.Duration
 	// Secure marks the session cookie Secure: set it when the dashboard is
@@ -79,14 +85,14 @@ type Server struct {
 	scheme   *runtime.Scheme
 	mapper   meta.RESTMapper
 	pages    map[string]*template.Template
-	sessions sessions
+	sessions *sessions
 }
 
 // New makes a Server for the management cluster of o.Config. Errors come
 // from the templates or the review client.
 func New(o Options) (*Server, error) {
-	if o.Config == nil || o.Scheme == nil || o.Hosted == nil {
-		return nil, errors.New("dashboard: Options.Config, Scheme and Hosted are required")
+	if o.Config == nil || o.Scheme == nil || o.Hosted == nil || o.SessionNamespace == "" {
+		return nil, errors.New("dashboard: Options.Config, Scheme, Hosted and SessionNamespace are required")
 	}
 	review, err := kubernetes.NewForConfig(o.Config)
 	if err != nil {
@@ -96,7 +102,8 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: o, review: review, admin: admin, scheme: o.Scheme, mapper: restMapper(), sessions: sessions{byID: map[string]*session{}}, pages: map[string]*template.Template{}}
+	s := &Server{opts: o, review: review, admin: admin, scheme: o.Scheme, mapper: restMapper(), pages: map[string]*template.Template{}}
+	s.sessions = &sessions{ns: o.SessionNamespace, kube: review, open: s.openSession, live: map[string]*session{}, gone: map[string]time.Time{}}
 	funcs := template.FuncMap{"csrfField": func() string { return CSRFField }}
 	for _, page := range []string{"login.html", "clusters.html", "cluster.html", "virtual.html", "add.html"} {
 		t, err := template.New(page).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/table.html", "templates/detail.html", "templates/"+page)
@@ -106,6 +113,15 @@ func New(o Options) (*Server, error) {
 		s.pages[page] = t
 	}
 	return s, nil
+}
+
+// Start follows the session Secrets of Options.SessionNamespace until ctx
+// ends, so that a session signed out on another replica ends here too; it
+// returns once the first list is in, and must be called before Handler
+// serves. It fails when the namespace is missing (with the command that
+// makes it) or cannot be read.
+func (s *Server) Start(ctx context.Context) error {
+	return s.sessions.start(ctx)
 }
 
 // restMapper knows the kinds the dashboard reads and writes, so that a
@@ -211,9 +227,19 @@ func (s *Server) authed(h func(http.ResponseWriter, *http.Request, *session)) ht
 			http.Error(w, "missing or wrong CSRF token: reload the page and try again", http.StatusForbidden)
 			return
 		}
-		h(w, r, sess)
+		// The request ends with the session: live updates stop at a
+		// sign-out on any replica.
+		ctx, cancel := context.WithCancelCause(r.Context())
+		defer cancel(nil)
+		stop := context.AfterFunc(sess.ctx, func() { cancel(errSessionEnded) })
+		defer stop()
+		h(w, r.WithContext(ctx), sess)
 	}
 }
+
+// errSessionEnded is the cause of a request's end when its session ended
+// meanwhile.
+var errSessionEnded = errors.New("your session ended (signed out, or expired): sign in again")
 
 // page is what every template gets.
 type page struct {
@@ -255,7 +281,10 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) logout(w http.ResponseWriter, r *http.Request, _ *session) {
-	s.signOut(r)
+	if err := s.signOut(r); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
 	s.setCookie(w, "")
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }

@@ -8,10 +8,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"maps"
+	"log"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	authnv1 "k8s.io/api/authentication/v1"
@@ -38,20 +37,17 @@ const (
 
 // session is one signed-in user: the clients every read and write is made
 // with, which send the user's own credential (the API server's RBAC
-// decides).
+// decides). Its context ends when the session does: signed out on any
+// replica, expired, or its Secret deleted.
 type session struct {
+	name    string // its Secret's name (sessionSecretName)
 	user    string
 	csrf    string
 	expires time.Time
 	client  client.WithWatch
 	kube    kubernetes.Interface
-}
-
-// sessions are the signed-in users by session ID, kept in memory: a
-// restart signs everyone out.
-type sessions struct {
-	mu   sync.Mutex
-	byID map[string]*session
+	ctx     context.Context
+	end     context.CancelFunc
 }
 
 // randomToken is 32 random bytes, URL-safe base64.
@@ -120,8 +116,6 @@ func (s *Server) signIn(ctx context.Context, pasted string) (id string, sess *se
 	if err != nil {
 		return "", nil, err
 	}
-	cfg := rest.AnonymousClientConfig(s.opts.Config)
-	cfg.QPS, cfg.Burst = 50, 100
 	var user string
 	if cred.token != "" {
 		tr, err := s.review.AuthenticationV1().TokenReviews().Create(ctx, &authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: cred.token}}, metav1.CreateOptions{})
@@ -131,10 +125,9 @@ func (s *Server) signIn(ctx context.Context, pasted string) (id string, sess *se
 		if !tr.Status.Authenticated {
 			return "", nil, fmt.Errorf("token refused by the API server: %s", cmp.Or(tr.Status.Error, "not authenticated"))
 		}
-		cfg.BearerToken, user = cred.token, tr.Status.User.Username
+		user = tr.Status.User.Username
 	} else {
-		cfg.CertData, cfg.KeyData = cred.cert, cred.certKey
-		kube, err := kubernetes.NewForConfig(cfg)
+		kube, err := kubernetes.NewForConfig(s.userConfig(cred))
 		if err != nil {
 			return "", nil, fmt.Errorf("client certificate: %w", err)
 		}
@@ -144,48 +137,68 @@ func (s *Server) signIn(ctx context.Context, pasted string) (id string, sess *se
 		}
 		user = r.Status.UserInfo.Username
 	}
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: s.scheme, Mapper: s.mapper})
-	if err != nil {
-		return "", nil, err
-	}
-	kube, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return "", nil, err
-	}
-	sess = &session{user: user, csrf: randomToken(), expires: s.now().Add(s.ttl()), client: c, kube: kube}
+	rec := record{user: user, csrf: randomToken(), expires: s.now().Add(s.ttl()).Truncate(time.Second), cred: cred}
 	id = randomToken()
-	s.sessions.mu.Lock()
+	if err := s.sessions.save(ctx, id, rec); err != nil {
+		return "", nil, err
+	}
+	sess, err = s.sessions.keep(sessionSecretName(id), rec)
+	if err != nil {
+		return "", nil, err
+	}
 	// Sessions nobody used until they expired go at the next sign-in.
-	maps.DeleteFunc(s.sessions.byID, func(_ string, o *session) bool { return !s.now().Before(o.expires) })
-	s.sessions.byID[id] = sess
-	s.sessions.mu.Unlock()
+	s.sessions.deleteExpired(ctx, s.now())
 	return id, sess, nil
 }
 
-// current returns the session of r's cookie, nil when there is none or it
-// expired (then it is forgotten).
+// userConfig reaches the management cluster with cred, the user's own
+// credential.
+func (s *Server) userConfig(cred credential) *rest.Config {
+	cfg := rest.AnonymousClientConfig(s.opts.Config)
+	cfg.QPS, cfg.Burst = 50, 100
+	cfg.BearerToken, cfg.CertData, cfg.KeyData = cred.token, cred.cert, cred.certKey
+	return cfg
+}
+
+// openSession makes the session of record rec kept in Secret name: the
+// clients that send the user's credential.
+func (s *Server) openSession(name string, rec record) (*session, error) {
+	cfg := s.userConfig(rec.cred)
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: s.scheme, Mapper: s.mapper})
+	if err != nil {
+		return nil, err
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ctx, end := context.WithDeadline(context.Background(), rec.expires)
+	return &session{name: name, user: rec.user, csrf: rec.csrf, expires: rec.expires, client: c, kube: kube, ctx: ctx, end: end}, nil
+}
+
+// current returns the session of r's cookie, nil when there is none, it
+// expired or it cannot be read (then the reason is logged without the
+// cookie).
 func (s *Server) current(r *http.Request) *session {
 	ck, err := r.Cookie(CookieName)
-	if err != nil {
+	if err != nil || ck.Value == "" {
 		return nil
 	}
-	s.sessions.mu.Lock()
-	defer s.sessions.mu.Unlock()
-	sess := s.sessions.byID[ck.Value]
-	if sess != nil && !s.now().Before(sess.expires) {
-		delete(s.sessions.byID, ck.Value)
+	sess, err := s.sessions.load(r.Context(), ck.Value, s.now())
+	if err != nil {
+		log.Printf("dashboard: session %s: %v", sessionSecretName(ck.Value), err)
 		return nil
 	}
 	return sess
 }
 
-// signOut forgets r's session.
-func (s *Server) signOut(r *http.Request) {
-	if ck, err := r.Cookie(CookieName); err == nil {
-		s.sessions.mu.Lock()
-		delete(s.sessions.byID, ck.Value)
-		s.sessions.mu.Unlock()
+// signOut ends r's session on every replica: its Secret is deleted.
+func (s *Server) signOut(r *http.Request) error {
+	ck, err := r.Cookie(CookieName)
+	if err != nil {
+		return nil
 	}
+	return s.sessions.delete(r.Context(), sessionSecretName(ck.Value))
 }
 
 // setCookie writes the session cookie (an empty id clears it).

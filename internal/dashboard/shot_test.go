@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/clustersync/clustersync/internal/testenv/chrome"
 )
 
 // addLike serves /add as the Add page is when it matters to screenshots:
@@ -42,13 +43,13 @@ func addLike() http.Handler {
 func TestShotWhileNavigating(t *testing.T) {
 	srv := httptest.NewServer(addLike())
 	t.Cleanup(srv.Close)
-	b := browser(t)
+	b := chrome.New(t)
 	for i := range 20 {
-		run(t, b, "open the Add page and choose EKS",
+		chrome.Run(t, b, "open the Add page and choose EKS",
 			chromedp.Navigate(srv.URL+"/add"),
 			chromedp.SetValue(chromedp.CSS(`#kind`), "eks"),
 			chromedp.Click(chromedp.CSS(`form.choose button`)))
-		if _, err := capture(b); err != nil {
+		if _, err := chrome.Capture(b); err != nil {
 			t.Fatalf("screenshot %d after Choose: %v", i, err)
 		}
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/aks"
 	"github.com/clustersync/clustersync/internal/hosted/aks/akstest"
 	"github.com/clustersync/clustersync/internal/manager"
+	"github.com/clustersync/clustersync/internal/testenv/chrome"
 	"github.com/clustersync/clustersync/internal/virtual/syncer"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
@@ -133,15 +134,15 @@ func TestVirtualCluster(t *testing.T) {
 	w := start(t)
 	name, tenant := "vc1", w.ns+"-tenant"
 	virtualCluster(t, w, name, tenant)
-	b := browser(t)
-	run(t, b, "sign in with a kubeconfig",
+	b := chrome.New(t)
+	chrome.Run(t, b, "sign in with a kubeconfig",
 		chromedp.Navigate(w.base+"/login"),
 		chromedp.WaitVisible(chromedp.CSS(`#token`)),
 		chromedp.SetValue(chromedp.CSS(`#token`), string(kubeconfigOf(t, env.Config))),
 		chromedp.Submit(chromedp.CSS(`#token`)),
 		chromedp.WaitVisible(chromedp.CSS(`#clusters-table`)))
 	key := w.ns + "/" + name
-	run(t, b, "find the virtual cluster in the table", chromedp.WaitVisible(chromedp.CSS(`tr[data-cluster="`+key+`"]`)))
+	chrome.Run(t, b, "find the virtual cluster in the table", chromedp.WaitVisible(chromedp.CSS(`tr[data-cluster="`+key+`"]`)))
 	if p := html(t, b); !strings.Contains(p, "<td>"+dashboard.DriverVirtual+"</td>") || !strings.Contains(p, "v0.9.0") {
 		t.Errorf("the virtual cluster's row lacks its driver or version")
 	}
@@ -154,7 +155,7 @@ func TestVirtualCluster(t *testing.T) {
 	if want := "/virtual/" + w.ns + "/" + name; link.Value != want {
 		t.Errorf("the row links to %q, want %q", link.Value, want)
 	}
-	run(t, b, "open its page",
+	chrome.Run(t, b, "open its page",
 		chromedp.Navigate(w.base+link.Value+"?ns="+tenant),
 		chromedp.WaitVisible(chromedp.CSS(`#objects-table`)))
 	tr := translate.Translator{VCluster: name, HostNamespace: w.ns}
@@ -211,9 +212,9 @@ func TestVirtualCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b2 := browser(t)
+	b2 := chrome.New(t)
 	signIn(t, b2, w.base, tok.Status.Token)
-	run(t, b2, "open the page without Secret access",
+	chrome.Run(t, b2, "open the page without Secret access",
 		chromedp.Navigate(w.base+"/virtual/"+w.ns+"/"+name+"?ns="+tenant), chromedp.WaitVisible(chromedp.CSS(`#connect-command`)))
 	if p := html(t, b2); strings.Contains(p, `id="kubeconfig"`) || strings.Contains(p, "objects-table") ||
 		!strings.Contains(p, "your account may not read Secret "+w.ns+"/vc-"+name) {
@@ -232,16 +233,16 @@ func TestPhoneWidthAndKeyboard(t *testing.T) {
 	w := start(t)
 	eks, _, _, _ := w.fleet(t)
 	virtualCluster(t, w, "vc2", w.ns+"-tenant")
-	b := browser(t)
+	b := chrome.New(t)
 	signIn(t, b, w.base, env.AdminToken(t, w.ns))
 
 	// Keyboard: from the top of the page, Tab until the EKS cluster's link
 	// has the focus (the filter, sort and buttons come first), then Enter.
-	run(t, b, "focus the page", chromedp.Navigate(w.base+"/"), chromedp.WaitVisible(chromedp.CSS(`#clusters-table`)))
+	chrome.Run(t, b, "focus the page", chromedp.Navigate(w.base+"/"), chromedp.WaitVisible(chromedp.CSS(`#clusters-table`)))
 	want := "/clusters/" + eks
 	reached := false
 	for range 40 {
-		run(t, b, "press Tab", chromedp.KeyEvent(kb.Tab))
+		chrome.Run(t, b, "press Tab", chromedp.KeyEvent(kb.Tab))
 		href, err := chromedp.Run(b, chromedp.Evaluate[string](`document.activeElement.getAttribute("href") || ""`))
 		if err != nil {
 			t.Fatal(err)
@@ -254,14 +255,14 @@ func TestPhoneWidthAndKeyboard(t *testing.T) {
 	if !reached {
 		t.Fatalf("40 presses of Tab never focused the link to %s", want)
 	}
-	run(t, b, "open it with Enter", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(`#state`)))
+	chrome.Run(t, b, "open it with Enter", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(`#state`)))
 
 	for _, p := range []struct{ path, ready, name string }{
 		{"/", `#clusters-table`, "clusters-phone"},
 		{"/clusters/" + eks, `#state`, "cluster-phone"},
 		{"/virtual/" + w.ns + "/vc2?ns=" + w.ns + "-tenant", `#objects-table`, "virtual-phone"},
 	} {
-		run(t, b, "open "+p.path+" at a phone's width",
+		chrome.Run(t, b, "open "+p.path+" at a phone's width",
 			chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile),
 			chromedp.Navigate(w.base+p.path), chromedp.WaitVisible(chromedp.CSS(p.ready)))
 		overflow, err := chromedp.Run(b, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`))
@@ -312,9 +313,9 @@ func TestEveryKindListed(t *testing.T) {
 		AKSEndpoint: aksSrv.URL, AKSRefresh: time.Minute, AKSPoll: time.Second,
 		Tokens: func(context.Context, string, map[string][]byte, string) (string, error) { return token, nil }}, eksName, aksName, edge)
 
-	b := browser(t)
+	b := chrome.New(t)
 	signIn(t, b, base, token)
-	run(t, b, "wait for the EKS and AKS clusters to be Active, read from their clouds",
+	chrome.Run(t, b, "wait for the EKS and AKS clusters to be Active, read from their clouds",
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-cluster="`+eksName+`"] td.phase-Active`)),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-cluster="`+aksName+`"] td.phase-Active`)),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-cluster="`+edge+`"]`)),

@@ -15,7 +15,8 @@ import (
 
 // setupDashboard serves the web dashboard on o.DashboardAddr for as long
 // as the manager runs, on every replica (it needs no leadership: every
-// read and write is the signed-in user's).
+// read and write is the signed-in user's). Sessions are kept in the
+// Lease's namespace, so every replica knows every signed-in user.
 func setupDashboard(mgr ctrl.Manager, o Options) error {
 	tls := o.DashboardTLSCert != "" || o.DashboardTLSKey != ""
 	if tls && (o.DashboardTLSCert == "" || o.DashboardTLSKey == "") {
@@ -25,7 +26,7 @@ func setupDashboard(mgr ctrl.Manager, o Options) error {
 	if err != nil {
 		return err
 	}
-	d, err := dashboard.New(dashboard.Options{Config: o.Config, Secure: tls, Scheme: scheme, Hosted: Hosted})
+	d, err := dashboard.New(dashboard.Options{Config: o.Config, Secure: tls, Scheme: scheme, Hosted: Hosted, SessionNamespace: o.LeaderElectionNamespace})
 	if err != nil {
 		return err
 	}
@@ -35,6 +36,9 @@ func setupDashboard(mgr ctrl.Manager, o Options) error {
 	}
 	srv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	return mgr.Add(anyReplica(func(ctx context.Context) error {
+		if err := d.Start(ctx); err != nil {
+			return err
+		}
 		go func() {
 			<-ctx.Done()
 			shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -191,7 +191,8 @@ func Run(ctx context.Context, o Options) error {
 		o.LeaderElectionID = DefaultLeaderElectionID
 	}
 	namespaces := []string{eksv1.Namespace}
-	if o.LeaderElection {
+	if o.LeaderElection || o.DashboardAddr != "" {
+		// The Lease's, and the dashboard's sessions'.
 		namespaces = append(namespaces, o.LeaderElectionNamespace)
 	}
 	if err := ensureNamespaces(ctx, o.Config, namespaces...); err != nil {

@@ -17,6 +17,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -145,19 +146,31 @@ func (e *Env) AdminToken(t testing.TB, ns string) string {
 }
 
 // Namespace creates a namespace for t, named after the test (lowercase,
-// "/", "_" and spaces as "-", at most 63 characters), and deletes it when
+// "/", "_" and spaces as "-", at most 63 characters; "-2", "-3", … when
+// that name is taken, as by the same test's previous run under go test
+// -count=N, whose namespace may still be terminating), and deletes it when
 // t ends.
 func (e *Env) Namespace(t testing.TB) string {
 	t.Helper()
-	ns := strings.ToLower(strings.NewReplacer("/", "-", "_", "-", " ", "-").Replace(t.Name()))
-	ns = strings.Trim(ns[:min(len(ns), 63)], "-")
-	if _, err := e.Kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	base := strings.ToLower(strings.NewReplacer("/", "-", "_", "-", " ", "-").Replace(t.Name()))
+	for i := 1; ; i++ {
+		suffix := ""
+		if i > 1 {
+			suffix = fmt.Sprintf("-%d", i)
+		}
+		ns := strings.Trim(base[:min(len(base), 63-len(suffix))], "-") + suffix
+		_, err := e.Kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) && i < 100 {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = e.Kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+		})
+		return ns
 	}
-	t.Cleanup(func() {
-		_ = e.Kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
-	})
-	return ns
 }
 
 // Start starts a kube-apiserver (with etcd and kube-controller-manager)
