@@ -237,7 +237,11 @@ The host is --host-kubeconfig, else $KUBECONFIG, else the local host of
 					"  clustersync virtual connect %s -n %s\n", strings.Join(servers, ", "), name, ns)
 				return nil
 			}
-			return writeContext(cmd.Context(), out, host, name, ns, server, o.kubeconfigOut)
+			kc, err := deploy.Kubeconfig(cmd.Context(), host.client, name, ns, server)
+			if err != nil {
+				return err
+			}
+			return writeContext(out, host, kc, name, ns, server, o.kubeconfigOut)
 		},
 	}
 	f := cmd.Flags()
@@ -350,11 +354,7 @@ func createLocal(cmd *cobra.Command, name, namespace, hostKubeconfig string, fil
 // writeContext adds the kube context of virtual cluster name at server to
 // the kubeconfig file out ("" = $KUBECONFIG's first file, else
 // ~/.kube/config) and makes it current.
-func writeContext(ctx context.Context, w io.Writer, host *hostConn, name, namespace, server, out string) error {
-	kc, err := deploy.Kubeconfig(ctx, host.client, name, namespace, server)
-	if err != nil {
-		return err
-	}
+func writeContext(w io.Writer, host *hostConn, kc []byte, name, namespace, server, out string) error {
 	if out == "" {
 		out = userKubeconfig()
 	}
@@ -516,6 +516,8 @@ func newVirtualConnectCommand() *cobra.Command {
 		namespace, hostKubeconfig, server, kubeconfigOut string
 		print                                            bool
 		localPort                                        int
+		serviceAccount                                   deploy.ServiceAccountOptions
+		tokenSeconds                                     int
 	}
 	cmd := &cobra.Command{
 		Use:   "connect NAME [-- COMMAND [ARGS...]]",
@@ -534,13 +536,33 @@ pod (127.0.0.1:--local-port, default a free port), which runs until Ctrl-C.
   connect NAME -- CMD ARGS   run CMD with KUBECONFIG set to the virtual cluster,
                              then stop the port-forward; exits with CMD's status
 
+With --service-account [NAMESPACE/]NAME (namespace default kube-system) the
+kubeconfig authenticates with a token of that service account of the virtual
+cluster instead of the admin client certificate, so that an owner can hand out
+scoped access, as ` + "`vcluster connect --service-account`" + ` does: --cluster-role ROLE
+creates the account when it is missing and binds it to ROLE (ClusterRoleBinding
+vcluster-sa-NAME-NAMESPACE), --token-expiration SECONDS sets the token's life
+(default 10 years; the API server may shorten it).
+
 For a virtual cluster run as processes of this machine (create --local),
 --print prints its kubeconfig and -o FILE writes it.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, command := args[0], args[1:]
+			if (o.serviceAccount.ClusterRole != "" || o.tokenSeconds != 0) && o.serviceAccount.Ref == "" {
+				return errors.New("--cluster-role and --token-expiration go with --service-account")
+			}
+			if o.tokenSeconds < 0 {
+				return fmt.Errorf("--token-expiration %d: want a number of seconds above 0", o.tokenSeconds)
+			}
+			o.serviceAccount.Expiration = time.Duration(o.tokenSeconds) * time.Second
+			if o.serviceAccount.Ref != "" {
+				if _, _, err := deploy.ParseServiceAccount(o.serviceAccount.Ref); err != nil {
+					return err
+				}
+			}
 			if i := localInstance(name, o.namespace); i != nil {
-				return connectLocal(cmd, i, o.print, o.kubeconfigOut)
+				return connectLocal(cmd, i, o.print, o.kubeconfigOut, o.serviceAccount)
 			}
 			host, err := connectHost(o.hostKubeconfig)
 			if err != nil {
@@ -570,23 +592,25 @@ For a virtual cluster run as processes of this machine (create --local),
 				}
 			}
 			out := cmd.OutOrStdout()
+			kc, err := deploy.Kubeconfig(ctx, host.client, name, ns, server)
+			if err != nil {
+				return err
+			}
+			if o.serviceAccount.Ref != "" {
+				// Notes go to stderr: --print's stdout is the kubeconfig.
+				if kc, err = serviceAccountKubeconfig(ctx, cmd.ErrOrStderr(), kc, o.serviceAccount); err != nil {
+					return err
+				}
+			}
 			switch {
 			case len(command) > 0:
-				kc, err := deploy.Kubeconfig(ctx, host.client, name, ns, server)
-				if err != nil {
-					return err
-				}
 				return runWithKubeconfig(ctx, cmd, kc, command)
 			case o.print:
-				kc, err := deploy.Kubeconfig(ctx, host.client, name, ns, server)
-				if err != nil {
-					return err
-				}
 				if _, err := out.Write(kc); err != nil {
 					return err
 				}
 			default:
-				if err := writeContext(ctx, out, host, name, ns, server, o.kubeconfigOut); err != nil {
+				if err := writeContext(out, host, kc, name, ns, server, o.kubeconfigOut); err != nil {
 					return err
 				}
 			}
@@ -605,19 +629,46 @@ For a virtual cluster run as processes of this machine (create --local),
 	f.BoolVar(&o.print, "print", false, "print the kubeconfig instead of adding a context")
 	f.IntVar(&o.localPort, "local-port", 0, "local port of the port-forward (setting it forces a port-forward)")
 	f.StringVarP(&o.kubeconfigOut, "output", "o", "", "same as --kubeconfig-out")
+	f.StringVar(&o.serviceAccount.Ref, "service-account", "", "authenticate with a token of this service account of the virtual cluster, [NAMESPACE/]NAME (namespace default kube-system), instead of the admin certificate")
+	f.StringVar(&o.serviceAccount.ClusterRole, "cluster-role", "", "with --service-account: create the account when missing and bind it to this ClusterRole")
+	f.IntVar(&o.tokenSeconds, "token-expiration", 0, "with --service-account: the token's life in seconds (default 10 years)")
 	return cmd
+}
+
+// serviceAccountKubeconfig is kc with a token of service account o.Ref of
+// the virtual cluster kc reaches (deploy.ServiceAccountKubeconfig).
+func serviceAccountKubeconfig(ctx context.Context, notes io.Writer, kc []byte, o deploy.ServiceAccountOptions) ([]byte, error) {
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kc)
+	if err != nil {
+		return nil, err
+	}
+	virtual, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return deploy.ServiceAccountKubeconfig(ctx, notes, virtual, kc, o)
 }
 
 // connectLocal is connect for a virtual cluster run as processes of this
 // machine: --print prints its kubeconfig, out writes it to a file, else the
-// kubeconfig's path is printed as an export line.
-func connectLocal(cmd *cobra.Command, i *instance.Instance, print bool, out string) error {
+// kubeconfig's path is printed as an export line. With sa.Ref the
+// kubeconfig holds that service account's token, and is printed or
+// written (it is in no file to point at).
+func connectLocal(cmd *cobra.Command, i *instance.Instance, print bool, out string, sa deploy.ServiceAccountOptions) error {
 	if _, ok := i.Status(); !ok {
 		fmt.Fprintln(cmd.ErrOrStderr(), "note: "+stoppedHint(i.Name))
 	}
 	data, err := os.ReadFile(i.Kubeconfig())
 	if err != nil {
 		return err
+	}
+	if sa.Ref != "" {
+		if !print && out == "" {
+			return fmt.Errorf("--service-account on virtual cluster %s of this machine: add --print, or -o FILE", i.Name)
+		}
+		if data, err = serviceAccountKubeconfig(cmd.Context(), cmd.ErrOrStderr(), data, sa); err != nil {
+			return err
+		}
 	}
 	switch {
 	case print:

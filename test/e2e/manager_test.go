@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,11 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"helm.sh/helm/v3/pkg/action"
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -25,11 +31,13 @@ import (
 
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/charts"
+	"github.com/clustersync/clustersync/internal/dashboard"
 	"github.com/clustersync/clustersync/internal/hostcluster"
 	"github.com/clustersync/clustersync/internal/manager"
 	"github.com/clustersync/clustersync/internal/registered/agent"
 	"github.com/clustersync/clustersync/internal/registered/registration"
 	"github.com/clustersync/clustersync/internal/testenv"
+	"github.com/clustersync/clustersync/internal/testenv/chrome"
 )
 
 // charts/manager installed with Helm on the local host's real node, and a
@@ -45,6 +53,11 @@ import (
 //   - when the leader pod is deleted, the other replica takes the Lease,
 //     becomes the Service's one endpoint, and the agent's tunnel comes back
 //     to it (a ping through the tunnel after the failover);
+//   - a user signed in to the dashboard in the browser through the
+//     dashboard Service stays signed in on each replica (leader or not),
+//     after the upgrade restarts every replica and after the leader's
+//     deletion; signing out through the Service ends the session on every
+//     replica;
 //   - `kubectl delete cluster` runs the cleanup Job to completion and the
 //     agent is gone; uninstalling removes the manager's pods.
 func TestManagerChart(t *testing.T) {
@@ -78,6 +91,7 @@ func TestManagerChart(t *testing.T) {
 		return ready
 	}
 	leader()
+	dash := signInDashboard(t, host, hostClientset(t, kubeconfig), ns, "mgr")
 
 	// The Service's address as the external URL (helm upgrade: the
 	// manager restarts with it and issues its serving certificate for it).
@@ -102,6 +116,7 @@ func TestManagerChart(t *testing.T) {
 		return nil
 	})
 	first := leader()
+	dash.signedInEverywhere(t, "after the upgrade restarted every replica")
 
 	scheme, err := manager.Scheme()
 	if err != nil {
@@ -178,6 +193,8 @@ func TestManagerChart(t *testing.T) {
 	// LastPing has a resolution of one second.
 	pingedAfter(start.Truncate(time.Second).Add(time.Second))
 	t.Logf("the agent's tunnel answers a ping through the new leader %.1f s after the failover", time.Since(start).Seconds())
+	dash.signedInEverywhere(t, "after the leader's deletion")
+	dash.signOut(t)
 
 	del := exec.Command("kubectl", "delete", "clusters.management.clustersync.io", "edge", "--wait=false")
 	del.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
@@ -225,6 +242,160 @@ func TestManagerChart(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// dashboardUser is a user signed in to the dashboard of a manager release
+// in a browser, through the release's dashboard Service.
+type dashboardUser struct {
+	host     client.Client
+	ns, rel  string
+	base     string // the Service's URL
+	browser  context.Context
+	cookie   string
+	shotsDir string
+}
+
+// signInDashboard makes a ServiceAccount allowed to view Clusters and
+// signs in with its token in the browser through the dashboard Service of
+// release rel.
+func signInDashboard(t *testing.T, host client.Client, cs kubernetes.Interface, ns, rel string) *dashboardUser {
+	t.Helper()
+	const sa = "dashboard-user"
+	if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + sa},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: ns}}}
+	if err := host.Create(ctx, crb); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = host.Delete(context.Background(), crb) })
+	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var svc corev1.Service
+	if err := host.Get(ctx, client.ObjectKey{Namespace: ns, Name: rel + "-dashboard"}, &svc); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join("..", "..", "bin", "screenshots", "e2e")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	u := &dashboardUser{host: host, ns: ns, rel: rel, base: "http://" + svc.Spec.ClusterIP, browser: chrome.New(t), shotsDir: dir}
+	// Retried: kube-proxy programs the new Service a moment after it
+	// exists, and a replica serves once it has started.
+	testenv.Eventually(t, time.Minute, func() error {
+		return chromeErr(u.browser, chromedp.Navigate(u.base+"/login"), chromedp.WaitVisible(chromedp.CSS(`#token`)))
+	})
+	chrome.Run(t, u.browser, "sign in through the dashboard Service",
+		chromedp.SendKeys(chromedp.CSS(`#token`), tr.Status.Token),
+		chrome.Follow(`form.login button`),
+		chromedp.WaitVisible(chromedp.CSS(`#clusters-table`)))
+	u.cookie = chrome.Cookie(t, u.browser, dashboard.CookieName)
+	u.shot(t, "manager-dashboard-signed-in")
+	return u
+}
+
+// chromeErr runs browser actions in a tab and returns their error.
+func chromeErr(b context.Context, steps ...chromedp.Action[chromedp.Void]) error {
+	return chromedp.Do(b, steps...)
+}
+
+// shot saves a screenshot of the browser's page as name.png.
+func (u *dashboardUser) shot(t *testing.T, name string) {
+	t.Helper()
+	png, err := chrome.Capture(u.browser)
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(u.shotsDir, name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// status is the status of GET URL/ with the user's session cookie,
+// redirects not followed.
+func (u *dashboardUser) status(url string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/", nil)
+	if err != nil {
+		return 0, err
+	}
+	req.AddCookie(&http.Cookie{Name: dashboard.CookieName, Value: u.cookie})
+	c := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// replicas are the dashboard URLs of the release's running pods, one each.
+func (u *dashboardUser) replicas() ([]string, error) {
+	var pods corev1.PodList
+	if err := u.host.List(ctx, &pods, client.InNamespace(u.ns), client.MatchingLabels{"app.kubernetes.io/instance": u.rel}); err != nil {
+		return nil, err
+	}
+	var urls []string
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" {
+			urls = append(urls, "http://"+net.JoinHostPort(p.Status.PodIP, "8090"))
+		}
+	}
+	if len(urls) != 2 {
+		return nil, fmt.Errorf("%d manager pods running, want 2", len(urls))
+	}
+	return urls, nil
+}
+
+// everyReplica checks that GET / with the session cookie answers want on
+// every replica (by its pod's address, so each is asked) and through the
+// Service.
+func (u *dashboardUser) everyReplica(want int) error {
+	urls, err := u.replicas()
+	if err != nil {
+		return err
+	}
+	for _, url := range append(urls, u.base) {
+		got, err := u.status(url)
+		if err != nil {
+			return err
+		}
+		if got != want {
+			return fmt.Errorf("GET %s/ with the session cookie: %d, want %d", url, got, want)
+		}
+	}
+	return nil
+}
+
+// signedInEverywhere checks, once the replicas serve, that every replica
+// knows the session, and that the browser's page through the Service is
+// still the clusters table.
+func (u *dashboardUser) signedInEverywhere(t *testing.T, when string) {
+	t.Helper()
+	testenv.Eventually(t, time.Minute, func() error { return u.everyReplica(http.StatusOK) })
+	chrome.Run(t, u.browser, "the clusters page through the Service "+when,
+		chromedp.Navigate(u.base+"/"), chromedp.WaitVisible(chromedp.CSS(`#clusters-table`)))
+	t.Logf("signed in on both replicas and through the Service %s", when)
+}
+
+// signOut signs out in the browser through the Service and checks that
+// every replica has forgotten the session.
+func (u *dashboardUser) signOut(t *testing.T) {
+	t.Helper()
+	chrome.Run(t, u.browser, "sign out through the Service",
+		chromedp.Navigate(u.base+"/"), chromedp.WaitVisible(chromedp.CSS(`#clusters-table`)),
+		chrome.Follow(`form.signout button`), chromedp.WaitVisible(chromedp.CSS(`#token`)))
+	testenv.Eventually(t, 10*time.Second, func() error { return u.everyReplica(http.StatusSeeOther) })
+	var secrets corev1.SecretList
+	if err := u.host.List(ctx, &secrets, client.InNamespace(u.ns), client.HasLabels{dashboard.SessionLabel}); err != nil {
+		t.Fatal(err)
+	}
+	if len(secrets.Items) != 0 {
+		t.Errorf("%d session Secrets left after the sign-out", len(secrets.Items))
+	}
 }
 
 // managerLeader returns the one Ready pod of manager release rel in ns, or

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -90,6 +91,7 @@ func TestRealNodeWorkload(t *testing.T) {
 		!strings.Contains(ns, "default") || strings.Contains(ns, "vc-rn") {
 		t.Errorf("virtual connect rn --local-port %d -- kubectl get ns: want the virtual cluster's namespaces:\n%s", fwdPort, ns)
 	}
+	serviceAccountConnect(t, virtual)
 	if list := cli(t, "virtual", "list", "-o", "json"); !strings.Contains(list, `"name": "rn"`) || !strings.Contains(list, `"status": "Running"`) {
 		t.Errorf("virtual list -o json:\n%s", list)
 	}
@@ -610,4 +612,52 @@ func containersOf(t *testing.T, ns string) int {
 		t.Fatalf("CRI ListContainers: %v", err)
 	}
 	return len(resp.Containers)
+}
+
+// serviceAccountConnect hands out scoped access to virtual cluster rn as
+// an owner does: `virtual connect rn --service-account team/dev
+// --cluster-role view --print` creates the account and its binding and
+// prints a kubeconfig with its token, with which the user may read but not
+// write; an account that does not exist, without --cluster-role, is
+// refused with its name.
+func serviceAccountConnect(t *testing.T, virtual client.Client) {
+	t.Helper()
+	if err := virtual.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}); err != nil {
+		t.Fatal(err)
+	}
+	kc, notes, code := tests.Output("virtual", "connect", "rn", "--service-account", "team/dev", "--cluster-role", "view", "--token-expiration", "3600", "--print")
+	if code != 0 {
+		t.Fatalf("virtual connect rn --service-account team/dev: exit %d\n%s", code, notes)
+	}
+	for _, want := range []string{"Created service account team/dev", "Bound service account team/dev to ClusterRole view (ClusterRoleBinding vcluster-sa-dev-team)"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("virtual connect --service-account says no %q:\n%s", want, notes)
+		}
+	}
+	if strings.Contains(kc, "client-certificate-data") || !strings.Contains(kc, "token: ") {
+		t.Errorf("the service account's kubeconfig holds a client certificate or no token:\n%s", notes)
+	}
+	path := filepath.Join(t.TempDir(), "dev.kubeconfig")
+	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dev := hostClientset(t, path)
+	who, err := dev.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := who.Status.UserInfo.Username; u != "system:serviceaccount:team:dev" {
+		t.Errorf("the kubeconfig authenticates as %q, want system:serviceaccount:team:dev", u)
+	}
+	if _, err := dev.CoreV1().Pods("default").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("ClusterRole view: list pods: %v", err)
+	}
+	_, err = dev.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "dev"}}, metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("ClusterRole view: create a ConfigMap: %v, want Forbidden", err)
+	}
+	if _, notes, code := tests.Output("virtual", "connect", "rn", "--service-account", "team/missing", "--print"); code == 0 ||
+		!strings.Contains(notes, "--service-account team/missing does not exist in the virtual cluster") {
+		t.Errorf("virtual connect --service-account team/missing without --cluster-role: exit %d\n%s", code, notes)
+	}
 }
