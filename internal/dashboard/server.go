@@ -192,6 +192,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /clusters/{name}/keep", s.authed(s.answer(management.Keep)))
 	mux.HandleFunc("GET /virtual/{namespace}/{name}", s.authed(s.virtualPage))
 	mux.HandleFunc("GET /virtual/{namespace}/{name}/kubeconfig", s.authed(s.virtualKubeconfig))
+	mux.HandleFunc("POST /virtual/{namespace}/{name}/kubeconfig", s.authed(s.serviceAccountKubeconfig))
 	mux.HandleFunc("GET /add", s.authed(s.addPage))
 	mux.HandleFunc("POST /add", s.authed(s.addSubmit))
 	mux.HandleFunc("POST /add/preview", s.authed(s.addPreview))

@@ -2,9 +2,13 @@ package dashboard
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -14,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -176,17 +181,12 @@ func (s *Server) readVirtual(ctx context.Context, sess *session, d *virtualData)
 		d.Note = "Its objects are shown once it is Running."
 		return
 	}
-	server, err := s.virtualServer(ctx, sess.kube, name, ns)
+	cfg, err := s.virtualConfig(ctx, sess, name, ns, kc)
 	if err != nil {
 		d.Note = "Its objects are not shown: " + err.Error()
 		return
 	}
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(kc)
-	if err != nil {
-		d.Note = fmt.Sprintf("Its objects are not shown: Secret %s/%s: %v", ns, controlplane.KubeconfigSecretName(name), err)
-		return
-	}
-	cfg.Host, cfg.Timeout = server, virtualTimeout
+	server := cfg.Host
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		d.Note = "Its objects are not shown: " + err.Error()
@@ -213,6 +213,22 @@ func (s *Server) readVirtual(ctx context.Context, sess *session, d *virtualData)
 		d.Note = "Its objects are not shown: " + err.Error()
 	}
 	d.SyncErrors, _ = events(ctx, kube, "", "", isSyncEvent, maxSyncEvents, s.now()) // none when they cannot be listed
+}
+
+// virtualConfig reaches virtual cluster name of host namespace ns with
+// kubeconfig kc (its Secret's) at the server the dashboard reaches it at
+// (virtualServer).
+func (s *Server) virtualConfig(ctx context.Context, sess *session, name, ns string, kc []byte) (*rest.Config, error) {
+	server, err := s.virtualServer(ctx, sess.kube, name, ns)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kc)
+	if err != nil {
+		return nil, fmt.Errorf("Secret %s/%s: %w", ns, controlplane.KubeconfigSecretName(name), err)
+	}
+	cfg.Host, cfg.Timeout = server, virtualTimeout
+	return cfg, nil
 }
 
 // virtualServer is where the dashboard reaches the API server of virtual
@@ -245,4 +261,71 @@ func (s *Server) virtualKubeconfig(w http.ResponseWriter, r *http.Request, sess 
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", "vcluster-"+name+"-"+ns+".yaml"))
 	_, _ = w.Write(kc)
+}
+
+// Form fields of the service account kubeconfig (POST
+// /virtual/NAMESPACE/NAME/kubeconfig), `virtual connect`'s flags.
+const (
+	formServiceAccount  = "serviceAccount"
+	formClusterRole     = "clusterRole"
+	formTokenExpiration = "tokenExpiration"
+)
+
+// serviceAccountKubeconfig downloads a kubeconfig of virtual cluster
+// {name} of host namespace {namespace} that authenticates with a token of
+// a service account of it, as `virtual connect --service-account`
+// (deploy.ServiceAccountKubeconfig): form fields serviceAccount
+// ([NAMESPACE/]NAME), clusterRole (creates and binds the account) and
+// tokenExpiration (seconds; empty: 10 years). It needs the user to read
+// Secret vc-NAME (403 otherwise): what the admin kubeconfig may do in the
+// virtual cluster is done with it. Bad input is a 400 naming the field.
+func (s *Server) serviceAccountKubeconfig(w http.ResponseWriter, r *http.Request, sess *session) {
+	ns, name := r.PathValue("namespace"), r.PathValue("name")
+	o := deploy.ServiceAccountOptions{Ref: strings.TrimSpace(r.PostFormValue(formServiceAccount)), ClusterRole: strings.TrimSpace(r.PostFormValue(formClusterRole))}
+	if o.Ref == "" {
+		http.Error(w, "Service account: give [NAMESPACE/]NAME", http.StatusBadRequest)
+		return
+	}
+	if _, _, err := deploy.ParseServiceAccount(o.Ref); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if v := strings.TrimSpace(r.PostFormValue(formTokenExpiration)); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			http.Error(w, fmt.Sprintf("Token expiration %q: want a number of seconds above 0", v), http.StatusBadRequest)
+			return
+		}
+		o.Expiration = time.Duration(n) * time.Second
+	}
+	ctx := r.Context()
+	kc, err := deploy.Kubeconfig(ctx, sess.kube, name, ns, "")
+	if err != nil {
+		http.Error(w, err.Error(), statusOf(err))
+		return
+	}
+	cfg, err := s.virtualConfig(ctx, sess, name, ns, kc)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	virtual, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	out, err := deploy.ServiceAccountKubeconfig(ctx, io.Discard, virtual, kc, o)
+	switch {
+	case errors.Is(err, deploy.ErrServiceAccountMissing):
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return
+	case err != nil:
+		http.Error(w, err.Error(), statusOf(err))
+		return
+	}
+	account := strings.ReplaceAll(o.Ref, "/", "-")
+	w.Header().Set("Content-Type", "application/yaml")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", "vcluster-"+name+"-"+ns+"-"+account+".yaml"))
+	_, _ = w.Write(out)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -32,6 +34,7 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/aks/akstest"
 	"github.com/clustersync/clustersync/internal/manager"
 	"github.com/clustersync/clustersync/internal/testenv/chrome"
+	"github.com/clustersync/clustersync/internal/virtual/deploy"
 	"github.com/clustersync/clustersync/internal/virtual/syncer"
 	"github.com/clustersync/clustersync/internal/virtual/translate"
 )
@@ -190,6 +193,66 @@ func TestVirtualCluster(t *testing.T) {
 		t.Errorf("kubeconfig download: %d, want 200 with Secret vc-%s's config", code, name)
 	}
 
+	// A service account's kubeconfig, as the page's form posts it.
+	if !strings.Contains(html(t, b), `id="service-account"`) {
+		t.Error("the page has no service account form")
+	}
+	// post posts form with the session and CSRF token of browser tab.
+	post := func(tab context.Context, form url.Values) (int, string) {
+		t.Helper()
+		csrf, err := chromedp.Run(tab, chromedp.AttributeValue(chromedp.CSS(`form.signout input[name="`+dashboard.CSRFField+`"]`), "value"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cookie := sessionOf(t, tab)
+		form.Set(dashboard.CSRFField, csrf.Value)
+		req, _ := http.NewRequest(http.MethodPost, w.base+"/virtual/"+w.ns+"/"+name+"/kubeconfig", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Cookie", dashboard.CookieName+"="+cookie)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	t.Cleanup(func() {
+		_ = env.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), deploy.ServiceAccountBindingName("dev", tenant), metav1.DeleteOptions{})
+	})
+	code, body := post(b, url.Values{"serviceAccount": {tenant + "/dev"}, "clusterRole": {"view"}, "tokenExpiration": {"600"}})
+	if code != http.StatusOK || strings.Contains(body, "client-key-data") {
+		t.Fatalf("service account kubeconfig: %d\n%s", code, body)
+	}
+	saCfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	saKube, err := kubernetes.NewForConfig(saCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	who, err := saKube.AuthenticationV1().SelfSubjectReviews().Create(context.Background(), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, want := who.Status.UserInfo.Username, "system:serviceaccount:"+tenant+":dev"; u != want {
+		t.Errorf("the service account kubeconfig authenticates as %q, want %q", u, want)
+	}
+	for _, c := range []struct {
+		form url.Values
+		code int
+		says string
+	}{
+		{url.Values{"serviceAccount": {tenant + "/missing"}}, http.StatusNotFound, "does not exist"},
+		{url.Values{"serviceAccount": {tenant + "/dev"}, "tokenExpiration": {"soon"}}, http.StatusBadRequest, "Token expiration"},
+		{url.Values{"serviceAccount": {"Bad/dev"}}, http.StatusBadRequest, `namespace "Bad"`},
+	} {
+		if code, body := post(b, c.form); code != c.code || !strings.Contains(body, c.says) {
+			t.Errorf("POST %v: %d %q, want %d saying %q", c.form, code, body, c.code, c.says)
+		}
+	}
+
 	// A user who may read StatefulSets, pods and Clusters but not Secrets.
 	ctx := context.Background()
 	if _, err := env.Kube.CoreV1().ServiceAccounts(w.ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "no-secrets"}}, metav1.CreateOptions{}); err != nil {
@@ -222,6 +285,9 @@ func TestVirtualCluster(t *testing.T) {
 	}
 	if code, body := get(sessionOf(t, b2)); code != http.StatusForbidden || strings.Contains(body, "client-key-data") {
 		t.Errorf("kubeconfig download without Secret access: %d, want 403", code)
+	}
+	if code, _ := post(b2, url.Values{"serviceAccount": {tenant + "/dev"}}); code != http.StatusForbidden {
+		t.Errorf("service account kubeconfig without Secret access: %d, want 403", code)
 	}
 }
 

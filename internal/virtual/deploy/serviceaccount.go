@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -29,6 +30,10 @@ const DefaultServiceAccountNamespace = "kube-system"
 // (pkg/util/serviceaccount in https://github.com/loft-sh/vcluster). The
 // virtual API server may shorten it (--service-account-max-token-expiration).
 const DefaultTokenExpiration = 10 * 365 * 24 * time.Hour
+
+// ErrServiceAccountMissing is wrapped by ServiceAccountKubeconfig's error
+// when the service account does not exist and no cluster role was given.
+var ErrServiceAccountMissing = errors.New("the service account does not exist")
 
 // ServiceAccountOptions are `virtual connect`'s --service-account,
 // --cluster-role and --token-expiration.
@@ -86,7 +91,7 @@ func ServiceAccountKubeconfig(ctx context.Context, out io.Writer, virtual kubern
 	_, err = virtual.CoreV1().ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err) && o.ClusterRole == "":
-		return nil, fmt.Errorf("--service-account %s/%s does not exist in the virtual cluster: create it, or add --cluster-role ROLE to have it created and bound", ns, name)
+		return nil, fmt.Errorf("--service-account %s/%s does not exist in the virtual cluster (%w): create it, or add --cluster-role ROLE to have it created and bound", ns, name, ErrServiceAccountMissing)
 	case apierrors.IsNotFound(err):
 		if _, err := virtual.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}, metav1.CreateOptions{}); err != nil {
 			return nil, fmt.Errorf("create service account %s/%s: %w", ns, name, err)
