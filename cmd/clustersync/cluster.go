@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
@@ -18,6 +21,8 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/managed"
 	"github.com/clustersync/clustersync/internal/hosted/management"
 	"github.com/clustersync/clustersync/internal/manager"
+	"github.com/clustersync/clustersync/internal/registered/kubetoken"
+	"github.com/clustersync/clustersync/internal/registered/server"
 )
 
 // newClusterCommand is `clustersync cluster`: the Clusters of a management
@@ -31,7 +36,8 @@ func newClusterCommand() *cobra.Command {
 	}
 	cmd.PersistentFlags().StringVar(&kubeconfig, "kubeconfig", "",
 		"kubeconfig of the management cluster (default: $KUBECONFIG, else ~/.kube/config)")
-	cmd.AddCommand(newClusterShowCommand(&kubeconfig), newClusterImportCommand(&kubeconfig), newClusterResolveCommand(&kubeconfig))
+	cmd.AddCommand(newClusterShowCommand(&kubeconfig), newClusterImportCommand(&kubeconfig), newClusterResolveCommand(&kubeconfig),
+		newClusterKubeconfigCommand(&kubeconfig))
 	return cmd
 }
 
@@ -73,6 +79,72 @@ yet, or a change made outside clustersync and not yet adopted.
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	return cmd
+}
+
+// newClusterKubeconfigCommand is `clustersync cluster kubeconfig NAME`.
+func newClusterKubeconfigCommand(kubeconfig *string) *cobra.Command {
+	var ttl time.Duration
+	var serverURL, out string
+	cmd := &cobra.Command{
+		Use:   "kubeconfig NAME",
+		Short: "Get a kubeconfig for cluster NAME through the manager's proxy, with a short-lived token of your own identity",
+		Long: `Get a kubeconfig for Cluster NAME, as Rancher's "Download KubeConfig" gives
+one: its server is the manager's proxy https://MANAGER/k8s/clusters/NAME and
+its credential a token the manager issues to you, valid for --ttl (default 8h,
+at most 720h). The cluster sees you as you are on the management cluster
+(your user name and groups), with the role your membership gives you
+(spec.importedConfig.members: owner, member, read-only); a user who is not a
+member is refused. The token is checked on every request: removing you from
+the members, or deleting the token's Secret, ends its use before it expires.
+
+The manager is asked with your kubeconfig's credential of the management
+cluster (a token, an exec plugin or a client certificate), at the URL and CA
+it publishes in ConfigMap kube-public/clustersync-manager, or at --server.
+The kubeconfig is printed, or written to -o FILE (mode 0600); its expiry goes
+to standard error.
+
+  clustersync cluster kubeconfig edge --ttl 1h -o edge.yaml
+  kubectl --kubeconfig edge.yaml get pods -A`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := kubetoken.TTL(ttl); err != nil {
+				return fmt.Errorf("--%w", err)
+			}
+			cfg, err := loadKubeconfig(*kubeconfig)
+			if err != nil {
+				return err
+			}
+			kube, err := kubernetes.NewForConfig(cfg)
+			if err != nil {
+				return err
+			}
+			info, err := server.ReadInfo(cmd.Context(), kube)
+			switch {
+			case err != nil && serverURL == "":
+				return fmt.Errorf("%w (--server)", err)
+			case serverURL != "":
+				info.URL = serverURL
+			}
+			kc, expires, err := kubetoken.Request(cmd.Context(), cfg, info.URL, info.CAPEM, args[0], ttl)
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				_, err = cmd.OutOrStdout().Write(kc)
+			} else {
+				err = os.WriteFile(out, kc, 0o600)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "The kubeconfig of cluster %s (server %s) is valid until %s.\n", args[0], server.ClusterProxyURL(info.URL, args[0]), expires.Format(time.RFC3339))
+			return nil
+		},
+	}
+	cmd.Flags().DurationVar(&ttl, "ttl", 0, "how long the token is valid, e.g. 1h (default 8h, at most 720h)")
+	cmd.Flags().StringVar(&serverURL, "server", "", "the manager's https URL (default: the one in ConfigMap kube-public/clustersync-manager)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write the kubeconfig to this file (mode 0600) instead of printing it")
 	return cmd
 }
 

@@ -26,6 +26,7 @@ import (
 
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/registered/controller"
+	"github.com/clustersync/clustersync/internal/registered/kubetoken"
 	"github.com/clustersync/clustersync/internal/registered/server"
 	"github.com/clustersync/clustersync/internal/registered/servingcert"
 	"github.com/clustersync/clustersync/internal/registered/tunnel"
@@ -127,7 +128,9 @@ func setupRegistered(ctx context.Context, mgr ctrl.Manager, o Options) error {
 			}
 		}()
 	}
-	srv := &server.Server{Client: mgr.GetClient(), Kube: kube, URL: external, CAPEM: id.CAPEM, AgentImage: image}
+	srv := &server.Server{Client: mgr.GetClient(), Kube: kube, URL: external, CAPEM: id.CAPEM, AgentImage: image,
+		Issuer:   &kubetoken.Issuer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: server.TokenNamespace},
+		ClientCA: server.ClientCAFromCluster(kube)}
 	srv.Tunnel = tunnel.NewServer(srv.Authorize, tunnel.ServerOptions{CACertPEM: id.CAPEM,
 		OnConnect: func(reg tunnel.Registration) { notify(reg.Cluster) }, OnDisconnect: notify})
 	rec := &controller.Reconciler{Client: mgr.GetClient(), Tunnel: srv.Tunnel, URL: external, AgentImage: image,
@@ -138,9 +141,16 @@ func setupRegistered(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		Complete(rec); err != nil {
 		return fmt.Errorf("registered-cluster controller: %w", err)
 	}
-	hs := &http.Server{Handler: srv.Handler(), TLSConfig: &tls.Config{Certificates: []tls.Certificate{id.Certificate}, MinVersion: tls.VersionTLS12},
+	// A client certificate is asked for, not required: people whose
+	// credential of the management cluster is one get kubeconfigs with it
+	// (server.ClientCAFromCluster verifies it); agents send tokens.
+	hs := &http.Server{Handler: srv.Handler(), TLSConfig: &tls.Config{Certificates: []tls.Certificate{id.Certificate}, MinVersion: tls.VersionTLS12,
+		ClientAuth: tls.RequestClientCert},
 		ReadHeaderTimeout: 30 * time.Second}
 	return mgr.Add(leaderRunnable(func(ctx context.Context) error {
+		if err := server.PublishInfo(ctx, kube, server.Info{URL: external, CAPEM: id.CAPEM}); err != nil {
+			return fmt.Errorf("registered clusters: %w", err)
+		}
 		l, err := listen()
 		if err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -27,8 +28,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
@@ -36,8 +39,11 @@ import (
 	"github.com/clustersync/clustersync/internal/registered"
 	"github.com/clustersync/clustersync/internal/registered/agent"
 	"github.com/clustersync/clustersync/internal/registered/controller"
+	"github.com/clustersync/clustersync/internal/registered/kubetoken"
 	"github.com/clustersync/clustersync/internal/registered/registration"
+	"github.com/clustersync/clustersync/internal/registered/server"
 	"github.com/clustersync/clustersync/internal/registered/tunnel"
+	"github.com/clustersync/clustersync/internal/testenv"
 )
 
 // mgmt is the management cluster, down the cluster being registered: each
@@ -119,6 +125,16 @@ func token(t *testing.T, env *hostedtest.Env, ns, name string) string {
 		t.Fatal(err)
 	}
 	return tr.Status.Token
+}
+
+// writeTemp writes data to a file of t's and returns its path.
+func writeTemp(t *testing.T, data []byte) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "data")
+	if err := os.WriteFile(f, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // startAgent runs the agent as the Deployment of the applied manifest
@@ -334,6 +350,88 @@ func TestRegisteredClusterLifecycle(t *testing.T) {
 		if err == nil || !strings.Contains(out, "not a member") {
 			t.Errorf("non-member: %v %s", err, out)
 		}
+	})
+
+	t.Run("kubeconfig for a person", func(t *testing.T) {
+		ca := fetchInsecure(t, serverURL+"/v1/cacerts")
+		as := func(token string) *rest.Config {
+			cfg := rest.AnonymousClientConfig(mgmt.Config)
+			cfg.BearerToken = token
+			return cfg
+		}
+		viewer := token(t, mgmt, "team", "viewer")
+		kc, expires, err := kubetoken.Request(ctx, as(viewer), serverURL, ca, "edge", time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Until(expires); d < 59*time.Minute || d > time.Hour {
+			t.Errorf("the token expires in %s, want 1h", d)
+		}
+		path := filepath.Join(t.TempDir(), "edge.yaml")
+		if err := os.WriteFile(path, kc, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// The CA is the manager's: no --insecure-skip-tls-verify.
+		if out := kubectl(t, nil, "--kubeconfig", path, "get", "ns", "-o", "name"); !strings.Contains(out, "namespace/apps") {
+			t.Errorf("read-only member's get ns with the kubeconfig: %s", out)
+		}
+		out, err := kubectlErr(nil, "--kubeconfig", path, "-n", "apps", "create", "configmap", "nope")
+		if err == nil || !strings.Contains(out, `User "system:serviceaccount:team:viewer" cannot create`) {
+			t.Errorf("read-only member's write with the kubeconfig: %v %s", err, out)
+		}
+		cfg, err := clientcmd.Load(kc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok := cfg.AuthInfos["edge"].Token
+		if !strings.HasPrefix(tok, kubetoken.TokenPrefix) || strings.Contains(string(kc), viewer) {
+			t.Fatalf("the kubeconfig's token is not a kubeconfig token of its own")
+		}
+		// The refusals, as kubectl prints them.
+		if _, _, err := kubetoken.Request(ctx, as(token(t, mgmt, "team", "outsider")), serverURL, ca, "edge", 0); err == nil ||
+			!strings.Contains(err.Error(), "system:serviceaccount:team:outsider is not a member of cluster edge") || !strings.Contains(err.Error(), "HTTP 403") {
+			t.Errorf("a non-member's kubeconfig: %v", err)
+		}
+		if _, _, err := kubetoken.Request(ctx, as(viewer), serverURL, ca, "edge", 1000*time.Hour); err == nil || !strings.Contains(err.Error(), "HTTP 400") {
+			t.Errorf("a ttl of 1000h: %v", err)
+		}
+		if _, _, err := kubetoken.Request(ctx, as(tok), serverURL, ca, "edge", 0); err == nil || !strings.Contains(err.Error(), "HTTP 401") {
+			t.Errorf("a kubeconfig token asking for another kubeconfig: %v", err)
+		}
+		// The management cluster's admin, by its client certificate: known
+		// (by its common name), and not a member.
+		if _, _, err := kubetoken.Request(ctx, mgmt.Config, serverURL, ca, "edge", 0); err == nil || !strings.Contains(err.Error(), "is not a member of cluster edge") {
+			t.Errorf("a client certificate of the management cluster: %v", err)
+		}
+		proxied := func(token, cluster string) string {
+			out, _ := kubectlErr(nil, "--kubeconfig", "/dev/null", "--server", serverURL+"/k8s/clusters/"+cluster, "--certificate-authority", writeTemp(t, ca), "--token", token, "get", "ns")
+			return out
+		}
+		if out := proxied(tok, "elsewhere"); !strings.Contains(out, "this kubeconfig token is for cluster edge, not elsewhere") {
+			t.Errorf("the token at another cluster: %s", out)
+		}
+		if out := proxied(kubetoken.TokenPrefix+"made-up", "edge"); !strings.Contains(out, "the kubeconfig token is unknown or was revoked") {
+			t.Errorf("a made-up kubeconfig token: %s", out)
+		}
+		// Expired: issued 9 hours ago for 8.
+		old := &kubetoken.Issuer{Client: mgmt.Client, Namespace: server.TokenNamespace, Now: func() time.Time { return time.Now().Add(-9 * time.Hour) }}
+		expired, _, err := old.Issue(ctx, kubetoken.User{Name: "system:serviceaccount:team:viewer"}, "edge", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out := proxied(expired, "edge"); !strings.Contains(out, "the kubeconfig token expired at ") {
+			t.Errorf("an expired kubeconfig token: %s", out)
+		}
+		// Revoked: its Secret deleted.
+		if err := mgmt.Client.DeleteAllOf(ctx, &corev1.Secret{}, client.InNamespace(server.TokenNamespace), client.MatchingLabels{kubetoken.ClusterLabel: "edge"}); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Eventually(t, 10*time.Second, func() error {
+			if out := proxied(tok, "edge"); !strings.Contains(out, "the kubeconfig token is unknown or was revoked") {
+				return fmt.Errorf("a revoked kubeconfig token: %s", out)
+			}
+			return nil
+		})
 	})
 
 	t.Run("wrong CA checksum refused", func(t *testing.T) {

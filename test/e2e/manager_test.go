@@ -255,7 +255,7 @@ type dashboardUser struct {
 	shotsDir string
 }
 
-// signInDashboard makes a ServiceAccount allowed to view Clusters and
+// signInDashboard makes a ServiceAccount allowed to read Clusters and
 // signs in with its token in the browser through the dashboard Service of
 // release rel.
 func signInDashboard(t *testing.T, host client.Client, cs kubernetes.Interface, ns, rel string) *dashboardUser {
@@ -264,13 +264,17 @@ func signInDashboard(t *testing.T, host client.Client, cs kubernetes.Interface, 
 	if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + sa},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + sa}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{mgmtv1.GroupVersion.Group}, Resources: []string{"clusters"}, Verbs: []string{"get", "list", "watch"}}}}
+	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: ns}}}
-	if err := host.Create(ctx, crb); err != nil {
-		t.Fatal(err)
+	for _, o := range []client.Object{role, crb} {
+		if err := host.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = host.Delete(context.Background(), o) })
 	}
-	t.Cleanup(func() { _ = host.Delete(context.Background(), crb) })
 	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,14 +1,13 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"slices"
 	"strings"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
@@ -51,39 +50,36 @@ func MemberUsername(m mgmtv1.ClusterMember) string {
 }
 
 // serveProxy proxies /k8s/clusters/<cluster>/<path> to the downstream API
-// server through the cluster's tunnel: the caller's bearer token is
-// authenticated by the management cluster (TokenReview), the caller must
-// be a member of the cluster, and the request is sent as the agent's
-// service account impersonating the caller (their user name and groups),
-// so the downstream RBAC the controller keeps for members decides.
-// Answers: 401 without a valid token, 403 for non-members, 503 when the
-// cluster is not connected.
+// server through the cluster's tunnel: the caller is authenticated
+// (authenticate: a kubeconfig token of this cluster, a bearer token or a
+// client certificate of the management cluster), must be a member of the
+// cluster, and the request is sent as the agent's service account
+// impersonating the caller (their user name and groups), so the
+// downstream RBAC the controller keeps for members decides. Answers, as
+// Kubernetes Status objects: 401 with the reason (no credential, an
+// unknown, revoked or expired token), 403 naming the cluster for a
+// non-member or a kubeconfig token of another cluster, 503 with the
+// Connected condition when the cluster has no connected agent.
 func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request) {
 	cluster := r.PathValue("cluster")
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || token == "" {
-		http.Error(w, "Unauthorized: send a bearer token of the management cluster", http.StatusUnauthorized)
-		return
-	}
-	review, err := s.Kube.AuthenticationV1().TokenReviews().Create(r.Context(),
-		&authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+	who, code, err := s.authenticate(r)
 	if err != nil {
-		http.Error(w, "authenticating the caller failed: "+err.Error(), http.StatusServiceUnavailable)
+		writeStatus(w, code, err.Error())
 		return
 	}
-	if !review.Status.Authenticated {
-		http.Error(w, "Unauthorized: the management cluster does not accept this token", http.StatusUnauthorized)
+	if who.tokenCluster != "" && who.tokenCluster != cluster {
+		writeStatus(w, http.StatusForbidden, fmt.Sprintf("this kubeconfig token is for cluster %s, not %s", who.tokenCluster, cluster))
 		return
 	}
-	user := review.Status.User
+	user := who.user
 	var c mgmtv1.Cluster
-	if err := s.Client.Get(r.Context(), types.NamespacedName{Name: cluster}, &c); err != nil || MemberRole(&c, user.Username, user.Groups) == "" {
-		http.Error(w, "Forbidden: "+user.Username+" is "+errNotMember.Error()+" "+cluster, http.StatusForbidden)
+	if err := s.Client.Get(r.Context(), types.NamespacedName{Name: cluster}, &c); err != nil || MemberRole(&c, user.Name, user.Groups) == "" {
+		writeStatus(w, http.StatusForbidden, (&NotMemberError{User: user.Name, Cluster: cluster}).Error())
 		return
 	}
 	rt, reg, ok := s.Tunnel.Transport(cluster)
 	if !ok {
-		http.Error(w, "cluster "+cluster+" is not connected", http.StatusServiceUnavailable)
+		writeStatus(w, http.StatusServiceUnavailable, notConnected(&c))
 		return
 	}
 	target, err := url.Parse(reg.APIEndpoint)
@@ -103,7 +99,7 @@ func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 			pr.Out.Header.Set("Authorization", "Bearer "+reg.Token)
-			pr.Out.Header.Set("Impersonate-User", user.Username)
+			pr.Out.Header.Set("Impersonate-User", user.Name)
 			for _, g := range user.Groups {
 				if g != "system:authenticated" {
 					pr.Out.Header.Add("Impersonate-Group", g)

@@ -2,14 +2,15 @@
 // clusters (Rancher's cluster registration,
 // https://rancher.com/docs/rancher/v2.x/en/cluster-provisioning/imported-clusters/):
 // the import manifest at /v1/import/<token>_<cluster>.yaml, the CA at
-// /v1/cacerts, the agents' tunnel at /v1/connect, and a
+// /v1/cacerts, the agents' tunnel at /v1/connect, a
 // Kubernetes API proxy at /k8s/clusters/<cluster>/… that authenticates the
-// caller against the management cluster and impersonates them downstream.
+// caller against the management cluster and impersonates them downstream,
+// and kubeconfigs for people at /v1/clusters/<cluster>/kubeconfig.
 package server
 
 import (
 	"context"
-	"errors"
+	"crypto/x509"
 	"fmt"
 	"net/http"
 	"strings"
@@ -22,6 +23,7 @@ import (
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/registered/kubetoken"
 	"github.com/clustersync/clustersync/internal/registered/registration"
 	"github.com/clustersync/clustersync/internal/registered/tunnel"
 )
@@ -47,6 +49,13 @@ type Server struct {
 	CAPEM []byte
 	// AgentImage is the agent's container image in manifests.
 	AgentImage string
+	// Issuer issues the kubeconfig tokens of kubetoken.PathPattern and looks up
+	// those the proxy is sent; nil: neither.
+	Issuer *kubetoken.Issuer
+	// ClientCA returns the CAs whose client certificates the management
+	// cluster's API server accepts (ClientCAFromCluster); nil: client
+	// certificates are not accepted.
+	ClientCA func(context.Context) (*x509.CertPool, error)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -64,6 +73,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET "+registration.ImportPathPrefix+"{file}", s.serveImport)
 	mux.Handle(tunnel.CACertsPath, s.Tunnel.CACertsHandler())
 	mux.Handle(tunnel.ConnectPath, s.Tunnel)
+	mux.HandleFunc("POST "+kubetoken.PathPattern, s.serveKubeconfig)
 	mux.HandleFunc(ProxyPrefix+"{cluster}/{rest...}", s.serveProxy)
 	mux.HandleFunc(ProxyPrefix+"{cluster}", s.serveProxy)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
@@ -164,9 +174,6 @@ func (s *Server) Authorize(ctx context.Context, token string, reg tunnel.Registr
 	}
 	return nil
 }
-
-// errNotMember is the proxy's refusal of a caller without a role.
-var errNotMember = errors.New("not a member of this cluster")
 
 // ProxyPrefix is where the Kubernetes API proxy is served.
 const ProxyPrefix = "/k8s/clusters/"
