@@ -27,6 +27,8 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/managed"
 	"github.com/clustersync/clustersync/internal/hosted/management"
+	"github.com/clustersync/clustersync/internal/registered/kubetoken"
+	"github.com/clustersync/clustersync/internal/registered/server"
 )
 
 // clusterRow is one line of the clusters table: a Cluster, or a virtual
@@ -665,9 +667,12 @@ type registeredData struct {
 	Command, InsecureCommand string
 	// TokenError says why the commands are not shown.
 	TokenError string
-	Agent      *mgmtv1.AgentStatus
-	Members    []mgmtv1.ClusterMember
-	Projects   []mgmtv1.Project
+	// Role is the user's role in the cluster (its members), "" for none:
+	// only members get a kubeconfig.
+	Role     string
+	Agent    *mgmtv1.AgentStatus
+	Members  []mgmtv1.ClusterMember
+	Projects []mgmtv1.Project
 	// Capabilities are the detected capabilities, as "name: value".
 	Capabilities []string
 	K3s          *mgmtv1.K3sStatus
@@ -678,7 +683,8 @@ type registeredData struct {
 // registration token (namespace clustersync-global-data, named after the
 // cluster) and projects; what the user may not read is left out.
 func (s *Server) registered(ctx context.Context, sess *session, c *mgmtv1.Cluster) *registeredData {
-	r := &registeredData{Agent: c.Status.Agent, Members: c.Spec.ImportedConfig.Members, K3s: c.Status.K3s}
+	r := &registeredData{Agent: c.Status.Agent, Members: c.Spec.ImportedConfig.Members, K3s: c.Status.K3s,
+		Role: server.MemberRole(c, sess.user, sess.groups)}
 	if c.Spec.K3sConfig != nil {
 		r.K3sWanted = c.Spec.K3sConfig.KubernetesVersion
 	}
@@ -720,4 +726,52 @@ func (s *Server) registered(ctx context.Context, sess *session, c *mgmtv1.Cluste
 		}
 	}
 	return r
+}
+
+// kubeconfigTTLs are the lives the cluster page offers a kubeconfig for,
+// as Go durations.
+func kubeconfigTTLs() []string { return []string{"1h", "8h", "24h", "168h", "720h"} }
+
+// clusterKubeconfig downloads a kubeconfig of cluster {name} for the
+// signed-in user, as `clustersync cluster kubeconfig` gets one
+// (server.IssueKubeconfig): the manager's proxy, a token of the user's
+// identity valid for form field ttl (a Go duration; default 8h). 400 for
+// a bad ttl, 403 for a user who is not a member, 503 while no manager has
+// published its URL (ConfigMap kube-public/clustersync-manager).
+func (s *Server) clusterKubeconfig(w http.ResponseWriter, r *http.Request, sess *session) {
+	name := r.PathValue("name")
+	var ttl time.Duration
+	if v := r.PostFormValue("ttl"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err == nil {
+			_, err = kubetoken.TTL(d)
+		}
+		if err != nil {
+			http.Error(w, fmt.Sprintf("Valid for %q: %v", v, err), http.StatusBadRequest)
+			return
+		}
+		ttl = d
+	}
+	ctx := r.Context()
+	info, err := server.ReadInfo(ctx, s.review)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	issuer := &kubetoken.Issuer{Client: s.admin, Namespace: server.TokenNamespace}
+	kc, _, err := server.IssueKubeconfig(ctx, s.admin, issuer, info.URL, info.CAPEM,
+		kubetoken.User{Name: sess.user, UID: sess.uid, Groups: sess.groups}, name, ttl)
+	var nm *server.NotMemberError
+	switch {
+	case errors.As(err, &nm):
+		http.Error(w, err.Error(), http.StatusForbidden)
+		return
+	case err != nil:
+		http.Error(w, err.Error(), statusOf(err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/yaml")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", name+".yaml"))
+	_, _ = w.Write(kc)
 }

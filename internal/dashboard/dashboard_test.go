@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +23,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -34,6 +37,8 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
 	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
 	"github.com/clustersync/clustersync/internal/manager"
+	"github.com/clustersync/clustersync/internal/registered/kubetoken"
+	"github.com/clustersync/clustersync/internal/registered/server"
 	"github.com/clustersync/clustersync/internal/testenv"
 	"github.com/clustersync/clustersync/internal/testenv/chrome"
 )
@@ -74,6 +79,31 @@ func shot(t *testing.T, ctx context.Context, name string) {
 func sessionOf(t *testing.T, ctx context.Context) string {
 	t.Helper()
 	return chrome.Cookie(t, ctx, dashboard.CookieName)
+}
+
+// postAs posts form to url with the session cookie and CSRF token of
+// browser tab (signed in, on a page of the dashboard), as the page's forms
+// do, and returns the answer's status and body.
+func postAs(t *testing.T, tab context.Context, url string, form url.Values) (int, string) {
+	t.Helper()
+	csrf, err := chromedp.Run(tab, chromedp.AttributeValue(chromedp.CSS(`form.signout input[name="`+dashboard.CSRFField+`"]`), "value"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	form.Set(dashboard.CSRFField, csrf.Value)
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(&http.Cookie{Name: dashboard.CookieName, Value: sessionOf(t, tab)})
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
 }
 
 // html is the page's HTML now; it must never hold the secret's value.
@@ -521,6 +551,15 @@ func TestRegisteredCluster(t *testing.T) {
 	if err := w.k.Get(ctx, client.ObjectKey{Name: edge}, &c); err != nil {
 		t.Fatal(err)
 	}
+	// The users signed in with tokens of this test's service accounts are
+	// read-only members, by their group.
+	c.Spec.ImportedConfig.Members = []mgmtv1.ClusterMember{{Kind: "Group", Name: "system:serviceaccounts:" + w.ns, Role: mgmtv1.RoleReadOnly}}
+	if err := w.k.Update(ctx, &c); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.PublishInfo(ctx, env.Kube, server.Info{URL: "https://mgr.example.com", CAPEM: []byte("the manager's CA")}); err != nil {
+		t.Fatal(err)
+	}
 	since := metav1.NewTime(time.Date(2026, 11, 26, 9, 30, 0, 0, time.UTC))
 	c.Status.Agent = &mgmtv1.AgentStatus{Distribution: "k3s", AgentVersion: "v0.31.0", ConnectedSince: &since, LastPing: &since, APIEndpoint: "https://10.0.0.5:6443"}
 	c.Status.Capabilities = &mgmtv1.Capabilities{NodePortRange: "30000-32767", TaintSupport: ptr.To(true)}
@@ -545,4 +584,42 @@ func TestRegisteredCluster(t *testing.T) {
 		t.Errorf("after Copy the button says %q (%v), want Copied (or the selection fallback)", label, err)
 	}
 	shot(t, b, "registered")
+
+	// A kubeconfig for the member, through the manager's proxy.
+	if !strings.Contains(page, `id="kubeconfig-form"`) || !strings.Contains(page, "You are read-only of this cluster") {
+		t.Error("the registered cluster's page offers the member no kubeconfig")
+	}
+	kubeconfigURL := w.base + "/clusters/" + edge + "/kubeconfig"
+	code, body := postAs(t, b, kubeconfigURL, url.Values{"ttl": {"1h"}})
+	if code != http.StatusOK {
+		t.Fatalf("Download kubeconfig: %d %s", code, body)
+	}
+	kc, err := clientcmd.Load([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl := kc.Clusters[edge]; cl == nil || cl.Server != "https://mgr.example.com/k8s/clusters/"+edge || string(cl.CertificateAuthorityData) != "the manager's CA" {
+		t.Errorf("the kubeconfig's cluster: %+v", kc.Clusters)
+	}
+	if u := kc.AuthInfos[edge]; u == nil || !strings.HasPrefix(u.Token, kubetoken.TokenPrefix) {
+		t.Fatalf("the kubeconfig's user has no kubeconfig token: %+v", kc.AuthInfos)
+	}
+	issuer := &kubetoken.Issuer{Client: w.k, Namespace: server.TokenNamespace}
+	who, cluster, err := issuer.Lookup(ctx, kc.AuthInfos[edge].Token)
+	if err != nil || cluster != edge || who.Name != "system:serviceaccount:"+w.ns+":admin" || !slices.Contains(who.Groups, "system:serviceaccounts:"+w.ns) {
+		t.Errorf("the token carries %+v for cluster %q (%v), want the signed-in service account and its groups for %s", who, cluster, err, edge)
+	}
+	if code, body := postAs(t, b, kubeconfigURL, url.Values{"ttl": {"1000h"}}); code != http.StatusBadRequest || !strings.Contains(body, "at most") {
+		t.Errorf("a ttl of 1000h: %d %s", code, body)
+	}
+	if err := w.k.Get(ctx, client.ObjectKey{Name: edge}, &c); err != nil {
+		t.Fatal(err)
+	}
+	c.Spec.ImportedConfig.Members = nil
+	if err := w.k.Update(ctx, &c); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := postAs(t, b, kubeconfigURL, url.Values{}); code != http.StatusForbidden || !strings.Contains(body, "is not a member of cluster "+edge) {
+		t.Errorf("a kubeconfig for a user who is no longer a member: %d %s", code, body)
+	}
 }

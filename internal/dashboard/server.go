@@ -104,7 +104,7 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{opts: o, review: review, admin: admin, scheme: o.Scheme, mapper: restMapper(), pages: map[string]*template.Template{}}
 	s.sessions = &sessions{ns: o.SessionNamespace, kube: review, open: s.openSession, live: map[string]*session{}, gone: map[string]time.Time{}}
-	funcs := template.FuncMap{"csrfField": func() string { return CSRFField }}
+	funcs := template.FuncMap{"csrfField": func() string { return CSRFField }, "kubeconfigTTLs": kubeconfigTTLs}
 	for _, page := range []string{"login.html", "clusters.html", "cluster.html", "virtual.html", "add.html"} {
 		t, err := template.New(page).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/table.html", "templates/detail.html", "templates/"+page)
 		if err != nil {
@@ -166,7 +166,9 @@ func (s *Server) ttl() time.Duration {
 // page as server-sent events), POST /clusters/NAME/take (take the
 // cloud's value of a conflicting field: form field path) and POST
 // /clusters/NAME/keep (keep your value of it: pushed over the cloud's;
-// form field path), GET /virtual/NAMESPACE/NAME (a
+// form field path), POST /clusters/NAME/kubeconfig (a kubeconfig for a
+// member through the manager's proxy: form field ttl), GET
+// /virtual/NAMESPACE/NAME (a
 // virtual cluster; ?ns= picks the virtual namespace shown), GET
 // /virtual/NAMESPACE/NAME/kubeconfig (its kubeconfig, Secret vc-NAME),
 // GET /add?kind=eks|aks|gke|registered (the Add forms: import an EKS, AKS
@@ -190,6 +192,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /clusters/{name}/events", s.authed(s.clusterDetailEvents))
 	mux.HandleFunc("POST /clusters/{name}/take", s.authed(s.answer(management.Take)))
 	mux.HandleFunc("POST /clusters/{name}/keep", s.authed(s.answer(management.Keep)))
+	mux.HandleFunc("POST /clusters/{name}/kubeconfig", s.authed(s.clusterKubeconfig))
 	mux.HandleFunc("GET /virtual/{namespace}/{name}", s.authed(s.virtualPage))
 	mux.HandleFunc("GET /virtual/{namespace}/{name}/kubeconfig", s.authed(s.virtualKubeconfig))
 	mux.HandleFunc("POST /virtual/{namespace}/{name}/kubeconfig", s.authed(s.serviceAccountKubeconfig))

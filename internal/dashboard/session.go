@@ -42,6 +42,8 @@ const (
 type session struct {
 	name    string // its Secret's name (sessionSecretName)
 	user    string
+	uid     string
+	groups  []string
 	csrf    string
 	expires time.Time
 	client  client.WithWatch
@@ -116,7 +118,7 @@ func (s *Server) signIn(ctx context.Context, pasted string) (id string, sess *se
 	if err != nil {
 		return "", nil, err
 	}
-	var user string
+	var user identity
 	if cred.token != "" {
 		tr, err := s.review.AuthenticationV1().TokenReviews().Create(ctx, &authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: cred.token}}, metav1.CreateOptions{})
 		if err != nil {
@@ -125,7 +127,7 @@ func (s *Server) signIn(ctx context.Context, pasted string) (id string, sess *se
 		if !tr.Status.Authenticated {
 			return "", nil, fmt.Errorf("token refused by the API server: %s", cmp.Or(tr.Status.Error, "not authenticated"))
 		}
-		user = tr.Status.User.Username
+		user = userOf(tr.Status.User)
 	} else {
 		kube, err := kubernetes.NewForConfig(s.userConfig(cred))
 		if err != nil {
@@ -135,9 +137,9 @@ func (s *Server) signIn(ctx context.Context, pasted string) (id string, sess *se
 		if err != nil {
 			return "", nil, fmt.Errorf("client certificate refused by the API server: %w", err)
 		}
-		user = r.Status.UserInfo.Username
+		user = userOf(r.Status.UserInfo)
 	}
-	rec := record{user: user, csrf: randomToken(), expires: s.now().Add(s.ttl()).Truncate(time.Second), cred: cred}
+	rec := record{identity: user, csrf: randomToken(), expires: s.now().Add(s.ttl()).Truncate(time.Second), cred: cred}
 	id = randomToken()
 	if err := s.sessions.save(ctx, id, rec); err != nil {
 		return "", nil, err
@@ -149,6 +151,17 @@ func (s *Server) signIn(ctx context.Context, pasted string) (id string, sess *se
 	// Sessions nobody used until they expired go at the next sign-in.
 	s.sessions.deleteExpired(ctx, s.now())
 	return id, sess, nil
+}
+
+// identity is who the API server says a user is.
+type identity struct {
+	name, uid string
+	groups    []string
+}
+
+// userOf is the identity of a review's answer.
+func userOf(u authnv1.UserInfo) identity {
+	return identity{name: u.Username, uid: u.UID, groups: u.Groups}
 }
 
 // userConfig reaches the management cluster with cred, the user's own
@@ -173,7 +186,7 @@ func (s *Server) openSession(name string, rec record) (*session, error) {
 		return nil, err
 	}
 	ctx, end := context.WithDeadline(context.Background(), rec.expires)
-	return &session{name: name, user: rec.user, csrf: rec.csrf, expires: rec.expires, client: c, kube: kube, ctx: ctx, end: end}, nil
+	return &session{name: name, user: rec.name, uid: rec.uid, groups: rec.groups, csrf: rec.csrf, expires: rec.expires, client: c, kube: kube, ctx: ctx, end: end}, nil
 }
 
 // current returns the session of r's cookie, nil when there is none, it

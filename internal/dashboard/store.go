@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
@@ -30,9 +31,12 @@ const SessionSecretType corev1.SecretType = "clustersync.io/session"
 const SessionLabel = "clustersync.io/session"
 
 // Annotations of a session Secret: the user the API server named at
-// sign-in, and when the session ends (RFC 3339, UTC).
+// sign-in (name, UID, groups as a JSON list), and when the session ends
+// (RFC 3339, UTC).
 const (
 	SessionUserAnnotation    = "clustersync.io/user"
+	SessionUIDAnnotation     = "clustersync.io/uid"
+	SessionGroupsAnnotation  = "clustersync.io/groups"
 	SessionExpiresAnnotation = "clustersync.io/expires"
 )
 
@@ -54,7 +58,7 @@ const deleteTimeout = 10 * time.Second
 
 // record is what a session Secret holds.
 type record struct {
-	user    string
+	identity
 	csrf    string
 	expires time.Time
 	cred    credential
@@ -71,6 +75,7 @@ func sessionSecretName(id string) string {
 // secret is rec as the Secret name of namespace ns.
 func (rec record) secret(ns, name string) *corev1.Secret {
 	data := map[string][]byte{sessionCSRF: []byte(rec.csrf)}
+	groups, _ := json.Marshal(rec.groups) // a []string always marshals
 	if rec.cred.token != "" {
 		data[sessionToken] = []byte(rec.cred.token)
 	} else {
@@ -78,7 +83,8 @@ func (rec record) secret(ns, name string) *corev1.Secret {
 	}
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{SessionLabel: "true"},
-			Annotations: map[string]string{SessionUserAnnotation: rec.user, SessionExpiresAnnotation: rec.expires.UTC().Format(time.RFC3339)}},
+			Annotations: map[string]string{SessionUserAnnotation: rec.name, SessionUIDAnnotation: rec.uid, SessionGroupsAnnotation: string(groups),
+				SessionExpiresAnnotation: rec.expires.UTC().Format(time.RFC3339)}},
 		Type: SessionSecretType,
 		Data: data,
 	}
@@ -93,8 +99,14 @@ func recordOf(sec *corev1.Secret) (record, error) {
 	if err != nil {
 		return record{}, fmt.Errorf("Secret %s/%s: annotation %s: %w", sec.Namespace, sec.Name, SessionExpiresAnnotation, err)
 	}
-	rec := record{user: sec.Annotations[SessionUserAnnotation], csrf: string(sec.Data[sessionCSRF]), expires: expires,
+	rec := record{identity: identity{name: sec.Annotations[SessionUserAnnotation], uid: sec.Annotations[SessionUIDAnnotation]},
+		csrf: string(sec.Data[sessionCSRF]), expires: expires,
 		cred: credential{token: string(sec.Data[sessionToken]), cert: sec.Data[sessionCert], certKey: sec.Data[sessionKey]}}
+	if g := sec.Annotations[SessionGroupsAnnotation]; g != "" {
+		if err := json.Unmarshal([]byte(g), &rec.groups); err != nil {
+			return record{}, fmt.Errorf("Secret %s/%s: annotation %s: %w", sec.Namespace, sec.Name, SessionGroupsAnnotation, err)
+		}
+	}
 	switch {
 	case rec.csrf == "":
 		return record{}, fmt.Errorf("Secret %s/%s has no %s", sec.Namespace, sec.Name, sessionCSRF)

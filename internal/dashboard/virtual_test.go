@@ -197,25 +197,9 @@ func TestVirtualCluster(t *testing.T) {
 	if !strings.Contains(html(t, b), `id="service-account"`) {
 		t.Error("the page has no service account form")
 	}
-	// post posts form with the session and CSRF token of browser tab.
 	post := func(tab context.Context, form url.Values) (int, string) {
 		t.Helper()
-		csrf, err := chromedp.Run(tab, chromedp.AttributeValue(chromedp.CSS(`form.signout input[name="`+dashboard.CSRFField+`"]`), "value"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cookie := sessionOf(t, tab)
-		form.Set(dashboard.CSRFField, csrf.Value)
-		req, _ := http.NewRequest(http.MethodPost, w.base+"/virtual/"+w.ns+"/"+name+"/kubeconfig", strings.NewReader(form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Cookie", dashboard.CookieName+"="+cookie)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
+		return postAs(t, tab, w.base+"/virtual/"+w.ns+"/"+name+"/kubeconfig", form)
 	}
 	t.Cleanup(func() {
 		_ = env.Kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), deploy.ServiceAccountBindingName("dev", tenant), metav1.DeleteOptions{})

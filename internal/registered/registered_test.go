@@ -415,7 +415,7 @@ func TestRegisteredClusterLifecycle(t *testing.T) {
 		}
 		// Expired: issued 9 hours ago for 8.
 		old := &kubetoken.Issuer{Client: mgmt.Client, Namespace: server.TokenNamespace, Now: func() time.Time { return time.Now().Add(-9 * time.Hour) }}
-		expired, _, err := old.Issue(ctx, kubetoken.User{Name: "system:serviceaccount:team:viewer"}, "edge", 0)
+		expired, _, err := old.Issue(ctx, kubetoken.User{Name: "system:serviceaccount:team:viewer"}, "edge", metav1.OwnerReference{}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

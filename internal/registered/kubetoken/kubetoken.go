@@ -122,9 +122,10 @@ func secretName(token string) string {
 }
 
 // Issue makes a token for user on cluster, valid for ttl (TTL's rules),
-// and records it. The caller has checked that user is a member of
+// and records it, owned by owner when it has a UID (the Cluster: deleting
+// it deletes its tokens). The caller has checked that user is a member of
 // cluster: the proxy checks it again on every request.
-func (is *Issuer) Issue(ctx context.Context, u User, cluster string, ttl time.Duration) (token string, expires time.Time, err error) {
+func (is *Issuer) Issue(ctx context.Context, u User, cluster string, owner metav1.OwnerReference, ttl time.Duration) (token string, expires time.Time, err error) {
 	if ttl, err = TTL(ttl); err != nil {
 		return "", time.Time{}, err
 	}
@@ -144,6 +145,9 @@ func (is *Issuer) Issue(ctx context.Context, u User, cluster string, ttl time.Du
 			Annotations: map[string]string{UserAnnotation: u.Name, UIDAnnotation: u.UID, GroupsAnnotation: string(groups),
 				ExpiresAnnotation: expires.Format(time.RFC3339)}},
 		Type: TokenSecretType,
+	}
+	if owner.UID != "" {
+		sec.OwnerReferences = []metav1.OwnerReference{owner}
 	}
 	if err := is.Client.Create(ctx, sec); err != nil {
 		return "", time.Time{}, fmt.Errorf("record the kubeconfig token in namespace %s: %w", is.Namespace, err)

@@ -46,7 +46,8 @@ func IssueKubeconfig(ctx context.Context, c client.Reader, is *kubetoken.Issuer,
 	if MemberRole(&cl, u.Name, u.Groups) == "" {
 		return nil, time.Time{}, &NotMemberError{User: u.Name, Cluster: cluster}
 	}
-	token, expires, err := is.Issue(ctx, u, cluster, ttl)
+	owner := metav1.OwnerReference{APIVersion: mgmtv1.GroupVersion.String(), Kind: "Cluster", Name: cl.Name, UID: cl.UID}
+	token, expires, err := is.Issue(ctx, u, cluster, owner, ttl)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
