@@ -34,6 +34,7 @@ import (
 	"github.com/clustersync/clustersync/internal/dashboard"
 	"github.com/clustersync/clustersync/internal/hostcluster"
 	"github.com/clustersync/clustersync/internal/manager"
+	"github.com/clustersync/clustersync/internal/ports"
 	"github.com/clustersync/clustersync/internal/registered/agent"
 	"github.com/clustersync/clustersync/internal/registered/registration"
 	"github.com/clustersync/clustersync/internal/testenv"
@@ -130,7 +131,7 @@ func TestManagerChart(t *testing.T) {
 	var importOut string
 	testenv.Eventually(t, time.Minute, func() error {
 		// The ClusterRegistrationToken's URL is the new leader's.
-		out, err := cliErr("cluster", "import", "edge", "--kubeconfig", kubeconfig)
+		out, err := cliErr("cluster", "import", "edge", "--kubeconfig", kubeconfig, "--member", "group:system:masters=cluster-owner")
 		if err != nil {
 			return err
 		}
@@ -180,6 +181,8 @@ func TestManagerChart(t *testing.T) {
 	if len(pods.Items) != 1 || pods.Items[0].Spec.NodeName != hostcluster.RealNodeName || pods.Items[0].Status.Phase != corev1.PodRunning {
 		t.Errorf("want the agent pod Running on %s: %s", hostcluster.RealNodeName, podStates(host, registration.AgentNamespace))
 	}
+
+	personKubeconfig(t, kubeconfig, pods.Items[0].Name, ns, first)
 
 	if err := host.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: first, Namespace: ns}}); err != nil {
 		t.Fatal(err)
@@ -239,6 +242,58 @@ func TestManagerChart(t *testing.T) {
 	testenv.Eventually(t, 2*time.Minute, func() error {
 		if n := containersOf(t, ns); n > 0 {
 			return fmt.Errorf("%d manager containers still on the node", n)
+		}
+		return nil
+	})
+}
+
+// personKubeconfig gets a kubeconfig of cluster edge as a member does,
+// with `clustersync cluster kubeconfig` and the management cluster's admin
+// kubeconfig (a client certificate of group system:masters, an owner of
+// edge), at the URL the manager publishes, and uses it with kubectl
+// through the manager's proxy: get, logs and exec on agent pod agentPod,
+// a port-forward to manager pod managerPod's dashboard (namespace ns), and
+// a watch.
+func personKubeconfig(t *testing.T, kubeconfig, agentPod, ns, managerPod string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "edge.yaml")
+	start := time.Now()
+	if out, err := cliErr("cluster", "kubeconfig", "edge", "--kubeconfig", kubeconfig, "--ttl", "1h", "-o", path); err != nil {
+		t.Fatalf("cluster kubeconfig edge: %v\n%s", err, out)
+	}
+	t.Logf("cluster kubeconfig edge: %.2f s", time.Since(start).Seconds())
+	kubectl := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("kubectl", append([]string{"--kubeconfig", path}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl %s through the proxy: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	if out := kubectl("get", "pods", "-A"); !strings.Contains(out, agentPod) {
+		t.Errorf("get pods -A through the proxy lacks the agent pod %s:\n%s", agentPod, out)
+	}
+	kubectl("logs", "-n", registration.AgentNamespace, agentPod, "--tail", "3")
+	if out := kubectl("exec", "-n", registration.AgentNamespace, agentPod, "--", "/clustersync", "version"); !strings.Contains(out, "clustersync") {
+		t.Errorf("exec through the proxy: %s", out)
+	}
+	if out, _ := exec.Command("kubectl", "--kubeconfig", path, "get", "pods", "-n", registration.AgentNamespace, "--watch", "--request-timeout=3s").CombinedOutput(); !strings.Contains(string(out), agentPod) {
+		t.Errorf("a watch through the proxy shows no agent pod:\n%s", out)
+	}
+	port := ports.ForTest(t, 1)[0]
+	pf := exec.Command("kubectl", "--kubeconfig", path, "port-forward", "-n", ns, "pod/"+managerPod, fmt.Sprintf("%d:8090", port))
+	if err := pf.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = pf.Process.Kill(); _ = pf.Wait() }()
+	testenv.Eventually(t, 30*time.Second, func() error {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/login", port))
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET /login through the port-forward: %d", resp.StatusCode)
 		}
 		return nil
 	})
