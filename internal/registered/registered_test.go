@@ -523,6 +523,16 @@ func TestRegisteredClusterLifecycle(t *testing.T) {
 			c, err := cluster(t, "edge")
 			return err == nil && c.Status.Phase == mgmtv1.PhaseUnavailable && condition(c, mgmtv1.ConditionConnected) == metav1.ConditionFalse, err
 		})
+		// The proxy answers at once, with the Connected condition.
+		start := time.Now()
+		out, err := kubectlErr(nil, "--kubeconfig", "/dev/null", "--server", serverURL+"/k8s/clusters/edge", "--insecure-skip-tls-verify",
+			"--token", token(t, mgmt, "team", "owner"), "get", "ns")
+		if err == nil || !strings.Contains(out, "cluster edge has no connected agent (Connected=False") {
+			t.Errorf("the proxy to a disconnected cluster: %v\n%s", err, out)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("the proxy took %s to refuse a disconnected cluster", d)
+		}
 		stopAgent = startAgent(outer, "", "")
 		waitFor(t, "Active again", func(context.Context) (bool, error) {
 			c, err := cluster(t, "edge")

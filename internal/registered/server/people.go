@@ -191,18 +191,19 @@ func statusCode(err error) int {
 }
 
 // writeStatus answers with code and message so that kubectl shows the
-// message: a 401 as a Kubernetes Status object (client-go decodes it on
-// every path), other codes as plain text (client-go shows a text answer's
-// body on every path, where it shows "unknown" for a Status object in
-// answer to discovery).
+// message: a 401 or a 503 as a Kubernetes Status object (for those codes
+// client-go reads the Status and otherwise prints a fixed sentence), other
+// codes as plain text (client-go shows a text answer's body on every path,
+// where it shows "unknown" for a Status object in answer to discovery).
 func writeStatus(w http.ResponseWriter, code int, message string) {
 	w.Header().Set("Cache-Control", "no-store")
-	if code != http.StatusUnauthorized {
+	reason := map[int]metav1.StatusReason{http.StatusUnauthorized: metav1.StatusReasonUnauthorized, http.StatusServiceUnavailable: metav1.StatusReasonServiceUnavailable}[code]
+	if reason == "" {
 		http.Error(w, message, code)
 		return
 	}
 	st := metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
-		Code: int32(code), Reason: metav1.StatusReasonUnauthorized, Message: message}
+		Code: int32(code), Reason: reason, Message: message}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(st)
