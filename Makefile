@@ -154,6 +154,7 @@ bench: binaries build
 	$(GO) run ./test/bench/realnode
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x ./internal/virtual/patches/ ./internal/virtual/policy/
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./internal/dashboard/
+	$(GO) test -run '^$$' -bench . -benchtime 200x ./internal/registered/
 
 # controller-gen (built once into the cache by hack/build-binaries.sh unless
 # CLUSTERSYNC_CONTROLLER_GEN_BIN names one) writes the deepcopy functions of

@@ -61,14 +61,14 @@ func TestMain(m *testing.M) {
 		hostedtest.Cluster{Name: "k3s", K3s: true, Env: &k3s}))
 }
 
-func waitFor(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
+func waitFor(t testing.TB, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
 	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 90*time.Second, true, cond); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
 }
 
-func cluster(t *testing.T, name string) (*mgmtv1.Cluster, error) {
+func cluster(t testing.TB, name string) (*mgmtv1.Cluster, error) {
 	t.Helper()
 	var c mgmtv1.Cluster
 	err := mgmt.Client.Get(context.Background(), types.NamespacedName{Name: name}, &c)
@@ -76,7 +76,7 @@ func cluster(t *testing.T, name string) (*mgmtv1.Cluster, error) {
 }
 
 // kubectl runs kubectl with args and stdin, failing t on error.
-func kubectl(t *testing.T, stdin []byte, args ...string) string {
+func kubectl(t testing.TB, stdin []byte, args ...string) string {
 	t.Helper()
 	out, err := kubectlErr(stdin, args...)
 	if err != nil {
@@ -93,7 +93,7 @@ func kubectlErr(stdin []byte, args ...string) (string, error) {
 }
 
 // fetchInsecure is `curl --insecure -sfL url`.
-func fetchInsecure(t *testing.T, url string) []byte {
+func fetchInsecure(t testing.TB, url string) []byte {
 	t.Helper()
 	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 30 * time.Second}
 	resp, err := c.Get(url)
@@ -110,7 +110,7 @@ func fetchInsecure(t *testing.T, url string) []byte {
 
 // token returns a TokenRequest token of service account ns/name in env,
 // creating the account (and ns) when missing.
-func token(t *testing.T, env *hostedtest.Env, ns, name string) string {
+func token(t testing.TB, env *hostedtest.Env, ns, name string) string {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := env.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -128,7 +128,7 @@ func token(t *testing.T, env *hostedtest.Env, ns, name string) string {
 }
 
 // writeTemp writes data to a file of t's and returns its path.
-func writeTemp(t *testing.T, data []byte) string {
+func writeTemp(t testing.TB, data []byte) string {
 	t.Helper()
 	f := filepath.Join(t.TempDir(), "data")
 	if err := os.WriteFile(f, data, 0o600); err != nil {
@@ -141,13 +141,13 @@ func writeTemp(t *testing.T, data []byte) string {
 // would: with the agent service account's token, and the server, checksum
 // and cluster from the Deployment's environment ("" keeps those). The
 // returned function stops it and returns Run's result.
-func startAgent(t *testing.T, cluster, checksum string) func() error {
+func startAgent(t testing.TB, cluster, checksum string) func() error {
 	stop, _ := startAgentIn(t, down, cluster, checksum)
 	return stop
 }
 
 // gaveUp waits for an agent to end by itself and returns its error.
-func gaveUp(t *testing.T, done <-chan error) error {
+func gaveUp(t testing.TB, done <-chan error) error {
 	t.Helper()
 	select {
 	case err := <-done:
@@ -160,12 +160,12 @@ func gaveUp(t *testing.T, done <-chan error) error {
 
 // startAgentDone is startAgent that also returns a channel with Run's
 // result when it ends by itself.
-func startAgentDone(t *testing.T, cluster, checksum string) (func() error, <-chan error) {
+func startAgentDone(t testing.TB, cluster, checksum string) (func() error, <-chan error) {
 	return startAgentIn(t, down, cluster, checksum)
 }
 
 // startAgentIn is startAgentDone for the cluster of env.
-func startAgentIn(t *testing.T, env *hostedtest.Env, cluster, checksum string) (func() error, <-chan error) {
+func startAgentIn(t testing.TB, env *hostedtest.Env, cluster, checksum string) (func() error, <-chan error) {
 	t.Helper()
 	var dep appsv1.Deployment
 	if err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: registration.AgentNamespace, Name: registration.AgentName}, &dep); err != nil {
@@ -214,7 +214,7 @@ func startAgentIn(t *testing.T, env *hostedtest.Env, cluster, checksum string) (
 
 // startManager runs `clustersync manager` in process with registered
 // clusters on, on a loopback port, until t ends, and returns its URL.
-func startManager(t *testing.T) string {
+func startManager(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
