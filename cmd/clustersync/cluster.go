@@ -94,7 +94,7 @@ one: its server is the manager's proxy https://MANAGER/k8s/clusters/NAME and
 its credential a token the manager issues to you, valid for --ttl (default 8h,
 at most 720h). The cluster sees you as you are on the management cluster
 (your user name and groups), with the role your membership gives you
-(spec.importedConfig.members: owner, member, read-only); a user who is not a
+(spec.members: owner, member, read-only); a user who is not a
 member is refused. The token is checked on every request: removing you from
 the members, or deleting the token's Secret, ends its use before it expires.
 

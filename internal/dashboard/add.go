@@ -134,7 +134,7 @@ func buildCluster(f addForm) (*mgmtv1.Cluster, []fieldError) {
 			}
 			m, err := registered.ParseMember(line)
 			if err != nil {
-				bad("members", "spec.importedConfig.members", strings.TrimPrefix(err.Error(), "--member "))
+				bad("members", "spec.members", strings.TrimPrefix(err.Error(), "--member "))
 				continue
 			}
 			members = append(members, m)
@@ -183,7 +183,7 @@ func causeInput(kind, field string) string {
 		return "name"
 	case field == "spec.displayName":
 		return "displayName"
-	case strings.HasPrefix(field, "spec.importedConfig.members"):
+	case strings.HasPrefix(field, "spec.members"), strings.HasPrefix(field, "spec.importedConfig.members"):
 		return "members"
 	}
 	byField := map[string]map[string]string{
@@ -237,7 +237,7 @@ func clusterYAML(c *mgmtv1.Cluster) (string, error) {
 // members as a registered cluster c.
 func importCommand(c *mgmtv1.Cluster) string {
 	cmd := "clustersync cluster import " + c.Name
-	for _, m := range c.Spec.ImportedConfig.Members {
+	for _, m := range c.Members() {
 		who := m.Name
 		switch m.Kind {
 		case "Group":

@@ -80,14 +80,14 @@ func TestBuildCluster(t *testing.T) {
 	}, {
 		name: "registered, as cluster import makes it",
 		form: addForm{Kind: kindRegistered, Name: "prod", Members: "alice=cluster-owner\n\n group:devs=read-only \nsa:ci:bot=cluster-member"},
-		want: mgmtv1.ClusterSpec{DisplayName: "prod", ImportedConfig: &mgmtv1.ImportedConfig{Members: []mgmtv1.ClusterMember{
+		want: mgmtv1.ClusterSpec{DisplayName: "prod", ImportedConfig: &mgmtv1.ImportedConfig{}, Members: []mgmtv1.ClusterMember{
 			{Kind: "User", Name: "alice", Role: mgmtv1.RoleClusterOwner}, {Kind: "Group", Name: "devs", Role: mgmtv1.RoleReadOnly},
-			{Kind: "ServiceAccount", Name: "ci:bot", Role: mgmtv1.RoleClusterMember}}}},
+			{Kind: "ServiceAccount", Name: "ci:bot", Role: mgmtv1.RoleClusterMember}}},
 	}, {
 		name: "registered with a bad member",
 		form: addForm{Kind: kindRegistered, Name: "prod", Members: "alice=admin"},
 		want: mgmtv1.ClusterSpec{DisplayName: "prod", ImportedConfig: &mgmtv1.ImportedConfig{}},
-		errs: []string{`members: spec.importedConfig.members: "alice=admin": role "admin"`},
+		errs: []string{`members: spec.members: "alice=admin": role "admin"`},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, errs := buildCluster(tc.form)
@@ -148,6 +148,7 @@ func TestCauseInput(t *testing.T) {
 		{kindAKS, "spec.aksConfig.resourceLocation", "location"},
 		{kindGKE, "spec.gkeConfig.projectID", "project"},
 		{kindGKE, "spec.gkeConfig", ""},
+		{kindRegistered, "spec.members[0].role", "members"},
 		{kindRegistered, "spec.importedConfig.members[0].role", "members"},
 	} {
 		if got := causeInput(tc.kind, tc.field); got != tc.want {

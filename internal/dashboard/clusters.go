@@ -683,7 +683,7 @@ type registeredData struct {
 // registration token (namespace clustersync-global-data, named after the
 // cluster) and projects; what the user may not read is left out.
 func (s *Server) registered(ctx context.Context, sess *session, c *mgmtv1.Cluster) *registeredData {
-	r := &registeredData{Agent: c.Status.Agent, Members: c.Spec.ImportedConfig.Members, K3s: c.Status.K3s,
+	r := &registeredData{Agent: c.Status.Agent, Members: c.Members(), K3s: c.Status.K3s,
 		Role: server.MemberRole(c, sess.user, sess.groups)}
 	if c.Spec.K3sConfig != nil {
 		r.K3sWanted = c.Spec.K3sConfig.KubernetesVersion

@@ -55,7 +55,7 @@ func ParseMember(v string) (mgmtv1.ClusterMember, error) {
 // (spec.importedConfig; the display name is the name).
 func Cluster(name string, members []mgmtv1.ClusterMember) *mgmtv1.Cluster {
 	return &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: mgmtv1.ClusterSpec{DisplayName: name, ImportedConfig: &mgmtv1.ImportedConfig{Members: members}}}
+		Spec: mgmtv1.ClusterSpec{DisplayName: name, Members: members, ImportedConfig: &mgmtv1.ImportedConfig{}}}
 }
 
 // Import creates Cluster name as a registered cluster with members (or

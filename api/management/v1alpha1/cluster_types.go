@@ -42,6 +42,16 @@ type ClusterSpec struct {
 	// +optional
 	ImportedConfig *ImportedConfig `json:"importedConfig,omitempty"`
 
+	// Members are the identities of the management cluster granted a role
+	// in this cluster, whatever its driver (Rancher's cluster members): the
+	// agent keeps matching RBAC bindings downstream, and the
+	// /k8s/clusters/{cluster} proxy and the kubeconfigs of `clustersync
+	// cluster kubeconfig` act as them. importedConfig.members, where older
+	// registered clusters keep them, is read too (Cluster.Members).
+	// +optional
+	// +listType=atomic
+	Members []ClusterMember `json:"members,omitempty"`
+
 	// K3sConfig asks for a K3s (or RKE2) upgrade of a registered cluster
 	// whose server version says it is one; for any other cluster it is
 	// refused with condition Upgraded=False.
@@ -336,4 +346,16 @@ type ClusterList struct {
 
 func init() {
 	SchemeBuilder.Register(&Cluster{}, &ClusterList{})
+}
+
+// Members returns the members of the cluster: spec.members, then those of
+// spec.importedConfig.members (where registered clusters kept them before
+// spec.members), in that order; an identity listed twice keeps both
+// entries, and the higher role wins where roles are compared.
+func (c *Cluster) Members() []ClusterMember {
+	out := append([]ClusterMember(nil), c.Spec.Members...)
+	if c.Spec.ImportedConfig != nil {
+		out = append(out, c.Spec.ImportedConfig.Members...)
+	}
+	return out
 }

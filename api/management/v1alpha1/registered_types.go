@@ -7,8 +7,8 @@ import (
 // ImportedConfig is the configuration of a registered cluster.
 type ImportedConfig struct {
 	// Members are the identities of the management cluster granted a role
-	// in this cluster; the agent keeps matching RBAC bindings downstream and
-	// the /k8s/clusters/{cluster} proxy impersonates them.
+	// in this cluster, as spec.members, which is where they go now (`cluster
+	// import --member` writes there); both lists are read.
 	// +optional
 	// +listType=atomic
 	Members []ClusterMember `json:"members,omitempty"`

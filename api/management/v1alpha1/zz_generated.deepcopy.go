@@ -301,6 +301,11 @@ func (in *ClusterSpec) DeepCopyInto(out *ClusterSpec) {
 		*out = new(ImportedConfig)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.Members != nil {
+		in, out := &in.Members, &out.Members
+		*out = make([]ClusterMember, len(*in))
+		copy(*out, *in)
+	}
 	if in.K3sConfig != nil {
 		in, out := &in.K3sConfig, &out.K3sConfig
 		*out = new(K3sConfig)

@@ -50,11 +50,11 @@ func MemberBinding(cluster string, m mgmtv1.ClusterMember) *rbacv1.ClusterRoleBi
 }
 
 // ensureMembers keeps one downstream ClusterRoleBinding per member of
-// spec.importedConfig.members and deletes the member bindings of members
+// Cluster.Members (spec.members and spec.importedConfig.members) and deletes the member bindings of members
 // that were removed.
 func ensureMembers(ctx context.Context, kube kubernetes.Interface, c *mgmtv1.Cluster) error {
 	want := map[string]bool{}
-	for _, m := range c.Spec.ImportedConfig.Members {
+	for _, m := range c.Members() {
 		b := MemberBinding(c.Name, m)
 		want[b.Name] = true
 		if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, b, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {

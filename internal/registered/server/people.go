@@ -31,7 +31,7 @@ func ClusterProxyURL(serverURL, cluster string) string {
 type NotMemberError struct{ User, Cluster string }
 
 func (e *NotMemberError) Error() string {
-	return fmt.Sprintf("%s is not a member of cluster %s (spec.importedConfig.members)", e.User, e.Cluster)
+	return fmt.Sprintf("%s is not a member of cluster %s (spec.members)", e.User, e.Cluster)
 }
 
 // IssueKubeconfig issues a kubeconfig token for user u on cluster (read

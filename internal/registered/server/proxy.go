@@ -13,16 +13,13 @@ import (
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 )
 
-// MemberRole returns the role of user (with groups) in cluster c, "" when
-// it has none. A ServiceAccount member "ns:name" matches the user
+// MemberRole returns the role of user (with groups) in cluster c (its
+// Members), the highest of the entries that match, "" when it has none. A ServiceAccount member "ns:name" matches the user
 // "system:serviceaccount:ns:name".
 func MemberRole(c *mgmtv1.Cluster, user string, groups []string) string {
-	if c.Spec.ImportedConfig == nil {
-		return ""
-	}
 	rank := map[string]int{mgmtv1.RoleReadOnly: 1, mgmtv1.RoleClusterMember: 2, mgmtv1.RoleClusterOwner: 3}
 	best := ""
-	for _, m := range c.Spec.ImportedConfig.Members {
+	for _, m := range c.Members() {
 		match := false
 		switch m.Kind {
 		case "User":

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
 	"github.com/clustersync/clustersync/internal/pki"
@@ -46,6 +47,17 @@ func TestMemberRole(t *testing.T) {
 		if got := server.MemberRole(c, tc.user, tc.groups); got != tc.want {
 			t.Errorf("MemberRole(%s, %v) = %q, want %q", tc.user, tc.groups, got, tc.want)
 		}
+	}
+	// spec.members, of any driver, read with importedConfig.members.
+	c.Spec.Members = []mgmtv1.ClusterMember{{Kind: "User", Name: "bob", Role: mgmtv1.RoleClusterMember}, {Kind: "User", Name: "alice", Role: mgmtv1.RoleClusterOwner}}
+	for user, want := range map[string]string{"bob": mgmtv1.RoleClusterMember, "alice": mgmtv1.RoleClusterOwner} {
+		if got := server.MemberRole(c, user, nil); got != want {
+			t.Errorf("with spec.members: MemberRole(%s) = %q, want %q", user, got, want)
+		}
+	}
+	hosted := &mgmtv1.Cluster{Spec: mgmtv1.ClusterSpec{EKSConfig: &eksv1.EKSClusterConfigSpec{}, Members: c.Spec.Members}}
+	if got := server.MemberRole(hosted, "bob", nil); got != mgmtv1.RoleClusterMember {
+		t.Errorf("an EKS cluster's member: MemberRole(bob) = %q, want %s", got, mgmtv1.RoleClusterMember)
 	}
 }
 
