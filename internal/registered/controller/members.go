@@ -50,8 +50,8 @@ func MemberBinding(cluster string, m mgmtv1.ClusterMember) *rbacv1.ClusterRoleBi
 }
 
 // ensureMembers keeps one downstream ClusterRoleBinding per member of
-// Cluster.Members (spec.members and spec.importedConfig.members) and deletes the member bindings of members
-// that were removed.
+// Cluster.Members (spec.members and spec.importedConfig.members) and
+// deletes the member bindings of members that were removed.
 func ensureMembers(ctx context.Context, kube kubernetes.Interface, c *mgmtv1.Cluster) error {
 	want := map[string]bool{}
 	for _, m := range c.Members() {
