@@ -91,19 +91,28 @@ func postAs(t *testing.T, tab context.Context, url string, form url.Values) (int
 		t.Fatal(err)
 	}
 	form.Set(dashboard.CSRFField, csrf.Value)
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(form.Encode()))
+	return requestAs(t, tab, http.MethodPost, url, strings.NewReader(form.Encode()))
+}
+
+// requestAs sends a request to url with the session cookie of browser tab
+// (a form's body, or nil) and returns the answer's status and body.
+func requestAs(t *testing.T, tab context.Context, method, url string, body io.Reader) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
 	req.AddCookie(&http.Cookie{Name: dashboard.CookieName, Value: sessionOf(t, tab)})
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
+	got, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(got)
 }
 
 // html is the page's HTML now; it must never hold the secret's value.

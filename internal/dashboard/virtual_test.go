@@ -2,7 +2,6 @@ package dashboard_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -178,18 +177,11 @@ func TestVirtualCluster(t *testing.T) {
 	shot(t, b, "virtual")
 
 	// The kubeconfig download is Secret vc-NAME's.
-	get := func(cookie string) (int, string) {
-		req, _ := http.NewRequest(http.MethodGet, w.base+"/virtual/"+w.ns+"/"+name+"/kubeconfig", nil)
-		req.Header.Set("Cookie", dashboard.CookieName+"="+cookie)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
+	get := func(tab context.Context) (int, string) {
+		t.Helper()
+		return requestAs(t, tab, http.MethodGet, w.base+"/virtual/"+w.ns+"/"+name+"/kubeconfig", nil)
 	}
-	if code, body := get(sessionOf(t, b)); code != http.StatusOK || body != string(kubeconfigOf(t, env.Config)) {
+	if code, body := get(b); code != http.StatusOK || body != string(kubeconfigOf(t, env.Config)) {
 		t.Errorf("kubeconfig download: %d, want 200 with Secret vc-%s's config", code, name)
 	}
 
@@ -267,7 +259,7 @@ func TestVirtualCluster(t *testing.T) {
 		!strings.Contains(p, "your account may not read Secret "+w.ns+"/vc-"+name) {
 		t.Error("a user who may not read vc-NAME sees the virtual cluster's objects or its kubeconfig link, or no reason")
 	}
-	if code, body := get(sessionOf(t, b2)); code != http.StatusForbidden || strings.Contains(body, "client-key-data") {
+	if code, body := get(b2); code != http.StatusForbidden || strings.Contains(body, "client-key-data") {
 		t.Errorf("kubeconfig download without Secret access: %d, want 403", code)
 	}
 	if code, _ := post(b2, url.Values{"serviceAccount": {tenant + "/dev"}}); code != http.StatusForbidden {
