@@ -14,7 +14,8 @@ import (
 )
 
 // MemberRole returns the role of user (with groups) in cluster c (its
-// Members), the highest of the entries that match, "" when it has none. A ServiceAccount member "ns:name" matches the user
+// Members), the highest of the entries that match, "" when it has none. A
+// ServiceAccount member "ns:name" matches the user
 // "system:serviceaccount:ns:name".
 func MemberRole(c *mgmtv1.Cluster, user string, groups []string) string {
 	rank := map[string]int{mgmtv1.RoleReadOnly: 1, mgmtv1.RoleClusterMember: 2, mgmtv1.RoleClusterOwner: 3}
@@ -52,11 +53,11 @@ func MemberUsername(m mgmtv1.ClusterMember) string {
 // client certificate of the management cluster), must be a member of the
 // cluster, and the request is sent as the agent's service account
 // impersonating the caller (their user name and groups), so the
-// downstream RBAC the controller keeps for members decides. Answers, as
-// Kubernetes Status objects: 401 with the reason (no credential, an
-// unknown, revoked or expired token), 403 naming the cluster for a
-// non-member or a kubeconfig token of another cluster, 503 with the
-// Connected condition when the cluster has no connected agent.
+// downstream RBAC the controller keeps for members decides. Refusals say
+// why (writeStatus): 401 (no credential, an unknown, revoked or expired
+// token), 403 naming the cluster (a non-member, a kubeconfig token of
+// another cluster), 503 with the Connected condition (no connected
+// agent).
 func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request) {
 	cluster := r.PathValue("cluster")
 	who, code, err := s.authenticate(r)
