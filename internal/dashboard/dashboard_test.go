@@ -414,10 +414,12 @@ func (w *world) emulatedEKS(t *testing.T, name string) (srv *ekstest.Server, tok
 		Nodegroups: []ekstest.NodegroupSpec{{Name: "pool1", MinSize: 1, MaxSize: 3, DesiredSize: 2}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.k.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: w.ns + "-aws", Namespace: hostedv1.Namespace},
-		StringData: map[string]string{eks.AccessKeyField: "a", eks.SecretKeyField: "b"}}); err != nil {
+	cred := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: w.ns + "-aws", Namespace: hostedv1.Namespace},
+		StringData: map[string]string{eks.AccessKeyField: "a", eks.SecretKeyField: "b"}}
+	if err := w.k.Create(ctx, cred); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = w.k.Delete(context.Background(), cred) })
 	c = &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: mgmtv1.ClusterSpec{DisplayName: name, EKSConfig: &eksv1.EKSClusterConfigSpec{
 		DisplayName: name, Region: "us-west-2", AmazonCredentialSecret: hostedv1.Namespace + ":" + w.ns + "-aws", Imported: true,
 		Tags: &map[string]string{"team": "a"}}}}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
@@ -258,8 +259,14 @@ func Settle(ctx context.Context) error {
 		// browser: its Page event comes before the answer.
 		s, err := chromedp.Run(ctx, chromedp.Evaluate[pageState](framedJS, chromedp.EvalAwaitPromise))
 		if err != nil {
-			if to, _, _ := n.state(); to != "" {
-				continue // the document went away with a navigation
+			// The document went away with a navigation: one in flight, one
+			// that started (and may have committed) since, or one whose
+			// events have not reached us yet, which Chromium reports as
+			// "Inspected target navigated or closed". Wait for its page.
+			var cdpErr *cdproto.Error
+			if to, now, _ := n.state(); to != "" || now != started ||
+				(errors.As(err, &cdpErr) && strings.Contains(cdpErr.Message, "navigated or closed") && ctx.Err() == nil) {
+				continue
 			}
 			return fmt.Errorf("wait for the page to produce a frame (Settle waits %s in all): %w", settleTimeout, err)
 		}
