@@ -174,7 +174,8 @@ func (s *Server) userConfig(cred credential) *rest.Config {
 }
 
 // openSession makes the session of record rec kept in Secret name: the
-// clients that send the user's credential.
+// clients that send the user's credential, and a context that ends at
+// rec.expires (by the wall clock) or when the session is forgotten.
 func (s *Server) openSession(name string, rec record) (*session, error) {
 	cfg := s.userConfig(rec.cred)
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: s.scheme, Mapper: s.mapper})
