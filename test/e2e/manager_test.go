@@ -250,10 +250,10 @@ func TestManagerChart(t *testing.T) {
 // personKubeconfig gets a kubeconfig of cluster edge as a member does,
 // with `clustersync cluster kubeconfig` and the management cluster's admin
 // kubeconfig (a client certificate of group system:masters, an owner of
-// edge), at the URL the manager publishes, and uses it with kubectl
-// through the manager's proxy: get, logs and exec on agent pod agentPod,
-// a port-forward to manager pod managerPod's dashboard (namespace ns), and
-// a watch.
+// edge), at the URL the manager publishes, and uses it through the
+// manager's proxy: Helm lists the manager's release (namespace ns), and
+// kubectl gets, reads the logs of and execs in agent pod agentPod,
+// port-forwards to manager pod managerPod's dashboard, and watches.
 func personKubeconfig(t *testing.T, kubeconfig, agentPod, ns, managerPod string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "edge.yaml")
@@ -269,6 +269,15 @@ func personKubeconfig(t *testing.T, kubeconfig, agentPod, ns, managerPod string)
 			t.Fatalf("kubectl %s through the proxy: %v\n%s", strings.Join(args, " "), err, out)
 		}
 		return string(out)
+	}
+	// Helm through the proxy: the manager's own release is in this
+	// cluster.
+	releases, err := action.NewList(helmConfig(t, path, ns)).Run()
+	if err != nil {
+		t.Fatalf("helm list through the proxy: %v", err)
+	}
+	if len(releases) != 1 || releases[0].Name != "mgr" {
+		t.Errorf("helm list -n %s through the proxy: %d releases, want mgr", ns, len(releases))
 	}
 	if out := kubectl("get", "pods", "-A"); !strings.Contains(out, agentPod) {
 		t.Errorf("get pods -A through the proxy lacks the agent pod %s:\n%s", agentPod, out)
