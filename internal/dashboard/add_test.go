@@ -226,9 +226,9 @@ func TestAddRegistered(t *testing.T) {
 	if err := w.k.Get(context.Background(), client.ObjectKey{Name: name}, &c); err != nil {
 		t.Fatalf("the Cluster was not created: %v", err)
 	}
-	want := &mgmtv1.ImportedConfig{Members: []mgmtv1.ClusterMember{{Kind: "User", Name: "alice", Role: mgmtv1.RoleClusterOwner}}}
-	if !reflect.DeepEqual(c.Spec.ImportedConfig, want) || c.Spec.DisplayName != name {
-		t.Errorf("spec %+v, want importedConfig %+v", c.Spec, want)
+	want := []mgmtv1.ClusterMember{{Kind: "User", Name: "alice", Role: mgmtv1.RoleClusterOwner}}
+	if c.Spec.ImportedConfig == nil || !reflect.DeepEqual(c.Spec.Members, want) || c.Spec.DisplayName != name {
+		t.Errorf("spec %+v, want importedConfig and members %+v", c.Spec, want)
 	}
 }
 

@@ -349,6 +349,7 @@ func TestEveryKindListed(t *testing.T) {
 		if err := w.k.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { _ = w.k.Delete(context.Background(), o) })
 	}
 	virtualCluster(t, w, "vc3", w.ns+"-tenant")
 	base := runManagerWith(t, w, manager.Options{EKSEndpoint: eksSrv.URL, EKSRefresh: time.Minute, EKSPoll: time.Second,
