@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	x509request "k8s.io/apiserver/pkg/authentication/request/x509"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -116,16 +117,17 @@ func (s *Server) authenticate(r *http.Request) (caller, int, error) {
 		if err != nil {
 			return caller{}, http.StatusServiceUnavailable, fmt.Errorf("reading the management cluster's client CA failed: %w", err)
 		}
-		certs := r.TLS.PeerCertificates
-		opts := x509.VerifyOptions{Roots: pool, Intermediates: x509.NewCertPool(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-		for _, c := range certs[1:] {
-			opts.Intermediates.AddCert(c)
+		// Verified as kube-apiserver verifies client certificates, by its
+		// own code: the chain to the CA, client-auth usage, the common
+		// name as the user, organizations as groups.
+		opts := x509request.DefaultVerifyOptions()
+		opts.Roots = pool
+		resp, ok, err := x509request.New(opts, x509request.CommonNameUserConversion).AuthenticateRequest(r)
+		if err != nil || !ok {
+			return caller{}, http.StatusUnauthorized, fmt.Errorf("the client certificate is not one of the management cluster's: %v", err)
 		}
-		if _, err := certs[0].Verify(opts); err != nil {
-			return caller{}, http.StatusUnauthorized, fmt.Errorf("the client certificate is not one of the management cluster's: %w", err)
-		}
-		subj := certs[0].Subject
-		return caller{user: kubetoken.User{Name: subj.CommonName, Groups: append(subj.Organization, "system:authenticated")}}, 0, nil
+		u := resp.User
+		return caller{user: kubetoken.User{Name: u.GetName(), UID: u.GetUID(), Groups: append(u.GetGroups(), "system:authenticated")}}, 0, nil
 	}
 	return caller{}, http.StatusUnauthorized, errors.New("send a bearer token of the management cluster, a kubeconfig token, or a client certificate of the management cluster")
 }
