@@ -597,7 +597,7 @@ func TestRegisteredCluster(t *testing.T) {
 	shot(t, b, "registered")
 
 	// A kubeconfig for the member, through the manager's proxy.
-	if !strings.Contains(page, `id="kubeconfig-form"`) || !strings.Contains(page, "You are read-only of this cluster") {
+	if !strings.Contains(page, `id="kubeconfig-form"`) || !strings.Contains(page, "Your role in this cluster is read-only") {
 		t.Error("the registered cluster's page offers the member no kubeconfig")
 	}
 	kubeconfigURL := w.base + "/clusters/" + edge + "/kubeconfig"
