@@ -109,7 +109,7 @@ to standard error.
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := kubetoken.TTL(ttl); err != nil {
-				return fmt.Errorf("--%w", err)
+				return fmt.Errorf("--%w", err) // the same rule as the manager's
 			}
 			cfg, err := loadKubeconfig(*kubeconfig)
 			if err != nil {

@@ -740,17 +740,10 @@ func kubeconfigTTLs() []string { return []string{"1h", "8h", "24h", "168h", "720
 // published its URL (ConfigMap kube-public/clustersync-manager).
 func (s *Server) clusterKubeconfig(w http.ResponseWriter, r *http.Request, sess *session) {
 	name := r.PathValue("name")
-	var ttl time.Duration
-	if v := r.PostFormValue("ttl"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err == nil {
-			_, err = kubetoken.TTL(d)
-		}
-		if err != nil {
-			http.Error(w, fmt.Sprintf("Valid for %q: %v", v, err), http.StatusBadRequest)
-			return
-		}
-		ttl = d
+	ttl, err := kubetoken.ParseTTL(r.PostFormValue("ttl"))
+	if err != nil {
+		http.Error(w, "Valid for: "+err.Error(), http.StatusBadRequest)
+		return
 	}
 	ctx := r.Context()
 	info, err := server.ReadInfo(ctx, s.review)
@@ -770,8 +763,5 @@ func (s *Server) clusterKubeconfig(w http.ResponseWriter, r *http.Request, sess 
 		http.Error(w, err.Error(), statusOf(err))
 		return
 	}
-	w.Header().Set("Content-Type", "application/yaml")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", name+".yaml"))
-	_, _ = w.Write(kc)
+	writeKubeconfig(w, name+".yaml", kc)
 }

@@ -257,10 +257,7 @@ func (s *Server) virtualKubeconfig(w http.ResponseWriter, r *http.Request, sess 
 		http.Error(w, err.Error(), statusOf(err))
 		return
 	}
-	w.Header().Set("Content-Type", "application/yaml")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", "vcluster-"+name+"-"+ns+".yaml"))
-	_, _ = w.Write(kc)
+	writeKubeconfig(w, "vcluster-"+name+"-"+ns+".yaml", kc)
 }
 
 // Form fields of the service account kubeconfig (POST
@@ -324,8 +321,14 @@ func (s *Server) serviceAccountKubeconfig(w http.ResponseWriter, r *http.Request
 		return
 	}
 	account := strings.ReplaceAll(o.Ref, "/", "-")
+	writeKubeconfig(w, "vcluster-"+name+"-"+ns+"-"+account+".yaml", out)
+}
+
+// writeKubeconfig answers with kubeconfig kc as a download named file,
+// never cached.
+func writeKubeconfig(w http.ResponseWriter, file string, kc []byte) {
 	w.Header().Set("Content-Type", "application/yaml")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", "vcluster-"+name+"-"+ns+"-"+account+".yaml"))
-	_, _ = w.Write(out)
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", file))
+	_, _ = w.Write(kc)
 }

@@ -115,6 +115,22 @@ func TTL(ttl time.Duration) (time.Duration, error) {
 	return ttl, nil
 }
 
+// ParseTTL reads a requested life as a Go duration ("8h"; "" is 0, the
+// default) and checks it with TTL's rules; the error names the value.
+func ParseTTL(v string) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err == nil {
+		_, err = TTL(d)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("ttl %q: %w", v, err)
+	}
+	return d, nil
+}
+
 // secretName is the name of the Secret of token.
 func secretName(token string) string {
 	sum := sha256.Sum256([]byte(token))

@@ -146,17 +146,10 @@ func orDefault(s, def string) string {
 // a caller who is not a member, 404 for no such cluster.
 func (s *Server) serveKubeconfig(w http.ResponseWriter, r *http.Request) {
 	cluster := r.PathValue("cluster")
-	var ttl time.Duration
-	if v := r.URL.Query().Get("ttl"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err == nil {
-			_, err = kubetoken.TTL(d)
-		}
-		if err != nil {
-			writeStatus(w, http.StatusBadRequest, fmt.Sprintf("ttl %q: %v", v, err))
-			return
-		}
-		ttl = d
+	ttl, err := kubetoken.ParseTTL(r.URL.Query().Get("ttl"))
+	if err != nil {
+		writeStatus(w, http.StatusBadRequest, err.Error())
+		return
 	}
 	who, code, err := s.authenticate(r)
 	if err != nil {
