@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +20,7 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/managed"
 	"github.com/clustersync/clustersync/internal/hosted/management"
 	"github.com/clustersync/clustersync/internal/manager"
+	"github.com/clustersync/clustersync/internal/registered/controller"
 	"github.com/clustersync/clustersync/internal/registered/kubetoken"
 	"github.com/clustersync/clustersync/internal/registered/server"
 )
@@ -56,17 +56,26 @@ last applied (agreed between clustersync and the cloud). DRIFT marks a
 managed field whose config value differs from upstream: a change not applied
 yet, or a change made outside clustersync and not yet adopted.
 
+When the cluster's API endpoint is private and the manager cannot install
+the agent (condition AgentConnected, reason RegistrationRequired), the
+registration command to run from inside the cluster's network is printed
+above the table.
+
 -o json prints the same rows as JSON.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "table" && output != "json" {
 				return fmt.Errorf("--output %q: want table or json", output)
 			}
-			c, err := getCluster(cmd.Context(), *kubeconfig, args[0])
+			k, err := managementClient(*kubeconfig)
 			if err != nil {
 				return err
 			}
-			rows, ok := manager.EffectiveRows(c)
+			var c mgmtv1.Cluster
+			if err := k.Get(cmd.Context(), types.NamespacedName{Name: args[0]}, &c); err != nil {
+				return fmt.Errorf("cluster %s: %w", args[0], err)
+			}
+			rows, ok := manager.EffectiveRows(&c)
 			if !ok {
 				return fmt.Errorf("cluster %s has no spec.eksConfig, spec.aksConfig or spec.gkeConfig; only hosted clusters have an effective state to show", c.Name)
 			}
@@ -75,7 +84,14 @@ yet, or a change made outside clustersync and not yet adopted.
 				enc.SetIndent("", "  ")
 				return enc.Encode(rows)
 			}
-			return printCluster(cmd.OutOrStdout(), c, rows)
+			var reg *mgmtv1.ClusterRegistrationToken
+			if cond := meta.FindStatusCondition(c.Status.Conditions, mgmtv1.ConditionAgentConnected); cond != nil && cond.Reason == controller.ReasonAgentRegistrationRequired {
+				reg = &mgmtv1.ClusterRegistrationToken{}
+				if err := k.Get(cmd.Context(), types.NamespacedName{Namespace: server.TokenNamespace, Name: c.Name}, reg); err != nil {
+					return fmt.Errorf("cluster %s: its registration command: %w", c.Name, err)
+				}
+			}
+			return printCluster(cmd.OutOrStdout(), &c, rows, reg)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
@@ -220,22 +236,10 @@ func managementClient(kubeconfig string) (client.Client, error) {
 	return client.New(cfg, client.Options{Scheme: scheme})
 }
 
-// getCluster reads Cluster name from the management cluster of kubeconfig.
-func getCluster(ctx context.Context, kubeconfig, name string) (*mgmtv1.Cluster, error) {
-	k, err := managementClient(kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	var c mgmtv1.Cluster
-	if err := k.Get(ctx, types.NamespacedName{Name: name}, &c); err != nil {
-		return nil, fmt.Errorf("cluster %s: %w", name, err)
-	}
-	return &c, nil
-}
-
 // printCluster writes the header (name, driver, phase, version, the
-// conditions that are not as they should be) and the rows as a table.
-func printCluster(w io.Writer, c *mgmtv1.Cluster, rows []managed.Row) error {
+// conditions that are not as they should be, and the registration
+// commands of reg when it is not nil) and the rows as a table.
+func printCluster(w io.Writer, c *mgmtv1.Cluster, rows []managed.Row, reg *mgmtv1.ClusterRegistrationToken) error {
 	fmt.Fprintf(w, "Cluster %s (%s) driver %s, phase %s, version %s\n", c.Name, c.Spec.DisplayName,
 		orDash(c.Status.Driver), orDash(c.Status.Phase), orDash(c.Status.Version))
 	if cond := meta.FindStatusCondition(c.Status.Conditions, mgmtv1.ConditionConflict); cond != nil && cond.Status == "True" {
@@ -245,6 +249,10 @@ func printCluster(w io.Writer, c *mgmtv1.Cluster, rows []managed.Row) error {
 		if cond.Status != "True" && cond.Type != mgmtv1.ConditionConflict && cond.Message != "" {
 			fmt.Fprintf(w, "%s=%s: %s\n", cond.Type, cond.Status, cond.Message)
 		}
+	}
+	if reg != nil && reg.Status.Command != "" {
+		fmt.Fprintf(w, "\nThe API endpoint is private: run one of these from inside the cluster's network, with a kubeconfig of it (cluster-admin):\n  %s\n", reg.Status.Command)
+		fmt.Fprintf(w, "When the manager's certificate is self-signed:\n  %s\n", reg.Status.InsecureCommand)
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

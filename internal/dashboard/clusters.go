@@ -27,6 +27,7 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/managed"
 	"github.com/clustersync/clustersync/internal/hosted/management"
+	"github.com/clustersync/clustersync/internal/registered/controller"
 	"github.com/clustersync/clustersync/internal/registered/kubetoken"
 	"github.com/clustersync/clustersync/internal/registered/server"
 )
@@ -440,14 +441,16 @@ func (s *Server) clusterPage(w http.ResponseWriter, r *http.Request, sess *sessi
 }
 
 // detailData is a cluster's page: a hosted cluster's effective state and
-// conflicts, or a registered cluster's import commands, agent, members,
-// projects, capabilities and K3s state; conditions and events for both.
+// conflicts; for a cluster with the agent (registered, or hosted with the
+// agent the manager installs) its agent, members, projects, capabilities,
+// K3s state and, when it is to be run by hand, the registration command;
+// conditions and events for all.
 type detailData struct {
 	Row clusterRow
-	// Registered is set for a registered cluster.
-	Registered *registeredData
-	Rows       []managed.Row
-	Conflicts  []hostedv1.FieldConflict
+	// Agent is set for a cluster that has (or is to have) the agent.
+	Agent     *agentData
+	Rows      []managed.Row
+	Conflicts []hostedv1.FieldConflict
 	// Keeping are the paths of the conflicts the user answered "keep my
 	// value" (the Cluster's annotation clustersync.io/keep-config), whose
 	// push is on its way.
@@ -496,8 +499,8 @@ func (s *Server) detail(ctx context.Context, sess *session, c *mgmtv1.Cluster) d
 		d.Rows, d.Conflicts = v.Rows(), s.conflicts(ctx, sess, v)
 		d.Keeping = keeping(c.Annotations, d.Conflicts)
 	}
-	if c.Spec.ImportedConfig != nil {
-		d.Registered = s.registered(ctx, sess, c)
+	if c.AgentWanted() {
+		d.Agent = s.agent(ctx, sess, c)
 	}
 	var err error
 	d.Events, err = events(ctx, sess.kube, "", "regarding.name="+c.Name, func(e eventsv1.Event) bool { return e.Regarding.Kind == "Cluster" }, 0, s.now())
@@ -658,9 +661,14 @@ func watchChanges(ctx context.Context, ws []watch.Interface) <-chan struct{} {
 	return out
 }
 
-// registeredData is what a registered cluster's page shows beyond the
+// agentData is what the page of a cluster with the agent shows beyond the
 // conditions and events.
-type registeredData struct {
+type agentData struct {
+	// Import is whether the registration command is shown: always for a
+	// registered cluster, for a hosted one when the manager cannot install
+	// the agent itself (a private endpoint: condition AgentConnected,
+	// reason RegistrationRequired). Private tells the latter.
+	Import, Private bool
 	// Command and InsecureCommand import the cluster (the registration
 	// token's status, as `clustersync cluster import` prints them); empty
 	// while the token is not issued or the user may not read it.
@@ -669,8 +677,10 @@ type registeredData struct {
 	TokenError string
 	// Role is the user's role in the cluster (its members), "" for none:
 	// only members get a kubeconfig.
-	Role     string
-	Agent    *mgmtv1.AgentStatus
+	Role string
+	// Status is what the agent reported (status.agent); nil before it
+	// connected.
+	Status   *mgmtv1.AgentStatus
 	Members  []mgmtv1.ClusterMember
 	Projects []mgmtv1.Project
 	// Capabilities are the detected capabilities, as "name: value".
@@ -679,12 +689,16 @@ type registeredData struct {
 	K3sWanted    string
 }
 
-// registered reads, with the user's identity, a registered cluster's
-// registration token (namespace clustersync-global-data, named after the
-// cluster) and projects; what the user may not read is left out.
-func (s *Server) registered(ctx context.Context, sess *session, c *mgmtv1.Cluster) *registeredData {
-	r := &registeredData{Agent: c.Status.Agent, Members: c.Members(), K3s: c.Status.K3s,
+// agent reads, with the user's identity, the registration token
+// (namespace clustersync-global-data, named after the cluster) and the
+// projects of a cluster with the agent; what the user may not read is
+// left out.
+func (s *Server) agent(ctx context.Context, sess *session, c *mgmtv1.Cluster) *agentData {
+	r := &agentData{Status: c.Status.Agent, Members: c.Members(), K3s: c.Status.K3s,
 		Role: server.MemberRole(c, sess.user, sess.groups)}
+	cond := meta.FindStatusCondition(c.Status.Conditions, mgmtv1.ConditionAgentConnected)
+	r.Private = c.Spec.ImportedConfig == nil && cond != nil && cond.Status != metav1.ConditionTrue && cond.Reason == controller.ReasonAgentRegistrationRequired
+	r.Import = c.Spec.ImportedConfig != nil || r.Private
 	if c.Spec.K3sConfig != nil {
 		r.K3sWanted = c.Spec.K3sConfig.KubernetesVersion
 	}

@@ -29,6 +29,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -350,7 +351,7 @@ func setupProvider[S any, O engine.Object[S]](mgr ctrl.Manager, opts controller.
 		Events: mgr.GetEventRecorder("clustersync-management"), Refresh: refresh,
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("management-"+name).WithOptions(opts).
-		For(&mgmtv1.Cluster{}, builder.WithPredicates(specOrAnnotations())).
+		For(&mgmtv1.Cluster{}, builder.WithPredicates(predicate.Or[client.Object](specOrAnnotations(), agentConnection()))).
 		Owns(cloud.NewObject(), builder.WithPredicates(phaseChanged())).
 		Complete(mgmt); err != nil {
 		return fmt.Errorf("management controller of %s clusters: %w", cloud.Name(), err)
@@ -367,6 +368,18 @@ func setupProvider[S any, O engine.Object[S]](mgr ctrl.Manager, opts controller.
 // or annotations changed.
 func specOrAnnotations() predicate.Predicate {
 	return predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{})
+}
+
+// agentConnection passes the Cluster updates where the agent's tunnel
+// came up or went down (status.agent.connectedSince set or cleared): a
+// cluster the manager cannot reach directly is Connected through it.
+func agentConnection() predicate.Funcs {
+	up := func(c *mgmtv1.Cluster) bool { return c.Status.Agent != nil && c.Status.Agent.ConnectedSince != nil }
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*mgmtv1.Cluster)
+		n, ok2 := e.ObjectNew.(*mgmtv1.Cluster)
+		return !ok1 || !ok2 || up(o) != up(n)
+	}}
 }
 
 // phaseChanged passes the operator object events the management

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -133,10 +134,11 @@ func setupRegistered(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		ClientCA: server.ClientCAFromCluster(kube)}
 	srv.Tunnel = tunnel.NewServer(srv.Authorize, tunnel.ServerOptions{CACertPEM: id.CAPEM,
 		OnConnect: func(reg tunnel.Registration) { notify(reg.Cluster) }, OnDisconnect: notify})
-	rec := &controller.Reconciler{Client: mgr.GetClient(), Tunnel: srv.Tunnel, URL: external, AgentImage: image,
-		Events: mgr.GetEventRecorder("clustersync-registered"), Ping: ro.Ping}
+	rec := &controller.Reconciler{Client: mgr.GetClient(), Tunnel: srv.Tunnel, URL: external, AgentImage: image, CAPEM: id.CAPEM,
+		Hosted: Hosted, Events: mgr.GetEventRecorder("clustersync-registered"), Ping: ro.Ping}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("registered-cluster").
-		For(&mgmtv1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&mgmtv1.Cluster{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{},
+			predicate.AnnotationChangedPredicate{}, accessChanged()))).
 		WatchesRawSource(source.Channel(wake, &handler.EnqueueRequestForObject{})).
 		Complete(rec); err != nil {
 		return fmt.Errorf("registered-cluster controller: %w", err)
@@ -168,6 +170,27 @@ func setupRegistered(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		}
 		return nil
 	}))
+}
+
+// accessChanged passes the Cluster updates that change whether the
+// manager can install a hosted cluster's agent: condition Provisioned or
+// Connected (status or reason) changed, as the hosted management
+// controller sets them.
+func accessChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*mgmtv1.Cluster)
+		n, ok2 := e.ObjectNew.(*mgmtv1.Cluster)
+		if !ok1 || !ok2 {
+			return true
+		}
+		for _, typ := range []string{mgmtv1.ConditionProvisioned, mgmtv1.ConditionConnected} {
+			a, b := meta.FindStatusCondition(o.Status.Conditions, typ), meta.FindStatusCondition(n.Status.Conditions, typ)
+			if (a == nil) != (b == nil) || a != nil && (a.Status != b.Status || a.Reason != b.Reason) {
+				return true
+			}
+		}
+		return false
+	}}
 }
 
 // connTracker remembers the connections it accepted, so that stopping the

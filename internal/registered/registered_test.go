@@ -50,6 +50,10 @@ import (
 // a real kube-apiserver with etcd and kube-controller-manager.
 var mgmt, down *hostedtest.Env
 
+// cloud plays the API server of the emulated EKS clusters of
+// TestHostedClusterAgent.
+var cloud *hostedtest.Env
+
 // k3s is a third cluster whose kube-apiserver is the same build linked
 // with version "v1.37.0+k3s1".
 var k3s *hostedtest.Env
@@ -58,7 +62,8 @@ func TestMain(m *testing.M) {
 	os.Exit(hostedtest.MainMany(m,
 		hostedtest.Cluster{Name: "mgmt", CRDs: true, Env: &mgmt},
 		hostedtest.Cluster{Name: "down", Env: &down},
-		hostedtest.Cluster{Name: "k3s", K3s: true, Env: &k3s}))
+		hostedtest.Cluster{Name: "k3s", K3s: true, Env: &k3s},
+		hostedtest.Cluster{Name: "cloud", Env: &cloud}))
 }
 
 func waitFor(t testing.TB, what string, cond func(ctx context.Context) (bool, error)) {

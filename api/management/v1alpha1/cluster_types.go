@@ -130,7 +130,19 @@ const (
 	// Unknown while the Plans run, True when every node runs the version,
 	// False when the cluster cannot be upgraded (not K3s or RKE2).
 	ConditionUpgraded = "Upgraded"
+	// ConditionAgentConnected reports the agent of a hosted cluster (EKS,
+	// AKS, GKE), which the manager installs once the cluster is Active
+	// (docs/design/hosted-agent.md): True while its tunnel is up and the
+	// API server answers through it. A registered cluster reports its
+	// agent in Connected instead.
+	ConditionAgentConnected = "AgentConnected"
 )
+
+// AnnotationAgent on a hosted Cluster, set to "false", removes the agent
+// the manager installed (a cleanup Job) and stops installing it; any
+// other value, or none, means the cluster gets the agent. Registered
+// clusters always have theirs.
+const AnnotationAgent = "clustersync.io/agent"
 
 // EKSStatus is what clustersync knows of the cloud side of an EKS cluster,
 // copied from the EKSClusterConfig's status and refreshed from EKS.
@@ -346,6 +358,14 @@ type ClusterList struct {
 
 func init() {
 	SchemeBuilder.Register(&Cluster{}, &ClusterList{})
+}
+
+// AgentWanted reports whether c is to have the clustersync agent: a
+// registered cluster always, a hosted cluster unless annotation
+// AnnotationAgent is "false". A hosted cluster gets it once its cloud
+// reports it Active (docs/design/hosted-agent.md).
+func (c *Cluster) AgentWanted() bool {
+	return c.Spec.ImportedConfig != nil || c.Annotations[AnnotationAgent] != "false"
 }
 
 // Members returns the members of the cluster: spec.members, then those of

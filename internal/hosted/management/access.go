@@ -33,7 +33,22 @@ const (
 	ReasonUnauthorized = "Unauthorized"
 	// ReasonUnreachable: any other failure to reach the API server.
 	ReasonUnreachable = "Unreachable"
+	// ReasonAgentConnected (Connected=True): the manager cannot reach the
+	// API server itself but the cluster's agent dialed in and answers
+	// through its tunnel.
+	ReasonAgentConnected = "AgentConnected"
 )
+
+// AgentFresh is how recent the agent's last ping (status.agent.lastPing)
+// must be for the cluster to count as connected through it: three of the
+// agent's 15-second pings.
+const AgentFresh = 45 * time.Second
+
+// agentAnswers reports whether agent is connected and answered a ping
+// within AgentFresh of now.
+func agentAnswers(agent *mgmtv1.AgentStatus, now time.Time) bool {
+	return agent != nil && agent.ConnectedSince != nil && agent.LastPing != nil && now.Sub(agent.LastPing.Time) < AgentFresh
+}
 
 // SATokenSecretName names the management-side Secret, in namespace
 // clustersync-global-data, that keeps the service-account token of

@@ -84,6 +84,10 @@ func (e *AccessError) Unwrap() error { return e.Err }
 type View interface {
 	// Driver is the cloud, status.driver's value: "EKS", "AKS", "GKE".
 	Driver() string
+	// Imported is whether the config registers a cluster that exists
+	// in the cloud (imported: true): deleting the Cluster lets go of it
+	// instead of deleting it.
+	Imported() bool
 	// Rows is the effective-state table (Rows).
 	Rows() []managed.Row
 	// NodePools counts the node groups (pools) of the upstream spec; ok
@@ -118,6 +122,8 @@ type view[S any, O engine.Object[S]] struct {
 }
 
 func (v view[S, O]) Driver() string { return v.cloud.Name() }
+
+func (v view[S, O]) Imported() bool { return v.cloud.Imported(*v.cloud.Config(v.c)) }
 
 func (v view[S, O]) Rows() []managed.Row {
 	rows, _ := Rows(v.cloud, v.c)

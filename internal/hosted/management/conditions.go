@@ -32,6 +32,9 @@ type observed struct {
 	// access is the outcome of reaching the cluster's API server; nil when
 	// it was not tried (not active yet).
 	access *accessResult
+	// agent is whether the cluster's agent answered a ping through its
+	// tunnel lately (AgentFresh).
+	agent bool
 }
 
 // accessResult is what reaching a cluster's API server found.
@@ -119,6 +122,9 @@ func setConditions(c *mgmtv1.Cluster, o observed) {
 	switch {
 	case o.access == nil:
 		set(mgmtv1.ConditionConnected, metav1.ConditionUnknown, "NotProvisioned", "")
+	case o.access.err != nil && o.agent:
+		set(mgmtv1.ConditionConnected, metav1.ConditionTrue, ReasonAgentConnected,
+			"the API server answers through the agent's tunnel (the manager cannot reach it directly: "+o.access.reason+": "+o.access.err.Error()+")")
 	case o.access.err != nil:
 		set(mgmtv1.ConditionConnected, metav1.ConditionFalse, o.access.reason, o.access.err.Error())
 	default:

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,6 +47,10 @@ func TestSetConditions(t *testing.T) {
 			access: &accessResult{err: errors.New("private endpoint needs a tunnel"), reason: "TunnelRequired"}}, phase: mgmtv1.PhaseActive,
 			want:    map[string]metav1.ConditionStatus{mgmtv1.ConditionConnected: "False", mgmtv1.ConditionReady: "False"},
 			message: map[string]string{mgmtv1.ConditionConnected: "tunnel", mgmtv1.ConditionReady: "Connected"}},
+		{name: "private endpoint, agent connected", obs: observed{op: op(hostedv1.PhaseActive, ""), pools: 1, agent: true,
+			access: &accessResult{err: errors.New("private endpoint needs a tunnel"), reason: "TunnelRequired"}}, phase: mgmtv1.PhaseActive,
+			want:    map[string]metav1.ConditionStatus{mgmtv1.ConditionConnected: "True", mgmtv1.ConditionReady: "True"},
+			message: map[string]string{mgmtv1.ConditionConnected: "through the agent's tunnel (the manager cannot reach it directly: TunnelRequired"}},
 		{name: "updating", obs: observed{op: op(hostedv1.PhaseUpdating, ""), pools: 1, access: ok}, phase: mgmtv1.PhaseUpdating,
 			want: map[string]metav1.ConditionStatus{mgmtv1.ConditionUpdated: "Unknown", mgmtv1.ConditionReady: "False"}},
 		{name: "update failed", obs: observed{op: op(hostedv1.PhaseActive, "version 1.30 is a downgrade"), pools: 1, access: ok}, phase: mgmtv1.PhaseError,
@@ -76,5 +81,26 @@ func TestSetConditions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestAgentAnswers(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *metav1.Time { return &metav1.Time{Time: now.Add(-d)} }
+	for _, tc := range []struct {
+		name  string
+		agent *mgmtv1.AgentStatus
+		want  bool
+	}{
+		{"no agent", nil, false},
+		{"never pinged", &mgmtv1.AgentStatus{ConnectedSince: at(time.Second)}, false},
+		{"pinged just now", &mgmtv1.AgentStatus{ConnectedSince: at(time.Minute), LastPing: at(time.Second)}, true},
+		{"pinged 44 s ago", &mgmtv1.AgentStatus{ConnectedSince: at(time.Minute), LastPing: at(44 * time.Second)}, true},
+		{"pinged 45 s ago", &mgmtv1.AgentStatus{ConnectedSince: at(time.Minute), LastPing: at(AgentFresh)}, false},
+		{"disconnected", &mgmtv1.AgentStatus{LastPing: at(time.Second)}, false},
+	} {
+		if got := agentAnswers(tc.agent, now); got != tc.want {
+			t.Errorf("%s: agentAnswers = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

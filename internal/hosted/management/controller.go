@@ -52,6 +52,15 @@ type Reconciler[S any, O engine.Object[S]] struct {
 	Events events.EventRecorder
 	// Refresh is the upstream refresh period; 0 means DefaultRefresh.
 	Refresh time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+func (r *Reconciler[S, O]) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
 }
 
 func (r *Reconciler[S, O]) refresh() time.Duration {
@@ -139,6 +148,7 @@ func (r *Reconciler[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	if phase := op.OperatorRecord().Phase; found && opExists && (phase == hostedv1.PhaseActive || phase == hostedv1.PhaseUpdating) {
 		obs.access = r.reach(ctx, &c, config, up)
+		obs.agent = agentAnswers(c.Status.Agent, r.now())
 	}
 	if err := r.ensureOperatorConfig(ctx, &c, opSpec, keeps); err != nil {
 		return ctrl.Result{}, err

@@ -25,7 +25,8 @@ const (
 // Cleanup removes from the downstream cluster everything clustersync put
 // there: the agent's Deployment, Secret, ServiceAccount, ClusterRole,
 // ClusterRoleBinding and namespace (the objects labelled
-// app.kubernetes.io/managed-by=clustersync), the members' bindings, the
+// app.kubernetes.io/managed-by=clustersync; a namespace without the label
+// stays), the members' bindings, the
 // project annotations on namespaces, and last the cleanup Job's own
 // ClusterRoleBinding (its ServiceAccount is owned by the Job and deleted
 // with it, 10 minutes after it finished). Nodes, workloads and every other
@@ -73,7 +74,14 @@ func Cleanup(ctx context.Context, kube kubernetes.Interface) error {
 			keep("namespace "+n.Name+" project annotation", err)
 		}
 	}
-	keep("namespace "+ns, kube.CoreV1().Namespaces().Delete(ctx, ns, del))
+	// The namespace goes only when it is clustersync's: the manager
+	// installs the agent into a namespace of that name that was already
+	// there without labelling it (the manager itself may run in it).
+	if n, err := kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
+		keep("namespace "+ns, err)
+	} else if n.Labels[registration.LabelManagedBy] == registration.ManagedByValue {
+		keep("namespace "+ns, kube.CoreV1().Namespaces().Delete(ctx, ns, del))
+	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}

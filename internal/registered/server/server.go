@@ -124,8 +124,8 @@ func (s *Server) serveImport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var c mgmtv1.Cluster
-	if err := s.Client.Get(r.Context(), types.NamespacedName{Name: cluster}, &c); err != nil || c.DeletionTimestamp != nil || c.Spec.ImportedConfig == nil {
-		http.Error(w, "no such import manifest (the cluster is not a registered cluster)", http.StatusNotFound)
+	if err := s.Client.Get(r.Context(), types.NamespacedName{Name: cluster}, &c); err != nil || c.DeletionTimestamp != nil || !c.AgentWanted() {
+		http.Error(w, "no such import manifest (the cluster is being deleted, or its agent is turned off with annotation "+mgmtv1.AnnotationAgent+")", http.StatusNotFound)
 		return
 	}
 	m, err := registration.Manifest(registration.ManifestOptions{ServerURL: s.URL, CAChecksum: registration.CAChecksum(s.CAPEM),
@@ -139,8 +139,9 @@ func (s *Server) serveImport(w http.ResponseWriter, r *http.Request) {
 }
 
 // Authorize is the tunnel's Authorizer: the registration token must be
-// valid for the cluster the agent names, the Cluster must be a registered
-// cluster not being deleted, and no other Cluster may be Active with the
+// valid for the cluster the agent names, the Cluster must want an agent
+// (Cluster.AgentWanted: registered, or hosted without annotation
+// clustersync.io/agent: "false") and not be being deleted, and no other Cluster may be Active with the
 // same kube-system UID (re-importing an active cluster is refused, as in
 // Rancher; a cluster whose record was deleted comes back as new).
 func (s *Server) Authorize(ctx context.Context, token string, reg tunnel.Registration) error {
@@ -158,8 +159,8 @@ func (s *Server) Authorize(ctx context.Context, token string, reg tunnel.Registr
 	if err := s.Client.Get(ctx, types.NamespacedName{Name: reg.Cluster}, &c); err != nil {
 		return fmt.Errorf("cluster %s: %w", reg.Cluster, err)
 	}
-	if c.DeletionTimestamp != nil || c.Spec.ImportedConfig == nil {
-		return fmt.Errorf("%w: cluster %s is being deleted or is not a registered cluster", tunnel.ErrForbidden, reg.Cluster)
+	if c.DeletionTimestamp != nil || !c.AgentWanted() {
+		return fmt.Errorf("%w: cluster %s is being deleted or its agent is turned off (annotation %s: \"false\")", tunnel.ErrForbidden, reg.Cluster, mgmtv1.AnnotationAgent)
 	}
 	var all mgmtv1.ClusterList
 	if err := s.Client.List(ctx, &all); err != nil {
