@@ -37,6 +37,7 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
 	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
 	"github.com/clustersync/clustersync/internal/manager"
+	"github.com/clustersync/clustersync/internal/registered/controller"
 	"github.com/clustersync/clustersync/internal/registered/kubetoken"
 	"github.com/clustersync/clustersync/internal/registered/server"
 	"github.com/clustersync/clustersync/internal/testenv"
@@ -632,5 +633,65 @@ func TestRegisteredCluster(t *testing.T) {
 	}
 	if code, body := postAs(t, b, kubeconfigURL, url.Values{}); code != http.StatusForbidden || !strings.Contains(body, "is not a member of cluster "+edge) {
 		t.Errorf("a kubeconfig for a user who is no longer a member: %d %s", code, body)
+	}
+}
+
+// A hosted cluster's page shows its agent like a registered cluster's;
+// with a private endpoint (AgentConnected False, RegistrationRequired) it
+// shows the registration command to run inside the network, and once the
+// agent is connected, no command.
+func TestHostedClusterAgentPage(t *testing.T) {
+	w := start(t)
+	eks, _, _, _ := w.fleet(t)
+	ctx := context.Background()
+	tok := &mgmtv1.ClusterRegistrationToken{ObjectMeta: metav1.ObjectMeta{Name: eks, Namespace: hostedv1.Namespace},
+		Spec: mgmtv1.ClusterRegistrationTokenSpec{ClusterName: eks}}
+	if err := w.k.Create(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.k.Delete(context.Background(), tok) })
+	manifest := "https://mgr.example.com/v1/import/def456_" + eks + ".yaml"
+	tok.Status = mgmtv1.ClusterRegistrationTokenStatus{Token: "def456", ManifestURL: manifest, Command: "kubectl apply -f " + manifest,
+		InsecureCommand: "curl --insecure -sfL " + manifest + " | kubectl apply -f -"}
+	if err := w.k.Status().Update(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	var c mgmtv1.Cluster
+	if err := w.k.Get(ctx, client.ObjectKey{Name: eks}, &c); err != nil {
+		t.Fatal(err)
+	}
+	c.Spec.Members = []mgmtv1.ClusterMember{{Kind: "Group", Name: "system:serviceaccounts:" + w.ns, Role: mgmtv1.RoleClusterMember}}
+	if err := w.k.Update(ctx, &c); err != nil {
+		t.Fatal(err)
+	}
+	meta.SetStatusCondition(&c.Status.Conditions, cond(mgmtv1.ConditionAgentConnected, metav1.ConditionFalse, controller.ReasonAgentRegistrationRequired, "the API endpoint is private"))
+	if err := w.k.Status().Update(ctx, &c); err != nil {
+		t.Fatal(err)
+	}
+	b := chrome.New(t)
+	signIn(t, b, w.base, env.AdminToken(t, w.ns))
+	chrome.Run(t, b, "open the private EKS cluster from the table",
+		chromedp.Click(chromedp.CSS(`tr[data-cluster="`+eks+`"] a`)),
+		chromedp.WaitVisible(chromedp.CSS(`#import-command`)))
+	page := html(t, b)
+	for _, want := range []string{"The cluster's API endpoint is private", "kubectl apply -f " + manifest, "No agent has connected yet",
+		"Your role in this cluster is cluster-member", "Effective state"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the private EKS cluster's page lacks %q", want)
+		}
+	}
+	shot(t, b, "hosted-private")
+
+	// The agent dialed in: the page follows, without the command.
+	since := metav1.NewTime(time.Date(2026, 11, 28, 9, 30, 0, 0, time.UTC))
+	c.Status.Agent = &mgmtv1.AgentStatus{AgentVersion: "v0.31.0", ConnectedSince: &since, LastPing: &since, APIEndpoint: "https://10.0.0.7:443"}
+	meta.SetStatusCondition(&c.Status.Conditions, cond(mgmtv1.ConditionAgentConnected, metav1.ConditionTrue, "Connected", "the agent's tunnel is up"))
+	if err := w.k.Status().Update(ctx, &c); err != nil {
+		t.Fatal(err)
+	}
+	chrome.Run(t, b, "the page drops the command", chromedp.WaitNotPresent(chromedp.CSS(`#import-command`)))
+	page = html(t, b)
+	if !strings.Contains(page, "2026-11-28 09:30:00 UTC") || strings.Contains(page, manifest) {
+		t.Errorf("the connected EKS cluster's page: agent shown %v, command shown %v", strings.Contains(page, "2026-11-28 09:30:00 UTC"), strings.Contains(page, manifest))
 	}
 }

@@ -2,12 +2,11 @@ package registered_test
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -15,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
@@ -61,34 +61,6 @@ func hostedCloud(t *testing.T, private string) (*ekstest.Server, string) {
 	return srv, admin
 }
 
-// startHostedManager is startManager with EKS on, against the emulator
-// srv, the clusters' API server taking token.
-func startHostedManager(t *testing.T, srv *ekstest.Server, token string) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	started := make(chan struct{})
-	mctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- manager.Run(mctx, manager.Options{Config: mgmt.Config, Log: logr.Discard(), Started: func() { close(started) },
-			EKSEndpoint: srv.URL, EKSRefresh: 2 * time.Second, EKSPoll: 500 * time.Millisecond,
-			Tokens:     func(context.Context, string, map[string][]byte, string) (string, error) { return token, nil },
-			Registered: manager.RegisteredOptions{Listener: l, Ping: 500 * time.Millisecond, AgentImage: "example.com/clustersync:test"}})
-	}()
-	t.Cleanup(func() { stop(); <-done })
-	select {
-	case <-started:
-	case err := <-done:
-		t.Fatalf("manager: %v", err)
-	case <-time.After(time.Minute):
-		t.Fatal("manager not started within a minute")
-	}
-	return "https://" + l.Addr().String()
-}
-
 // importEKS creates Cluster name importing the emulator's cluster of that
 // name, with the team's viewer as a read-only member.
 func importEKS(t *testing.T, srv *ekstest.Server, name string, public bool) {
@@ -98,7 +70,7 @@ func importEKS(t *testing.T, srv *ekstest.Server, name string, public bool) {
 		t.Fatal(err)
 	}
 	c := &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: mgmtv1.ClusterSpec{DisplayName: name,
-		Members: []mgmtv1.ClusterMember{{Kind: "User", Name: "system:serviceaccount:team:viewer", Role: mgmtv1.RoleReadOnly}},
+		Members:   []mgmtv1.ClusterMember{{Kind: "User", Name: "system:serviceaccount:team:viewer", Role: mgmtv1.RoleReadOnly}},
 		EKSConfig: &eksv1.EKSClusterConfigSpec{DisplayName: name, Region: "us-west-2", AmazonCredentialSecret: hostedv1.Namespace + ":aws", Imported: true}}}
 	if err := mgmt.Client.Create(context.Background(), c); err != nil {
 		t.Fatal(err)
@@ -149,7 +121,8 @@ func TestHostedClusterAgent(t *testing.T) {
 	hostedtest.Require(t, mgmt)
 	ctx := context.Background()
 	srv, admin := hostedCloud(t, "private")
-	serverURL := startHostedManager(t, srv, admin)
+	serverURL := startManagerWith(t, manager.Options{EKSEndpoint: srv.URL, EKSRefresh: 2 * time.Second, EKSPoll: 500 * time.Millisecond,
+		Tokens: func(context.Context, string, map[string][]byte, string) (string, error) { return admin, nil }})
 	ca := fetchInsecure(t, serverURL+"/v1/cacerts")
 
 	importEKS(t, srv, "public", true)
@@ -223,6 +196,7 @@ func TestHostedClusterAgent(t *testing.T) {
 		}
 	})
 
+	var firstCleanup types.UID
 	t.Run("annotation agent false removes it", func(t *testing.T) {
 		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			c, err := cluster(t, "public")
@@ -238,10 +212,12 @@ func TestHostedClusterAgent(t *testing.T) {
 		if c.Status.Agent != nil {
 			t.Errorf("status.agent after removal: %+v", c.Status.Agent)
 		}
-		if _, err := cloud.Kube.BatchV1().Jobs(agent.CleanupNamespace).Get(ctx, agent.CleanupName, metav1.GetOptions{}); err != nil {
+		job, err := cloud.Kube.BatchV1().Jobs(agent.CleanupNamespace).Get(ctx, agent.CleanupName, metav1.GetOptions{})
+		if err != nil {
 			t.Fatalf("the cleanup Job: %v", err)
 		}
-		removeCleanupJob(t)
+		finishJob(t, job)
+		firstCleanup = job.UID
 		if err := mgmt.Client.Get(ctx, types.NamespacedName{Namespace: server.TokenNamespace, Name: "public"}, &crt); !apierrors.IsNotFound(err) {
 			t.Errorf("the registration token after removal: %v", err)
 		}
@@ -292,15 +268,43 @@ func TestHostedClusterAgent(t *testing.T) {
 			t.Errorf("a member's get ns through the proxy: %s", out)
 		}
 		// Deleting the Cluster of an imported cluster disconnects it.
+		// The first cleanup Job, finished, is still there (for 10 minutes):
+		// a new one replaces it.
 		deleteCluster(t, "private")
-		if _, err := cloud.Kube.BatchV1().Jobs(agent.CleanupNamespace).Get(ctx, agent.CleanupName, metav1.GetOptions{}); err != nil {
-			t.Errorf("the cleanup Job after deleting the Cluster: %v", err)
+		if job, err := cloud.Kube.BatchV1().Jobs(agent.CleanupNamespace).Get(ctx, agent.CleanupName, metav1.GetOptions{}); err != nil || job.UID == firstCleanup {
+			t.Errorf("the cleanup Job after deleting the Cluster: %v (the first one: %v)", err, job.UID == firstCleanup)
 		}
 		if err := agent.Cleanup(ctx, cloud.Kube); err != nil {
 			t.Fatal(err)
 		}
 		removeCleanupJob(t)
 	})
+}
+
+// finishJob marks job Complete, as the Job controller does when its pod
+// succeeded (the cloud's cluster has no node to run it); the Job
+// controller's own status (its start time) is kept.
+func finishJob(t *testing.T, job *batchv1.Job) {
+	t.Helper()
+	jobs := cloud.Kube.BatchV1().Jobs(job.Namespace)
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		j, err := jobs.Get(context.Background(), job.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		now := metav1.Now()
+		if j.Status.StartTime == nil {
+			j.Status.StartTime = &now
+		}
+		j.Status.CompletionTime, j.Status.Succeeded, j.Status.Active, j.Status.Ready = &now, 1, 0, ptr.To(int32(0))
+		j.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now}}
+		_, err = jobs.UpdateStatus(context.Background(), j, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
+		t.Fatalf("finishing Job %s/%s: %v", job.Namespace, job.Name, err)
+	}
 }
 
 // removeCleanupJob deletes the cleanup Job and its ServiceAccount from the

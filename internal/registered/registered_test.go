@@ -220,6 +220,12 @@ func startAgentIn(t testing.TB, env *hostedtest.Env, cluster, checksum string) (
 // startManager runs `clustersync manager` in process with registered
 // clusters on, on a loopback port, until t ends, and returns its URL.
 func startManager(t testing.TB) string {
+	return startManagerWith(t, manager.Options{})
+}
+
+// startManagerWith is startManager with o (its Config, Log, Started and
+// Registered options set here).
+func startManagerWith(t testing.TB, o manager.Options) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -228,10 +234,9 @@ func startManager(t testing.TB) string {
 	started := make(chan struct{})
 	mctx, stopManager := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() {
-		done <- manager.Run(mctx, manager.Options{Config: mgmt.Config, Log: logr.Discard(), Started: func() { close(started) },
-			Registered: manager.RegisteredOptions{Listener: l, Ping: 500 * time.Millisecond, AgentImage: "example.com/clustersync:test"}})
-	}()
+	o.Config, o.Log, o.Started = mgmt.Config, logr.Discard(), func() { close(started) }
+	o.Registered = manager.RegisteredOptions{Listener: l, Ping: 500 * time.Millisecond, AgentImage: "example.com/clustersync:test"}
+	go func() { done <- manager.Run(mctx, o) }()
 	t.Cleanup(func() { stopManager(); <-done })
 	select {
 	case <-started:

@@ -22,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
@@ -60,7 +61,12 @@ import (
 //     deletion; signing out through the Service ends the session on every
 //     replica;
 //   - `kubectl delete cluster` runs the cleanup Job to completion and the
-//     agent is gone; uninstalling removes the manager's pods.
+//     agent is gone;
+//   - a hosted cluster gets the agent (hostedAgent): with `dev aks
+//     --endpoint-of-host`, the AKS cluster of examples/hosted is the host
+//     itself, the manager installs the agent as a pod of the real node and
+//     it dials back; annotation clustersync.io/agent: "false" removes it;
+//   - uninstalling removes the manager's pods.
 func TestManagerChart(t *testing.T) {
 	devUpReal(t)
 	pushImages(t)
@@ -204,17 +210,7 @@ func TestManagerChart(t *testing.T) {
 	if out, err := del.CombinedOutput(); err != nil {
 		t.Fatalf("kubectl delete cluster edge: %v\n%s", err, out)
 	}
-	testenv.Eventually(t, 2*time.Minute, func() error {
-		var job batchv1.Job
-		if err := host.Get(ctx, client.ObjectKey{Namespace: agent.CleanupNamespace, Name: agent.CleanupName}, &job); err != nil {
-			return err
-		}
-		if job.Status.Succeeded < 1 {
-			return fmt.Errorf("cleanup Job: %d succeeded, %d failed (pods: %s; log: %s)", job.Status.Succeeded, job.Status.Failed,
-				podStates(host, agent.CleanupNamespace), podLogs(cs, agent.CleanupNamespace, "job-name="+agent.CleanupName))
-		}
-		return nil
-	})
+	cleanupSucceeded(t, host, cs)
 	var jobPods corev1.PodList
 	if err := host.List(ctx, &jobPods, client.InNamespace(agent.CleanupNamespace), client.MatchingLabels{"job-name": agent.CleanupName}); err != nil {
 		t.Fatal(err)
@@ -236,12 +232,123 @@ func TestManagerChart(t *testing.T) {
 		return nil
 	})
 
+	t.Run("hosted cluster agent", func(t *testing.T) {
+		values["aks"] = map[string]any{"endpoint": "http://" + hostedAgentEmulator(t), "refresh": 2, "poll": 1}
+		up := action.NewUpgrade(cfg)
+		up.Namespace = ns
+		if _, err := up.RunWithContext(ctx, "mgr", c, values); err != nil {
+			t.Fatalf("helm upgrade --set aks.endpoint: %v", err)
+		}
+		leader()
+		hostedAgent(t, kubeconfig, host, mc, cs)
+	})
+
 	if _, err := action.NewUninstall(cfg).Run("mgr"); err != nil {
 		t.Fatalf("helm uninstall: %v", err)
 	}
 	testenv.Eventually(t, 2*time.Minute, func() error {
 		if n := containersOf(t, ns); n > 0 {
 			return fmt.Errorf("%d manager containers still on the node", n)
+		}
+		return nil
+	})
+}
+
+// hostedAgentEmulator runs `clustersync dev aks --endpoint-of-host` on
+// the real node's address (its pods reach this machine there) until t
+// ends, and returns that address.
+func hostedAgentEmulator(t *testing.T) string {
+	t.Helper()
+	addr := net.JoinHostPort(hostcluster.RealNodeIP().String(), fmt.Sprint(ports.ForTest(t, 1)[0]))
+	background(t, "AKS emulator on", "dev", "aks", "--addr", addr, "--endpoint-of-host", "--create-delay", "2s", "--update-delay", "1s")
+	return addr
+}
+
+// hostedAgent is a hosted cluster's agent as a user meets it, with the
+// manager chart's manager using the AKS emulator of hostedAgentEmulator:
+// kubectl apply of examples/hosted/aks-cluster.yaml (its members added),
+// the manager installs the agent, which runs as a pod of the real node and
+// dials back; AgentConnected turns True (the event AgentConnected gives
+// the time since the cluster was provisioned); `clustersync cluster
+// kubeconfig` of a member reaches the cluster through the proxy;
+// annotation clustersync.io/agent: "false" runs the cleanup Job's pod to
+// completion and the agent is gone; kubectl delete removes the Cluster.
+func hostedAgent(t *testing.T, kubeconfig string, host, mc client.Client, cs kubernetes.Interface) {
+	t.Helper()
+	const name = "demo-aks"
+	kubectl(t, kubeconfig, "apply", "-f", filepath.Join("..", "..", "examples", "hosted", "aks-cluster.yaml"))
+	t.Cleanup(func() {
+		_, _ = kubectlErr(kubeconfig, "delete", "clusters.management.clustersync.io", name, "--ignore-not-found")
+	})
+	kubectl(t, kubeconfig, "patch", "clusters.management.clustersync.io", name, "--type=merge",
+		"-p", `{"spec":{"members":[{"kind":"Group","name":"system:masters","role":"cluster-owner"}]}}`)
+	testenv.Eventually(t, 4*time.Minute, func() error {
+		var cl mgmtv1.Cluster
+		if err := mc.Get(ctx, client.ObjectKey{Name: name}, &cl); err != nil {
+			return err
+		}
+		if cond := meta.FindStatusCondition(cl.Status.Conditions, mgmtv1.ConditionAgentConnected); cond == nil || cond.Status != metav1.ConditionTrue {
+			return fmt.Errorf("cluster %s phase %q, AgentConnected %+v (agent: %s; %s)", name, cl.Status.Phase, cond,
+				podStates(host, registration.AgentNamespace), podLogs(cs, registration.AgentNamespace, ""))
+		}
+		return nil
+	})
+	evs, err := cs.EventsV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "reason=AgentConnected,regarding.name=" + name})
+	if err != nil || len(evs.Items) == 0 {
+		t.Errorf("event AgentConnected on cluster %s: %v", name, err)
+	} else {
+		t.Logf("figure: %s (the agent as a pod of the real node; its image is already there, from cluster edge's agent)", evs.Items[0].Note)
+	}
+	var pods corev1.PodList
+	if err := host.List(ctx, &pods, client.InNamespace(registration.AgentNamespace)); err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 1 || pods.Items[0].Spec.NodeName != hostcluster.RealNodeName || pods.Items[0].Status.Phase != corev1.PodRunning {
+		t.Errorf("want the agent pod Running on %s: %s", hostcluster.RealNodeName, podStates(host, registration.AgentNamespace))
+	}
+	path := filepath.Join(t.TempDir(), name+".yaml")
+	if out, err := cliErr("cluster", "kubeconfig", name, "--kubeconfig", kubeconfig, "-o", path); err != nil {
+		t.Fatalf("cluster kubeconfig %s: %v\n%s", name, err, out)
+	}
+	if out := kubectl(t, path, "get", "pods", "-n", registration.AgentNamespace, "-o", "name"); !strings.Contains(out, pods.Items[0].Name) {
+		t.Errorf("get pods through the proxy lacks the agent pod %s:\n%s", pods.Items[0].Name, out)
+	}
+
+	kubectl(t, kubeconfig, "annotate", "clusters.management.clustersync.io", name, mgmtv1.AnnotationAgent+"=false")
+	cleanupSucceeded(t, host, cs)
+	testenv.Eventually(t, 2*time.Minute, func() error {
+		err := host.Get(ctx, client.ObjectKey{Namespace: registration.AgentNamespace, Name: registration.AgentName}, &appsv1.Deployment{})
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the agent's Deployment still there (%v)", err)
+		}
+		var cl mgmtv1.Cluster
+		if err := mc.Get(ctx, client.ObjectKey{Name: name}, &cl); err != nil {
+			return err
+		}
+		if cond := meta.FindStatusCondition(cl.Status.Conditions, mgmtv1.ConditionAgentConnected); cond == nil || cond.Reason != "AgentDisabled" {
+			return fmt.Errorf("AgentConnected %+v, want reason AgentDisabled", cond)
+		}
+		return nil
+	})
+	// The Job's pod is gone with the Job; the next test's cleanup Job is
+	// its own.
+	bg := metav1.DeletePropagationBackground
+	_ = cs.BatchV1().Jobs(agent.CleanupNamespace).Delete(ctx, agent.CleanupName, metav1.DeleteOptions{PropagationPolicy: &bg})
+	kubectl(t, kubeconfig, "delete", "clusters.management.clustersync.io", name, "--timeout=2m")
+}
+
+// cleanupSucceeded waits (2 minutes at most) for the cleanup Job of a
+// disconnect to succeed, showing its pods and log while it has not.
+func cleanupSucceeded(t *testing.T, host client.Client, cs kubernetes.Interface) {
+	t.Helper()
+	testenv.Eventually(t, 2*time.Minute, func() error {
+		var job batchv1.Job
+		if err := host.Get(ctx, client.ObjectKey{Namespace: agent.CleanupNamespace, Name: agent.CleanupName}, &job); err != nil {
+			return err
+		}
+		if job.Status.Succeeded < 1 {
+			return fmt.Errorf("cleanup Job: %d succeeded, %d failed (pods: %s; log: %s)", job.Status.Succeeded, job.Status.Failed,
+				podStates(host, agent.CleanupNamespace), podLogs(cs, agent.CleanupNamespace, "job-name="+agent.CleanupName))
 		}
 		return nil
 	})

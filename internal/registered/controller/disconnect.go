@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -19,6 +20,16 @@ import (
 	"github.com/clustersync/clustersync/internal/registered/agent"
 	"github.com/clustersync/clustersync/internal/registered/registration"
 )
+
+// finished reports whether Job j completed or failed.
+func finished(j *batchv1.Job) bool {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
 
 // CleanupObjects are the downstream objects that disconnect a cluster: a
 // ServiceAccount and cluster-admin binding in kube-system and a Job that
@@ -47,14 +58,34 @@ func CleanupObjects(cluster, image string) (*corev1.ServiceAccount, *rbacv1.Clus
 	return sa, crb, job
 }
 
-// disconnect creates the cleanup objects in the cluster through its
-// tunnel; the Job removes the agent (and with it the tunnel).
+// ErrCleanupPending is returned by a disconnect that found the finished
+// cleanup Job of an earlier one (kept 10 minutes) and deleted it: the next
+// attempt creates a fresh one.
+var ErrCleanupPending = errors.New("an earlier cleanup Job had finished and was deleted; creating a new one next")
+
+// disconnect creates the cleanup objects in the cluster cfg reaches
+// (through the tunnel, or directly); the Job removes the agent (and with
+// it the tunnel). A cleanup Job that is still running does the work; one
+// that finished (an earlier disconnect, before the agent was installed
+// again) is deleted with its ServiceAccount first (ErrCleanupPending).
 func (r *Reconciler) disconnect(ctx context.Context, c *mgmtv1.Cluster, cfg *rest.Config) error {
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
 	sa, crb, job := CleanupObjects(c.Name, r.AgentImage)
+	if old, err := kube.BatchV1().Jobs(job.Namespace).Get(ctx, job.Name, metav1.GetOptions{}); err == nil && finished(old) {
+		bg := metav1.DeletePropagationBackground
+		if err := kube.BatchV1().Jobs(job.Namespace).Delete(ctx, job.Name, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the earlier cleanup Job %s/%s: %w", job.Namespace, job.Name, err)
+		}
+		if err := kube.CoreV1().ServiceAccounts(sa.Namespace).Delete(ctx, sa.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the earlier cleanup ServiceAccount %s/%s: %w", sa.Namespace, sa.Name, err)
+		}
+		return ErrCleanupPending
+	} else if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("Job %s/%s: %w", job.Namespace, job.Name, err)
+	}
 	if _, err := kube.CoreV1().ServiceAccounts(sa.Namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("ServiceAccount %s/%s: %w", sa.Namespace, sa.Name, err)
 	}
