@@ -129,9 +129,13 @@ func setupRegistered(ctx context.Context, mgr ctrl.Manager, o Options) error {
 			}
 		}()
 	}
+	clientCA, err := server.NewClientCA(kube)
+	if err != nil {
+		return fmt.Errorf("registered clusters: %w", err)
+	}
 	srv := &server.Server{Client: mgr.GetClient(), Kube: kube, URL: external, CAPEM: id.CAPEM, AgentImage: image,
 		Issuer:   &kubetoken.Issuer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: server.TokenNamespace},
-		ClientCA: server.ClientCAFromCluster(kube)}
+		ClientCA: clientCA.Pool}
 	srv.Tunnel = tunnel.NewServer(srv.Authorize, tunnel.ServerOptions{CACertPEM: id.CAPEM,
 		OnConnect: func(reg tunnel.Registration) { notify(reg.Cluster) }, OnDisconnect: notify})
 	rec := &controller.Reconciler{Client: mgr.GetClient(), Tunnel: srv.Tunnel, URL: external, AgentImage: image, CAPEM: id.CAPEM,
@@ -145,11 +149,12 @@ func setupRegistered(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	}
 	// A client certificate is asked for, not required: people whose
 	// credential of the management cluster is one get kubeconfigs with it
-	// (server.ClientCAFromCluster verifies it); agents send tokens.
+	// (server.ClientCA verifies it); agents send tokens.
 	hs := &http.Server{Handler: srv.Handler(), TLSConfig: &tls.Config{Certificates: []tls.Certificate{id.Certificate}, MinVersion: tls.VersionTLS12,
 		ClientAuth: tls.RequestClientCert},
 		ReadHeaderTimeout: 30 * time.Second}
 	return mgr.Add(leaderRunnable(func(ctx context.Context) error {
+		go clientCA.Run(ctx)
 		if err := server.PublishInfo(ctx, kube, server.Info{URL: external, CAPEM: id.CAPEM}); err != nil {
 			return fmt.Errorf("registered clusters: %w", err)
 		}

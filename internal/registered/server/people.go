@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	x509request "k8s.io/apiserver/pkg/authentication/request/x509"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -56,24 +57,42 @@ func IssueKubeconfig(ctx context.Context, c client.Reader, is *kubetoken.Issuer,
 	return kc, expires, err
 }
 
-// ClientCAFromCluster returns the CAs of the client certificates the
-// management cluster's API server accepts, read at each call from the
-// key client-ca-file of ConfigMap kube-system/extension-apiserver-authentication,
-// which kube-apiserver publishes for the servers it delegates
-// authentication to (https://kubernetes.io/docs/tasks/extend-kubernetes/configure-aggregation-layer/).
-// Errors: the ConfigMap's absence, or no certificate in it.
-func ClientCAFromCluster(kube kubernetes.Interface) func(context.Context) (*x509.CertPool, error) {
-	return func(ctx context.Context) (*x509.CertPool, error) {
-		cm, err := kube.CoreV1().ConfigMaps("kube-system").Get(ctx, "extension-apiserver-authentication", metav1.GetOptions{})
-		if err != nil {
-			return nil, err
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM([]byte(cm.Data["client-ca-file"])) {
-			return nil, errors.New("ConfigMap kube-system/extension-apiserver-authentication has no certificate in client-ca-file")
-		}
-		return pool, nil
+// ClientCA keeps the CAs of the client certificates the management
+// cluster's API server accepts: key client-ca-file of ConfigMap
+// kube-system/extension-apiserver-authentication, which kube-apiserver
+// publishes for the servers it delegates authentication to
+// (https://kubernetes.io/docs/tasks/extend-kubernetes/configure-aggregation-layer/),
+// watched by k8s.io/apiserver's ConfigMapCAController (an informer of that
+// one ConfigMap), so that checking a client certificate costs no API call.
+type ClientCA struct {
+	c *dynamiccertificates.ConfigMapCAController
+}
+
+// NewClientCA returns the ClientCA of the cluster kube reaches; it knows
+// nothing until Run. Errors are the controller's.
+func NewClientCA(kube kubernetes.Interface) (*ClientCA, error) {
+	c, err := dynamiccertificates.NewDynamicCAFromConfigMapController("management-client-ca", metav1.NamespaceSystem,
+		"extension-apiserver-authentication", "client-ca-file", kube)
+	if err != nil {
+		return nil, err
 	}
+	return &ClientCA{c: c}, nil
+}
+
+// Run reads the ConfigMap once, then follows it until ctx ends.
+func (ca *ClientCA) Run(ctx context.Context) {
+	_ = ca.c.RunOnce(ctx)
+	ca.c.Run(ctx, 1)
+}
+
+// Pool returns the CAs as last read (Server.ClientCA). Errors: none read
+// yet (the ConfigMap is missing, or has no certificate).
+func (ca *ClientCA) Pool(context.Context) (*x509.CertPool, error) {
+	opts, ok := ca.c.VerifyOptions()
+	if !ok || opts.Roots == nil {
+		return nil, errors.New("no client CA: ConfigMap kube-system/extension-apiserver-authentication has no certificate in client-ca-file")
+	}
+	return opts.Roots, nil
 }
 
 // caller is who sent a request, and with what.

@@ -53,7 +53,7 @@ type Server struct {
 	// those the proxy is sent; nil: neither.
 	Issuer *kubetoken.Issuer
 	// ClientCA returns the CAs whose client certificates the management
-	// cluster's API server accepts (ClientCAFromCluster); nil: client
+	// cluster's API server accepts (ClientCA.Pool); nil: client
 	// certificates are not accepted.
 	ClientCA func(context.Context) (*x509.CertPool, error)
 	// Now is the clock; nil means time.Now.
