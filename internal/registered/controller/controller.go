@@ -150,7 +150,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		cfg := DownstreamConfig(reg, rt)
 		p := look(ctx, cfg)
 		now := metav1.NewTime(r.now())
-		first := c.Status.Agent == nil || c.Status.Agent.ConnectedSince == nil
+		firstPing := c.Status.Agent == nil || c.Status.Agent.LastPing == nil
 		if c.Status.Agent == nil || c.Status.Agent.KubeSystemUID != reg.KubeSystemUID || c.Status.Agent.ConnectedSince == nil {
 			c.Status.Agent = &mgmtv1.AgentStatus{ConnectedSince: &now}
 		}
@@ -163,7 +163,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if hosted == nil {
 			registeredConnected(&c, p, set)
 		} else {
-			r.hostedConnected(ctx, &c, p, first, set)
+			r.hostedConnected(ctx, &c, p, firstPing, set)
 		}
 		if p.pingErr == nil {
 			mark := syncMark{generation: c.Generation, annotations: fmt.Sprint(c.Annotations), token: token, since: a.ConnectedSince.Time}
@@ -244,23 +244,27 @@ func registeredDown(c *mgmtv1.Cluster, set setFunc) {
 }
 
 // hostedConnected sets condition AgentConnected of a hosted cluster whose
-// agent's tunnel is up; on the first ping after it dialed in it records
-// how long after the cluster was provisioned that was (event
-// AgentConnected).
-func (r *Reconciler) hostedConnected(ctx context.Context, c *mgmtv1.Cluster, p probe, first bool, set setFunc) {
+// agent's tunnel is up, and records its turning True in event
+// AgentConnected: at the agent's first ping (firstPing), how long after
+// the cluster was provisioned that was.
+func (r *Reconciler) hostedConnected(ctx context.Context, c *mgmtv1.Cluster, p probe, firstPing bool, set setFunc) {
 	if p.pingErr != nil {
 		set(mgmtv1.ConditionAgentConnected, metav1.ConditionFalse, "PingFailed", "the tunnel is up but the API server did not answer: "+p.pingErr.Error())
 		return
 	}
+	wasUp := meta.IsStatusConditionTrue(c.Status.Conditions, mgmtv1.ConditionAgentConnected)
 	set(mgmtv1.ConditionAgentConnected, metav1.ConditionTrue, "Connected", "the agent's tunnel is up and the API server answered through it")
-	if !first {
+	if wasUp {
 		return
 	}
-	msg := "the agent dialed in"
-	if prov := meta.FindStatusCondition(c.Status.Conditions, mgmtv1.ConditionProvisioned); prov != nil && prov.Status == metav1.ConditionTrue {
-		after := r.now().Sub(prov.LastTransitionTime.Time).Round(100 * time.Millisecond)
-		msg = fmt.Sprintf("the agent dialed in %s after the cluster was provisioned", after)
-		ctrl.LoggerFrom(ctx).Info("agent connected", "cluster", c.Name, "afterProvisioned", after.String())
+	msg := "the agent dialed in again"
+	if firstPing {
+		msg = "the agent dialed in"
+		if prov := meta.FindStatusCondition(c.Status.Conditions, mgmtv1.ConditionProvisioned); prov != nil && prov.Status == metav1.ConditionTrue {
+			after := r.now().Sub(prov.LastTransitionTime.Time).Round(100 * time.Millisecond)
+			msg = fmt.Sprintf("the agent dialed in %s after the cluster was provisioned", after)
+			ctrl.LoggerFrom(ctx).Info("agent connected", "cluster", c.Name, "afterProvisioned", after.String())
+		}
 	}
 	r.event(c, corev1.EventTypeNormal, "AgentConnected", "%s", msg)
 }
