@@ -328,14 +328,28 @@ debian_tool() {
 # the local clusters run, may be linked against the C library; the image
 # has none); and copies the files those images carry
 # (agnhost's porter certificate, the nautilus and kitten pages) from the
-# Kubernetes module into files/. Skipped when cached.
+# Kubernetes module into files/, and the suite's list of conformance specs
+# (test/conformance/testdata/conformance.yaml, which make conformance
+# counts the run against) into files/. Skipped when cached.
 e2e() {
 	if complete "$e2e_dir" e2e.test ginkgo kubectl agnhost nonewprivs sample-apiserver etcd; then
 		log "kubernetes $KUBE_VERSION end-to-end suite: cached in $e2e_dir"
+		if [ ! -f "$e2e_dir/files/conformance.yaml" ]; then
+			log "  copying the suite's conformance.yaml into $e2e_dir/files (a cache made before it was kept)"
+			e2e_conformance_yaml "$e2e_dir/files"
+		fi
 	else
 		step "kubernetes $KUBE_VERSION end-to-end suite (e2e.test, ginkgo, kubectl, agnhost, nonewprivs, sample-apiserver, etcd)" \
 			"10-35 minutes; less after the static control plane, whose packages it reuses" e2e_build
 	fi
+}
+
+# e2e_conformance_yaml DIR copies the Kubernetes module's list of
+# conformance specs into DIR.
+e2e_conformance_yaml() {
+	local src; src=$(cd "$here/tools/kube" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)
+	cp "$src/test/conformance/testdata/conformance.yaml" "$1/conformance.yaml"
+	chmod u+w "$1/conformance.yaml"
 }
 
 e2e_build() {
@@ -355,6 +369,7 @@ e2e_build() {
 	cp "$src/test/images/agnhost/porter/localhost.crt" "$src/test/images/agnhost/porter/localhost.key" "$tmp/files/porter/"
 	cp "$src/test/images/nautilus/html/"* "$tmp/files/nautilus/"
 	cp "$src/test/images/kitten/html/"* "$tmp/files/kitten/"
+	e2e_conformance_yaml "$tmp/files"
 	chmod -R u+w "$tmp/files"
 	chmod 755 "$tmp"
 	rm -rf "$e2e_dir"

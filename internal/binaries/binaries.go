@@ -227,7 +227,8 @@ type ConformanceSet struct {
 	Agnhost, Nonewprivs, SampleAPIServer, Etcd string
 	// Files is the folder of the files the images carry besides programs:
 	// porter/localhost.{crt,key} (agnhost), nautilus/ and kitten/ (the
-	// pages of those images).
+	// pages of those images); and conformance.yaml, the suite's list of
+	// its [Conformance] specs (ConformanceList).
 	Files string
 	// Userland is the folder of the Debian userlands
 	// (hack/conformance-rootfs.sh): busybox/, agnhost/, nginx/ and
@@ -260,6 +261,11 @@ func Conformance() ConformanceSet {
 	}
 }
 
+// ConformanceList is the suite's list of its [Conformance] specs,
+// k8s.io/kubernetes's test/conformance/testdata/conformance.yaml of
+// KubernetesVersion: one entry per spec, its full name in "codename".
+func (s ConformanceSet) ConformanceList() string { return filepath.Join(s.Files, "conformance.yaml") }
+
 // Check returns an error naming what of s is missing, in one line, with
 // the command that builds it.
 func (s ConformanceSet) Check() error {
@@ -268,7 +274,7 @@ func (s ConformanceSet) Check() error {
 		return err
 	}
 	var missing []string
-	for _, p := range []string{filepath.Join(s.Files, "porter", "localhost.crt"), filepath.Join(s.Files, "nautilus"), filepath.Join(s.Files, "kitten"),
+	for _, p := range []string{filepath.Join(s.Files, "porter", "localhost.crt"), filepath.Join(s.Files, "nautilus"), filepath.Join(s.Files, "kitten"), s.ConformanceList(),
 		filepath.Join(s.Userland, "busybox"), filepath.Join(s.Userland, "agnhost"), filepath.Join(s.Userland, "nginx"), filepath.Join(s.Userland, "glibc-dns-testing")} {
 		if _, err := os.Stat(p); err != nil {
 			missing = append(missing, p)

@@ -4,8 +4,11 @@ import (
 	"encoding/xml"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
+
+	"sigs.k8s.io/yaml"
 )
 
 // Result is one spec of a run's JUnit report.
@@ -30,6 +33,9 @@ type Summary struct {
 	Passed, Failed, Skipped int
 	// Failures and Skips are those specs, in name order.
 	Failures, Skips []Result
+	// Names are the names of every selected spec the report lists,
+	// whatever its outcome (suite nodes are not specs).
+	Names []string
 	// Seconds is the sum of the specs' times.
 	Seconds float64
 }
@@ -94,6 +100,9 @@ func Summarize(data []byte, selected func(name string) bool) (Summary, error) {
 			}
 			r := Result{Name: name, Status: c.Status, Seconds: c.Time}
 			s.Seconds += c.Time
+			if !suiteNode {
+				s.Names = append(s.Names, name)
+			}
 			switch c.Status {
 			case "passed":
 				s.Passed++
@@ -149,4 +158,112 @@ func (s Summary) String() string {
 		fmt.Fprintf(&b, "SKIPPED %s\n        %s\n", r.Name, r.Line)
 	}
 	return b.String()
+}
+
+// ReadConformanceList reads the names of the [Conformance] specs of the
+// suite's conformance.yaml (binaries.ConformanceSet.ConformanceList; each
+// entry's "codename", the name the JUnit report gives the spec). Errors
+// name the file; a list with no spec is one.
+func ReadConformanceList(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var entries []struct {
+		Codename string `json:"codename"`
+	}
+	if err := yaml.Unmarshal(data, &entries); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if e.Codename == "" {
+			return nil, fmt.Errorf("%s: an entry without codename", path)
+		}
+		names = append(names, e.Codename)
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("%s: no spec listed", path)
+	}
+	return names, nil
+}
+
+// Problems are the reasons a run cannot count as green beyond its failed
+// specs, each one line: the suite's exit error (exit: a crashed ginkgo
+// process or an interrupted run exits non-zero and leaves specs out of
+// the report); the report's selected specs (s.Names) not being exactly the
+// specs of the suite's list (list, ReadConformanceList) that selected
+// accepts, so that passed + failed + not run is that number; a skipped
+// spec that skips (Skips) does not name (skipped at run time, e.g. by a
+// missing feature, instead of on purpose); and no spec passed. None means
+// the run is what its counts say.
+func Problems(s Summary, list []string, selected func(name string) bool, skips map[string]string, exit error) []string {
+	var out []string
+	if exit != nil {
+		out = append(out, fmt.Sprintf("the suite exited with %v: a crashed or interrupted process leaves specs unreported", exit))
+	}
+	want := map[string]bool{}
+	for _, n := range list {
+		if selected(n) {
+			want[n] = true
+		}
+	}
+	got := map[string]bool{}
+	var extra []string
+	for _, n := range s.Names {
+		if got[n] {
+			extra = append(extra, n+" (twice)")
+		}
+		got[n] = true
+		if !want[n] {
+			extra = append(extra, n)
+		}
+	}
+	var missing []string
+	for n := range want {
+		if !got[n] {
+			missing = append(missing, n)
+		}
+	}
+	if total := s.Passed + s.Failed + s.Skipped - suiteNodes(s); total != len(want) || len(missing) > 0 || len(extra) > 0 {
+		out = append(out, fmt.Sprintf("passed %d + failed %d + not run %d = %d specs, want the %d the suite's conformance.yaml selects; not in the report: %s; not in conformance.yaml: %s",
+			s.Passed, s.Failed-suiteNodes(s), s.Skipped, total, len(want), some(missing), some(extra)))
+	}
+	for _, r := range s.Skips {
+		named := false
+		for pattern := range skips {
+			named = named || strings.Contains(r.Name, pattern)
+		}
+		if !named {
+			out = append(out, fmt.Sprintf("skipped, and skips.go does not name it: %s (%s)", r.Name, r.Line))
+		}
+	}
+	if s.Passed == 0 {
+		out = append(out, "no spec passed")
+	}
+	return out
+}
+
+// suiteNodes counts the failed suite nodes (BeforeSuite, AfterSuite)
+// among s's failures: they are not specs.
+func suiteNodes(s Summary) int {
+	n := 0
+	for _, r := range s.Failures {
+		if !slices.Contains(s.Names, r.Name) {
+			n++
+		}
+	}
+	return n
+}
+
+// some is names sorted, at most 5 of them and how many more, or "none".
+func some(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	sort.Strings(names)
+	if len(names) > 5 {
+		return strings.Join(names[:5], "; ") + fmt.Sprintf("; and %d more", len(names)-5)
+	}
+	return strings.Join(names, "; ")
 }

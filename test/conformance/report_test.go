@@ -1,6 +1,10 @@
 package conformance
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -87,5 +91,95 @@ func TestLabelFilter(t *testing.T) {
 	}
 	if _, _, err := labelFilter("yes"); err == nil {
 		t.Error("labelFilter(\"yes\") is no error")
+	}
+}
+
+// A run of three [Conformance] specs: two passed, one skipped by name
+// (the "ImageVolume" entry of skips).
+const greenJUnit = `<?xml version="1.0" encoding="UTF-8"?>
+<testsuites><testsuite name="Kubernetes e2e suite">
+  <testcase name="[SynchronizedBeforeSuite]" status="passed" time="1"></testcase>
+  <testcase name="[It] [sig-a] A should work [Conformance]" status="passed" time="2"></testcase>
+  <testcase name="[It] [sig-b] B should work [Serial] [Conformance]" status="passed" time="3"></testcase>
+  <testcase name="[It] [sig-c] ImageVolume should mount [Conformance]" status="skipped" time="0"><skipped message="skipped by --ginkgo.skip"></skipped></testcase>
+  <testcase name="[It] [sig-d] not conformance" status="skipped" time="0"><skipped message="skipped"></skipped></testcase>
+</testsuite></testsuites>`
+
+// The harness fails a run on each way it could look green by accident:
+// the suite's exit code, a spec missing from the report or not in the
+// suite's list, a skip the skip list does not name, nothing passed.
+func TestProblems(t *testing.T) {
+	list := []string{"[sig-a] A should work [Conformance]", "[sig-b] B should work [Serial] [Conformance]", "[sig-c] ImageVolume should mount [Conformance]"}
+	skips := map[string]string{"ImageVolume should mount": "its image cannot be built here"}
+	conformance := func(n string) bool { return strings.Contains(n, "[Conformance]") }
+	report := func(t *testing.T, data string, selected func(string) bool) Summary {
+		s, err := Summarize([]byte(data), selected)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name     string
+		junit    string
+		list     []string
+		selected func(string) bool
+		skips    map[string]string
+		exit     error
+		want     []string // a part of each problem, in order
+	}{
+		{name: "green", junit: greenJUnit, list: list, selected: conformance, skips: skips},
+		{name: "a focus selects part of the list", junit: greenJUnit, list: list,
+			selected: func(n string) bool { return conformance(n) && !strings.Contains(n, "[Serial]") }, skips: skips},
+		{name: "the suite exited non-zero", junit: greenJUnit, list: list, selected: conformance, skips: skips,
+			exit: errors.New("exit status 1"), want: []string{"the suite exited with exit status 1"}},
+		{name: "a spec of the list is not in the report (a crashed process)", junit: greenJUnit,
+			list: append(slices.Clone(list), "[sig-e] E should work [Conformance]"), selected: conformance, skips: skips,
+			want: []string{"= 3 specs, want the 4 the suite's conformance.yaml selects; not in the report: [sig-e] E should work [Conformance]; not in conformance.yaml: none"}},
+		{name: "a spec of the report is not in the list", junit: greenJUnit, list: list[:2], selected: conformance, skips: skips,
+			want: []string{"not in conformance.yaml: [sig-c] ImageVolume should mount [Conformance]"}},
+		{name: "a skip the skip list does not name", junit: greenJUnit, list: list, selected: conformance, skips: map[string]string{},
+			want: []string{"skipped, and skips.go does not name it: [sig-c] ImageVolume should mount [Conformance] (skipped by --ginkgo.skip)"}},
+		{name: "nothing passed", junit: `<testsuites><testsuite>
+  <testcase name="[It] [sig-c] ImageVolume should mount [Conformance]" status="skipped" time="0"><skipped message="x"></skipped></testcase>
+</testsuite></testsuites>`, list: list[2:], selected: conformance, skips: skips, want: []string{"no spec passed"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Problems(report(t, tc.junit, tc.selected), tc.list, tc.selected, tc.skips, tc.exit)
+			if len(got) != len(tc.want) {
+				t.Fatalf("problems %q, want %d of them (%q)", got, len(tc.want), tc.want)
+			}
+			for i, w := range tc.want {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("problem %d = %q, want it to contain %q", i, got[i], w)
+				}
+			}
+		})
+	}
+}
+
+func TestReadConformanceList(t *testing.T) {
+	dir := t.TempDir()
+	write := func(data string) string {
+		f := filepath.Join(dir, "conformance.yaml")
+		if err := os.WriteFile(f, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	names, err := ReadConformanceList(write(`- testname: A
+  codename: '[sig-a] A should work
+    [Conformance]'
+  description: a
+- testname: B
+  codename: '[sig-b] B should work [Conformance]'
+`))
+	if err != nil || !slices.Equal(names, []string{"[sig-a] A should work [Conformance]", "[sig-b] B should work [Conformance]"}) {
+		t.Errorf("names %q, %v", names, err)
+	}
+	for _, bad := range []string{"[]", "- testname: A\n", "not: a list"} {
+		if _, err := ReadConformanceList(write(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
 	}
 }
