@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/ptr"
 
 	"github.com/clustersync/clustersync/internal/hostcluster"
@@ -33,10 +34,11 @@ const (
 // controlPlaneMemory installs virtual cluster "bench" with the chart on
 // the running host of home (images built from this tree as tag bench),
 // prints `virtual create`'s time and the memory of its control plane pod
-// (the sum of the RSS of its processes, and each process's) idle and after
-// a load (loadConfigMaps ConfigMaps, loadServices Services and loadPods
-// running pods, all synced), then deletes it.
-func controlPlaneMemory(ctx context.Context, cli func(...string) (string, error), home string) error {
+// as the kubelet counts it (podWorkingSet: the pod's and each container's
+// working set) idle, idleAfter after ready, and after a load
+// (loadConfigMaps ConfigMaps, loadServices Services and loadPods running
+// pods, all synced), then deletes it.
+func controlPlaneMemory(ctx context.Context, cli func(...string) (string, error), home string, idleAfter time.Duration) error {
 	root, err := os.Getwd()
 	if err != nil {
 		return err
@@ -46,7 +48,11 @@ func controlPlaneMemory(ctx context.Context, cli func(...string) (string, error)
 	}
 	kubeconfig := filepath.Join(home, "bench-vc.yaml")
 	start := time.Now()
-	if _, err := cli("virtual", "create", "bench", "--set", "controlPlane.statefulSet.image.tag=bench", "--kubeconfig-out", kubeconfig); err != nil {
+	// Default values but the host namespace's ResourceQuota, whose default
+	// counts (vCluster's: 20 Services, 20 pods, 100 ConfigMaps) are below
+	// the load.
+	if _, err := cli("virtual", "create", "bench", "--set", "controlPlane.statefulSet.image.tag=bench", "--set", "policies.resourceQuota.enabled=false",
+		"--kubeconfig-out", kubeconfig); err != nil {
 		return err
 	}
 	fmt.Printf("\nVirtual cluster in the host (chart), control plane pod vc-bench/bench-0\n")
@@ -66,45 +72,68 @@ func controlPlaneMemory(ctx context.Context, cli func(...string) (string, error)
 		return err
 	}
 	// Idle: once the start's work (caches, bootstrap) has settled.
-	time.Sleep(20 * time.Second)
-	idle, err := podRSS(string(pod.UID))
+	time.Sleep(idleAfter)
+	idle, err := podWorkingSet(ctx, host, pod, time.Now())
 	if err != nil {
 		return err
 	}
-	printRSS("idle", idle)
+	fmt.Printf("  control plane pod working set idle (%s after ready): %s\n", idleAfter, idle)
 
 	start = time.Now()
 	if err := load(ctx, virtual); err != nil {
 		return err
 	}
+	var state string // what the host has, for the error
 	err = wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
 		pods, err := host.CoreV1().Pods("vc-bench").List(ctx, metav1.ListOptions{LabelSelector: "vcluster.loft.sh/managed-by=bench"})
 		if err != nil {
-			return false, nil
+			return false, nil // the last state stays what the error says
 		}
 		svcs, err := host.CoreV1().Services("vc-bench").List(ctx, metav1.ListOptions{LabelSelector: "vcluster.loft.sh/managed-by=bench"})
 		if err != nil {
 			return false, nil
 		}
-		running := 0
+		running, waiting := 0, ""
 		for _, p := range pods.Items {
 			if p.Status.Phase == corev1.PodRunning {
 				running++
+			} else if waiting == "" {
+				waiting = fmt.Sprintf("; pod %s: %s %s", p.Name, p.Status.Phase, podWaiting(&p))
 			}
 		}
+		state = fmt.Sprintf("%d of %d pods Running, %d Services%s", running, len(pods.Items), len(svcs.Items), waiting)
 		return running >= loadPods && len(svcs.Items) >= loadServices, nil
 	})
 	if err != nil {
-		return fmt.Errorf("the load did not reach the host: %w", err)
+		return fmt.Errorf("the load did not reach the host (%s): %w", state, err)
 	}
 	fmt.Printf("  load: %d ConfigMaps, %d Services, %d pods created; host copies in place and pods Running after %.1f s\n",
 		loadConfigMaps, loadServices, loadPods, time.Since(start).Seconds())
-	loaded, err := podRSS(string(pod.UID))
+	loaded, err := podWorkingSet(ctx, host, pod, time.Now())
 	if err != nil {
 		return err
 	}
-	printRSS("after the load", loaded)
+	fmt.Printf("  control plane pod working set after the load: %s\n", loaded)
 	return nil
+}
+
+// podWaiting is why a pod's first waiting or terminated container is not
+// running: its reason and message.
+func podWaiting(p *corev1.Pod) string {
+	for _, c := range p.Status.ContainerStatuses {
+		if w := c.State.Waiting; w != nil {
+			return w.Reason + ": " + w.Message
+		}
+		if t := c.State.Terminated; t != nil {
+			return t.Reason + ": " + t.Message
+		}
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Status != corev1.ConditionTrue && c.Message != "" {
+			return string(c.Type) + ": " + c.Message
+		}
+	}
+	return ""
 }
 
 // load creates the objects of the load in virtual namespace "load".
@@ -152,69 +181,91 @@ func clientset(kubeconfig string) (*kubernetes.Clientset, error) {
 	return kubernetes.NewForConfig(cfg)
 }
 
-// podRSS returns the resident memory (KiB) of each process of the pod with
-// uid on this machine, by name: the processes whose cgroup path names
-// pod<uid> (the kubelet's cgroupfs layout).
-func podRSS(uid string) (map[string]int64, error) {
-	procs, err := filepath.Glob("/proc/[0-9]*")
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]int64{}
-	for _, p := range procs {
-		cg, err := os.ReadFile(filepath.Join(p, "cgroup"))
-		if err != nil || !strings.Contains(string(cg), "pod"+uid) {
-			continue
-		}
-		status, err := os.ReadFile(filepath.Join(p, "status"))
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join(p, "cmdline"))
-		if err != nil {
-			continue
-		}
-		name := processName(strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00"))
-		var rss int64
-		for _, line := range strings.Split(string(status), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				rss, _ = strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			}
-		}
-		out[name] += rss
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no process of pod %s on this machine", uid)
-	}
-	return out, nil
+// IdleAfter is how long after ready the idle memory is read by default
+// (flag -idle-after): the start's work (caches, bootstrap, the first
+// leader-election rounds) has settled.
+const IdleAfter = 2 * time.Minute
+
+// workingSet is the memory of a pod as the kubelet counts it, in bytes:
+// the pod's cgroup and each container's (by name).
+type workingSet struct {
+	pod        uint64
+	containers map[string]uint64
 }
 
-// processName names a process of the control plane pod by its command
-// line: the program, or for clustersync its component (syncer, etcd,
-// coredns, …).
-func processName(argv []string) string {
-	name := filepath.Base(argv[0])
-	if name != "clustersync" || len(argv) < 2 {
-		return name
-	}
-	if len(argv) >= 4 && argv[1] == "virtual" && argv[2] == "component" {
-		return argv[3]
-	}
-	return argv[1]
-}
-
-// printRSS prints the sum and each process's RSS in MiB, largest first.
-func printRSS(when string, rss map[string]int64) {
-	var total int64
-	names := make([]string, 0, len(rss))
-	for n, v := range rss {
-		total += v
+// String is "321 MiB (kube-apiserver 198, etcd 38, …)", containers
+// largest first.
+func (w workingSet) String() string {
+	names := make([]string, 0, len(w.containers))
+	for n := range w.containers {
 		names = append(names, n)
 	}
-	sort.Slice(names, func(i, j int) bool { return rss[names[i]] > rss[names[j]] })
+	sort.Slice(names, func(i, j int) bool { return w.containers[names[i]] > w.containers[names[j]] })
 	parts := make([]string, 0, len(names))
 	for _, n := range names {
-		parts = append(parts, fmt.Sprintf("%s %.0f", n, float64(rss[n])/1024))
+		parts = append(parts, fmt.Sprintf("%s %.0f", n, mib(w.containers[n])))
 	}
-	fmt.Printf("  control plane pod RSS %s: %.0f MiB (%s MiB)\n", when, float64(total)/1024, strings.Join(parts, ", "))
+	return fmt.Sprintf("%.0f MiB (%s MiB)", mib(w.pod), strings.Join(parts, ", "))
+}
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
+
+// podWorkingSet reads the working set of pod (cgroup memory usage less
+// inactive file pages, what `kubectl top` shows) from the kubelet of its
+// node: the stats summary, GET
+// /api/v1/nodes/NODE/proxy/stats/summary?only_cpu_and_memory=true
+// (https://kubernetes.io/docs/reference/instrumentation/node-metrics/),
+// once the kubelet's figures of the pod and of each container were all
+// taken after since (it refreshes each cgroup's on its own, every 10 to 15
+// seconds; one minute at most). Unlike the RSS of each process summed, it
+// counts the pages of the one clustersync binary its processes share once.
+// Errors: the API's, or a pod the summary does not have in time.
+func podWorkingSet(ctx context.Context, host kubernetes.Interface, pod *corev1.Pod, since time.Time) (workingSet, error) {
+	var w workingSet
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		w, last = readWorkingSet(ctx, host, pod, since)
+		return last == nil, nil
+	})
+	if err != nil && last != nil {
+		return workingSet{}, last
+	}
+	return w, err
+}
+
+// readWorkingSet is one read of podWorkingSet; an error when a figure is
+// older than since.
+func readWorkingSet(ctx context.Context, host kubernetes.Interface, pod *corev1.Pod, since time.Time) (workingSet, error) {
+	// only_cpu_and_memory, as metrics-server asks: the file-system stats
+	// are not needed, and the kubelet fails the whole summary when it
+	// cannot read them (this machine's virtio disk).
+	raw, err := host.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", pod.Spec.NodeName, "proxy", "stats", "summary").
+		Param("only_cpu_and_memory", "true").DoRaw(ctx)
+	if err != nil {
+		return workingSet{}, fmt.Errorf("the stats summary of node %s: %w", pod.Spec.NodeName, err)
+	}
+	var summary statsv1alpha1.Summary
+	if err := json.Unmarshal(raw, &summary); err != nil {
+		return workingSet{}, fmt.Errorf("the stats summary of node %s: %w", pod.Spec.NodeName, err)
+	}
+	stale := func(m *statsv1alpha1.MemoryStats) bool {
+		return m == nil || m.WorkingSetBytes == nil || m.Time.Time.Before(since)
+	}
+	for _, p := range summary.Pods {
+		if p.PodRef.UID != string(pod.UID) {
+			continue
+		}
+		if stale(p.Memory) {
+			return workingSet{}, fmt.Errorf("the kubelet of node %s has no memory figure of pod %s/%s taken after %s", pod.Spec.NodeName, pod.Namespace, pod.Name, since.Format(time.RFC3339))
+		}
+		w := workingSet{pod: *p.Memory.WorkingSetBytes, containers: map[string]uint64{}}
+		for _, c := range p.Containers {
+			if stale(c.Memory) {
+				return workingSet{}, fmt.Errorf("the kubelet of node %s has no memory figure of container %s taken after %s", pod.Spec.NodeName, c.Name, since.Format(time.RFC3339))
+			}
+			w.containers[c.Name] = *c.Memory.WorkingSetBytes
+		}
+		return w, nil
+	}
+	return workingSet{}, fmt.Errorf("the kubelet of node %s reports no memory of pod %s/%s yet", pod.Spec.NodeName, pod.Namespace, pod.Name)
 }
