@@ -3,6 +3,7 @@ package conformance
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -41,4 +42,37 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// The suite's conformance.yaml names its [Conformance] specs exactly as
+// the JUnit report does (a dry run of the end-to-end binary, when it is
+// built): Problems counts a run against that list by name.
+func TestConformanceListMatchesSuite(t *testing.T) {
+	suite := binaries.Conformance()
+	if err := suite.Check(); err != nil {
+		t.Skip(err)
+	}
+	list, err := ReadConformanceList(suite.ConformanceList())
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := t.TempDir()
+	cmd := exec.Command(suite.E2ETest, "--provider=skeleton", "--report-dir="+report, "--ginkgo.label-filter=Conformance",
+		"--ginkgo.dry-run", "--ginkgo.no-color", "--ginkgo.silence-skips")
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+	cmd.Dir = report
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("dry run: %v\n%s", err, lastLines(string(out), 5))
+	}
+	conformance := func(n string) bool { return strings.Contains(n, "[Conformance]") }
+	s, err := ReadJUnit(filepath.Join(report, "junit_01.xml"), conformance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if problems := Problems(s, list, conformance, nil, nil); len(problems) > 0 {
+		t.Errorf("a dry run of all %d specs of conformance.yaml: %q", len(list), problems)
+	}
+	if s.Passed != len(list) {
+		t.Errorf("the dry run passed %d specs, conformance.yaml lists %d", s.Passed, len(list))
+	}
 }
