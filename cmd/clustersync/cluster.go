@@ -85,7 +85,7 @@ above the table.
 				return enc.Encode(rows)
 			}
 			var reg *mgmtv1.ClusterRegistrationToken
-			if cond := meta.FindStatusCondition(c.Status.Conditions, mgmtv1.ConditionAgentConnected); cond != nil && cond.Reason == controller.ReasonAgentRegistrationRequired {
+			if controller.RegistrationRequired(&c) {
 				reg = &mgmtv1.ClusterRegistrationToken{}
 				if err := k.Get(cmd.Context(), types.NamespacedName{Namespace: server.TokenNamespace, Name: c.Name}, reg); err != nil {
 					return fmt.Errorf("cluster %s: its registration command: %w", c.Name, err)

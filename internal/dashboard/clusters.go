@@ -696,8 +696,7 @@ type agentData struct {
 func (s *Server) agent(ctx context.Context, sess *session, c *mgmtv1.Cluster) *agentData {
 	r := &agentData{Status: c.Status.Agent, Members: c.Members(), K3s: c.Status.K3s,
 		Role: server.MemberRole(c, sess.user, sess.groups)}
-	cond := meta.FindStatusCondition(c.Status.Conditions, mgmtv1.ConditionAgentConnected)
-	r.Private = c.Spec.ImportedConfig == nil && cond != nil && cond.Status != metav1.ConditionTrue && cond.Reason == controller.ReasonAgentRegistrationRequired
+	r.Private = controller.RegistrationRequired(c)
 	r.Import = c.Spec.ImportedConfig != nil || r.Private
 	if c.Spec.K3sConfig != nil {
 		r.K3sWanted = c.Spec.K3sConfig.KubernetesVersion

@@ -340,6 +340,19 @@ func agentLifecycle(t *testing.T, serverURL string, ca []byte, name, driver stri
 	})
 
 	var cleanup types.UID
+	t.Run("the agent goes away and comes back", func(t *testing.T) {
+		// Within a minute of the install: the condition follows the
+		// tunnel, not the last apply.
+		_ = stopAgent()
+		down := time.Now()
+		waitCondition(t, name, mgmtv1.ConditionAgentConnected, metav1.ConditionFalse, controller.ReasonAgentInstalled)
+		if d := time.Since(down); d > controller.Reinstall/2 {
+			t.Errorf("AgentConnected turned False %s after the agent went, want it at once (the ping), not at the next install", d.Round(time.Second))
+		}
+		stopAgent, _ = startAgentIn(t, cloud, "", "")
+		waitCondition(t, name, mgmtv1.ConditionAgentConnected, metav1.ConditionTrue, "Connected")
+	})
+
 	t.Run("annotation agent false removes it", func(t *testing.T) {
 		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			c, err := cluster(t, name)

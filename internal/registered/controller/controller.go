@@ -303,13 +303,17 @@ func (r *Reconciler) finalize(ctx context.Context, c *mgmtv1.Cluster, hosted man
 // warning saying how to clean up by hand.
 func (r *Reconciler) cleanup(ctx context.Context, c *mgmtv1.Cluster, hosted bool) error {
 	var cfg *rest.Config
+	why := "the agent is not connected"
 	if rt, reg, ok := r.Tunnel.Transport(c.Name); ok {
 		cfg = DownstreamConfig(reg, rt)
 	} else if hosted && meta.IsStatusConditionTrue(c.Status.Conditions, mgmtv1.ConditionConnected) {
-		cfg, _ = r.direct(ctx, c)
+		var err error
+		if cfg, err = r.direct(ctx, c); err != nil {
+			why += " and the manager's own access failed (" + err.Error() + ")"
+		}
 	}
 	if cfg == nil {
-		r.event(c, corev1.EventTypeWarning, "DisconnectedOffline", "the agent is not connected: its objects stay in the cluster; remove them with `clustersync agent cleanup --kubeconfig <cluster>`")
+		r.event(c, corev1.EventTypeWarning, "DisconnectedOffline", "%s: its objects stay in the cluster; remove them with `clustersync agent cleanup --kubeconfig <cluster>`", why)
 		return nil
 	}
 	if err := r.disconnect(ctx, c, cfg); err != nil {

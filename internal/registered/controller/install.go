@@ -74,11 +74,18 @@ func (r *Reconciler) hostedAgentDown(ctx context.Context, c *mgmtv1.Cluster, tok
 			"waiting for the manager to reach the cluster's API server (condition Connected) to install the agent")
 		return r.ping() * 4
 	}
+	// Also when the manifest was applied a moment ago: the agent may have
+	// connected since and gone again, and the condition must not stay True.
+	installed := func(next time.Duration) time.Duration {
+		set(mgmtv1.ConditionAgentConnected, metav1.ConditionFalse, ReasonAgentInstalled,
+			fmt.Sprintf("the manager applied the agent (Deployment %s/%s, image %s); waiting for it to dial in", registration.AgentNamespace, registration.AgentName, r.AgentImage))
+		return next
+	}
 	mark := installMark{token: token, image: r.AgentImage, at: r.now()}
 	if v, ok := r.installs.Load(c.Name); ok {
 		last := v.(installMark)
 		if last.token == mark.token && last.image == mark.image && mark.at.Sub(last.at) < Reinstall {
-			return Reinstall - mark.at.Sub(last.at)
+			return installed(Reinstall - mark.at.Sub(last.at))
 		}
 	}
 	cfg, err := r.direct(ctx, c)
@@ -90,9 +97,17 @@ func (r *Reconciler) hostedAgentDown(ctx context.Context, c *mgmtv1.Cluster, tok
 		return r.ping() * 4
 	}
 	r.installs.Store(c.Name, mark)
-	set(mgmtv1.ConditionAgentConnected, metav1.ConditionFalse, ReasonAgentInstalled,
-		fmt.Sprintf("the manager applied the agent (Deployment %s/%s, image %s); waiting for it to dial in", registration.AgentNamespace, registration.AgentName, r.AgentImage))
-	return Reinstall
+	return installed(Reinstall)
+}
+
+// RegistrationRequired reports whether hosted cluster c's agent must be
+// installed by hand, from inside its network: the manager cannot reach
+// its private endpoint (condition AgentConnected False, reason
+// RegistrationRequired). `clustersync cluster show` and the dashboard
+// then show the registration command.
+func RegistrationRequired(c *mgmtv1.Cluster) bool {
+	cond := meta.FindStatusCondition(c.Status.Conditions, mgmtv1.ConditionAgentConnected)
+	return c.Spec.ImportedConfig == nil && cond != nil && cond.Status == metav1.ConditionFalse && cond.Reason == ReasonAgentRegistrationRequired
 }
 
 // direct is the configuration that reaches hosted cluster c's API server
