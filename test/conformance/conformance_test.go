@@ -273,10 +273,8 @@ func skipPattern() string {
 func skipReasons(s Summary) string {
 	var b strings.Builder
 	for _, r := range s.Skips {
-		for n, why := range Skips() {
-			if strings.Contains(r.Name, n) {
-				fmt.Fprintf(&b, "not run: %s\n  because %s\n", r.Name, why)
-			}
+		if why, ok := SkipReason(r.Name, Skips()); ok {
+			fmt.Fprintf(&b, "not run: %s\n  because %s\n", r.Name, why)
 		}
 	}
 	return b.String()
