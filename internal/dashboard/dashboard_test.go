@@ -39,6 +39,7 @@ import (
 	"github.com/clustersync/clustersync/internal/manager"
 	"github.com/clustersync/clustersync/internal/registered/controller"
 	"github.com/clustersync/clustersync/internal/registered/kubetoken"
+	"github.com/clustersync/clustersync/internal/registered/registration"
 	"github.com/clustersync/clustersync/internal/registered/server"
 	"github.com/clustersync/clustersync/internal/testenv"
 	"github.com/clustersync/clustersync/internal/testenv/chrome"
@@ -540,6 +541,28 @@ func TestLiveOutsideChange(t *testing.T) {
 	shot(t, b, "cluster-outside-change")
 }
 
+// registrationToken creates the ClusterRegistrationToken of cluster with
+// token and its commands in its status, as the manager writes them (the
+// server https://mgr.example.com), deleted when t ends; it returns the
+// manifest's URL.
+func (w *world) registrationToken(t *testing.T, cluster, token string) string {
+	t.Helper()
+	ctx := context.Background()
+	tok := &mgmtv1.ClusterRegistrationToken{ObjectMeta: metav1.ObjectMeta{Name: cluster, Namespace: hostedv1.Namespace},
+		Spec: mgmtv1.ClusterRegistrationTokenSpec{ClusterName: cluster}}
+	if err := w.k.Create(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.k.Delete(context.Background(), tok) })
+	const server = "https://mgr.example.com"
+	tok.Status = mgmtv1.ClusterRegistrationTokenStatus{Token: token, ManifestURL: registration.ManifestURL(server, token, cluster)}
+	tok.Status.Command, tok.Status.InsecureCommand = registration.Commands(server, token, cluster)
+	if err := w.k.Status().Update(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	return tok.Status.ManifestURL
+}
+
 // A registered cluster's page: the import command and its --insecure
 // variant with copy buttons, the agent's connection, members, projects
 // and capabilities.
@@ -547,18 +570,7 @@ func TestRegisteredCluster(t *testing.T) {
 	w := start(t)
 	_, _, _, edge := w.fleet(t)
 	ctx := context.Background()
-	tok := &mgmtv1.ClusterRegistrationToken{ObjectMeta: metav1.ObjectMeta{Name: edge, Namespace: hostedv1.Namespace},
-		Spec: mgmtv1.ClusterRegistrationTokenSpec{ClusterName: edge}}
-	if err := w.k.Create(ctx, tok); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = w.k.Delete(context.Background(), tok) })
-	manifest := "https://mgr.example.com/v1/import/abc123_" + edge + ".yaml"
-	tok.Status = mgmtv1.ClusterRegistrationTokenStatus{Token: "abc123", ManifestURL: manifest, Command: "kubectl apply -f " + manifest,
-		InsecureCommand: "curl --insecure -sfL " + manifest + " | kubectl apply -f -"}
-	if err := w.k.Status().Update(ctx, tok); err != nil {
-		t.Fatal(err)
-	}
+	manifest := w.registrationToken(t, edge, "abc123")
 	var c mgmtv1.Cluster
 	if err := w.k.Get(ctx, client.ObjectKey{Name: edge}, &c); err != nil {
 		t.Fatal(err)
@@ -644,18 +656,7 @@ func TestHostedClusterAgentPage(t *testing.T) {
 	w := start(t)
 	eks, _, _, _ := w.fleet(t)
 	ctx := context.Background()
-	tok := &mgmtv1.ClusterRegistrationToken{ObjectMeta: metav1.ObjectMeta{Name: eks, Namespace: hostedv1.Namespace},
-		Spec: mgmtv1.ClusterRegistrationTokenSpec{ClusterName: eks}}
-	if err := w.k.Create(ctx, tok); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = w.k.Delete(context.Background(), tok) })
-	manifest := "https://mgr.example.com/v1/import/def456_" + eks + ".yaml"
-	tok.Status = mgmtv1.ClusterRegistrationTokenStatus{Token: "def456", ManifestURL: manifest, Command: "kubectl apply -f " + manifest,
-		InsecureCommand: "curl --insecure -sfL " + manifest + " | kubectl apply -f -"}
-	if err := w.k.Status().Update(ctx, tok); err != nil {
-		t.Fatal(err)
-	}
+	manifest := w.registrationToken(t, eks, "def456")
 	var c mgmtv1.Cluster
 	if err := w.k.Get(ctx, client.ObjectKey{Name: eks}, &c); err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/clustersync/clustersync/internal/hostcluster"
 	"github.com/clustersync/clustersync/internal/images"
+	"github.com/clustersync/clustersync/internal/virtual/deploy"
 )
 
 // The load of the control-plane memory figure: objects of one virtual
@@ -98,7 +99,7 @@ func controlPlaneMemory(ctx context.Context, cli func(...string) (string, error)
 			if p.Status.Phase == corev1.PodRunning {
 				running++
 			} else if waiting == "" {
-				waiting = fmt.Sprintf("; pod %s: %s %s", p.Name, p.Status.Phase, podWaiting(&p))
+				waiting = "; " + deploy.DescribePod(&p)
 			}
 		}
 		state = fmt.Sprintf("%d of %d pods Running, %d Services%s", running, len(pods.Items), len(svcs.Items), waiting)
@@ -115,25 +116,6 @@ func controlPlaneMemory(ctx context.Context, cli func(...string) (string, error)
 	}
 	fmt.Printf("  control plane pod working set after the load: %s\n", loaded)
 	return nil
-}
-
-// podWaiting is why a pod's first waiting or terminated container is not
-// running: its reason and message.
-func podWaiting(p *corev1.Pod) string {
-	for _, c := range p.Status.ContainerStatuses {
-		if w := c.State.Waiting; w != nil {
-			return w.Reason + ": " + w.Message
-		}
-		if t := c.State.Terminated; t != nil {
-			return t.Reason + ": " + t.Message
-		}
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Status != corev1.ConditionTrue && c.Message != "" {
-			return string(c.Type) + ": " + c.Message
-		}
-	}
-	return ""
 }
 
 // load creates the objects of the load in virtual namespace "load".
