@@ -13,7 +13,7 @@ TEST_ARGS ?=
 ARGS      ?=
 BENCH_ARGS ?=
 
-.PHONY: all build binaries run-binaries conformance-binaries test unit run bench crds fmt vet clean image fuzz chaos conformance flake
+.PHONY: all build binaries run-binaries conformance-binaries test unit run bench bench-vcluster crds fmt vet clean image fuzz chaos conformance flake
 
 all: build
 
@@ -146,7 +146,8 @@ run: run-binaries build
 # three; HOSTED_BENCH_ARGS go to it), then the local
 # real node (dev up to the first pod Running, make run) and the image sizes,
 # then one patch expression and one Pod Security check (ns, bytes, allocs),
-# then the dashboard's clusters page of 200 clusters (server time, bytes).
+# then the dashboard's clusters page of 200 clusters (server time, bytes),
+# then bench-vcluster.
 HOSTED_BENCH_ARGS ?=
 bench: binaries build
 	$(GO) run ./test/bench $(BENCH_ARGS)
@@ -155,6 +156,17 @@ bench: binaries build
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x ./internal/virtual/patches/ ./internal/virtual/policy/
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./internal/dashboard/
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./internal/registered/
+	$(MAKE) bench-vcluster
+
+# clustersync's virtual cluster and vCluster's side by side on one local
+# host, one table (test/bench/vcluster). It builds vCluster (VCLUSTER_VERSION)
+# from the Go module proxy into the cache the first time (10 to 20 minutes on
+# 2 cores), then takes about 12 minutes. VCLUSTER_BENCH_ARGS go to it
+# (-n, -replicas, -idle-after).
+VCLUSTER_VERSION ?= v0.36.1
+VCLUSTER_BENCH_ARGS ?=
+bench-vcluster: binaries build
+	$(GO) run ./test/bench/vcluster -vcluster $(VCLUSTER_VERSION) $(VCLUSTER_BENCH_ARGS)
 
 # controller-gen (built once into the cache by hack/build-binaries.sh unless
 # CLUSTERSYNC_CONTROLLER_GEN_BIN names one) writes the deepcopy functions of

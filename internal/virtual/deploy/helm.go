@@ -59,7 +59,19 @@ func (h *Helm) chartIn(namespace string) (*chart.Chart, *action.Configuration, e
 // namespace (which must exist) with vals (see Values). It returns once the
 // objects are created; WaitReady waits for the control plane.
 func (h *Helm) Install(ctx context.Context, name, namespace string, vals map[string]any) (*release.Release, error) {
-	c, cfg, err := h.chartIn(namespace)
+	c, err := Chart()
+	if err != nil {
+		return nil, err
+	}
+	return h.InstallChart(ctx, c, name, namespace, vals)
+}
+
+// InstallChart installs chart c as release name into host namespace
+// (which must exist) with vals, as `helm install` does, and returns once
+// the objects are created. The benches install vCluster's own chart with
+// it.
+func (h *Helm) InstallChart(ctx context.Context, c *chart.Chart, name, namespace string, vals map[string]any) (*release.Release, error) {
+	cfg, err := h.config(namespace)
 	if err != nil {
 		return nil, err
 	}

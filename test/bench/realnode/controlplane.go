@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -16,12 +14,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
-	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/ptr"
 
 	"github.com/clustersync/clustersync/internal/hostcluster"
 	"github.com/clustersync/clustersync/internal/images"
 	"github.com/clustersync/clustersync/internal/virtual/deploy"
+	"github.com/clustersync/clustersync/test/bench/internal/podstats"
 )
 
 // The load of the control-plane memory figure: objects of one virtual
@@ -35,7 +33,7 @@ const (
 // controlPlaneMemory installs virtual cluster "bench" with the chart on
 // the running host of home (images built from this tree as tag bench),
 // prints `virtual create`'s time and the memory of its control plane pod
-// as the kubelet counts it (podWorkingSet: the pod's and each container's
+// as the kubelet counts it (podstats.Read: the pod's and each container's
 // working set) idle, idleAfter after ready, and after a load
 // (loadConfigMaps ConfigMaps, loadServices Services and loadPods running
 // pods, all synced), then deletes it.
@@ -74,11 +72,11 @@ func controlPlaneMemory(ctx context.Context, cli func(...string) (string, error)
 	}
 	// Idle: once the start's work (caches, bootstrap) has settled.
 	time.Sleep(idleAfter)
-	idle, err := podWorkingSet(ctx, host, pod, time.Now())
+	idle, err := podstats.Read(ctx, host, []*corev1.Pod{pod}, time.Now())
 	if err != nil {
 		return err
 	}
-	fmt.Printf("  control plane pod working set idle (%s after ready): %s\n", idleAfter, idle)
+	fmt.Printf("  control plane pod working set idle (%s after ready): %s\n", idleAfter, idle[0])
 
 	start = time.Now()
 	if err := load(ctx, virtual); err != nil {
@@ -110,11 +108,11 @@ func controlPlaneMemory(ctx context.Context, cli func(...string) (string, error)
 	}
 	fmt.Printf("  load: %d ConfigMaps, %d Services, %d pods created; host copies in place and pods Running after %.1f s\n",
 		loadConfigMaps, loadServices, loadPods, time.Since(start).Seconds())
-	loaded, err := podWorkingSet(ctx, host, pod, time.Now())
+	loaded, err := podstats.Read(ctx, host, []*corev1.Pod{pod}, time.Now())
 	if err != nil {
 		return err
 	}
-	fmt.Printf("  control plane pod working set after the load: %s\n", loaded)
+	fmt.Printf("  control plane pod working set after the load: %s\n", loaded[0])
 	return nil
 }
 
@@ -167,87 +165,3 @@ func clientset(kubeconfig string) (*kubernetes.Clientset, error) {
 // (flag -idle-after): the start's work (caches, bootstrap, the first
 // leader-election rounds) has settled.
 const IdleAfter = 2 * time.Minute
-
-// workingSet is the memory of a pod as the kubelet counts it, in bytes:
-// the pod's cgroup and each container's (by name).
-type workingSet struct {
-	pod        uint64
-	containers map[string]uint64
-}
-
-// String is "321 MiB (kube-apiserver 198, etcd 38, …)", containers
-// largest first.
-func (w workingSet) String() string {
-	names := make([]string, 0, len(w.containers))
-	for n := range w.containers {
-		names = append(names, n)
-	}
-	sort.Slice(names, func(i, j int) bool { return w.containers[names[i]] > w.containers[names[j]] })
-	parts := make([]string, 0, len(names))
-	for _, n := range names {
-		parts = append(parts, fmt.Sprintf("%s %.0f", n, mib(w.containers[n])))
-	}
-	return fmt.Sprintf("%.0f MiB (%s MiB)", mib(w.pod), strings.Join(parts, ", "))
-}
-
-func mib(b uint64) float64 { return float64(b) / (1 << 20) }
-
-// podWorkingSet reads the working set of pod (cgroup memory usage less
-// inactive file pages, what `kubectl top` shows) from the kubelet of its
-// node: the stats summary, GET
-// /api/v1/nodes/NODE/proxy/stats/summary?only_cpu_and_memory=true
-// (https://kubernetes.io/docs/reference/instrumentation/node-metrics/),
-// once the kubelet's figures of the pod and of each container were all
-// taken after since (it refreshes each cgroup's on its own, every 10 to 15
-// seconds; one minute at most). Unlike the RSS of each process summed, it
-// counts the pages of the one clustersync binary its processes share once.
-// Errors: the API's, or a pod the summary does not have in time.
-func podWorkingSet(ctx context.Context, host kubernetes.Interface, pod *corev1.Pod, since time.Time) (workingSet, error) {
-	var w workingSet
-	var last error
-	err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
-		w, last = readWorkingSet(ctx, host, pod, since)
-		return last == nil, nil
-	})
-	if err != nil && last != nil {
-		return workingSet{}, last
-	}
-	return w, err
-}
-
-// readWorkingSet is one read of podWorkingSet; an error when a figure is
-// older than since.
-func readWorkingSet(ctx context.Context, host kubernetes.Interface, pod *corev1.Pod, since time.Time) (workingSet, error) {
-	// only_cpu_and_memory, as metrics-server asks: the file-system stats
-	// are not needed, and the kubelet fails the whole summary when it
-	// cannot read them (this machine's virtio disk).
-	raw, err := host.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", pod.Spec.NodeName, "proxy", "stats", "summary").
-		Param("only_cpu_and_memory", "true").DoRaw(ctx)
-	if err != nil {
-		return workingSet{}, fmt.Errorf("the stats summary of node %s: %w", pod.Spec.NodeName, err)
-	}
-	var summary statsv1alpha1.Summary
-	if err := json.Unmarshal(raw, &summary); err != nil {
-		return workingSet{}, fmt.Errorf("the stats summary of node %s: %w", pod.Spec.NodeName, err)
-	}
-	stale := func(m *statsv1alpha1.MemoryStats) bool {
-		return m == nil || m.WorkingSetBytes == nil || m.Time.Time.Before(since)
-	}
-	for _, p := range summary.Pods {
-		if p.PodRef.UID != string(pod.UID) {
-			continue
-		}
-		if stale(p.Memory) {
-			return workingSet{}, fmt.Errorf("the kubelet of node %s has no memory figure of pod %s/%s taken after %s", pod.Spec.NodeName, pod.Namespace, pod.Name, since.Format(time.RFC3339))
-		}
-		w := workingSet{pod: *p.Memory.WorkingSetBytes, containers: map[string]uint64{}}
-		for _, c := range p.Containers {
-			if stale(c.Memory) {
-				return workingSet{}, fmt.Errorf("the kubelet of node %s has no memory figure of container %s taken after %s", pod.Spec.NodeName, c.Name, since.Format(time.RFC3339))
-			}
-			w.containers[c.Name] = *c.Memory.WorkingSetBytes
-		}
-		return w, nil
-	}
-	return workingSet{}, fmt.Errorf("the kubelet of node %s reports no memory of pod %s/%s yet", pod.Spec.NodeName, pod.Namespace, pod.Name)
-}

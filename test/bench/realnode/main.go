@@ -27,7 +27,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -43,6 +42,7 @@ import (
 	"github.com/clustersync/clustersync/internal/binaries"
 	"github.com/clustersync/clustersync/internal/hostcluster"
 	"github.com/clustersync/clustersync/internal/images"
+	"github.com/clustersync/clustersync/test/bench/internal/devhost"
 )
 
 func main() {
@@ -65,15 +65,7 @@ func run(ctx context.Context, exe string, idleAfter time.Duration) error {
 		return err
 	}
 	defer os.RemoveAll(home)
-	cli := func(args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, exe, args...)
-		cmd.Env = append(os.Environ(), "CLUSTERSYNC_HOME="+home, "KUBECONFIG=")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return string(out), fmt.Errorf("clustersync %s: %w\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out), nil
-	}
+	cli := devhost.CLI(ctx, exe, home)
 
 	fmt.Println("Real node (warm: binaries cached)")
 	start := time.Now()
