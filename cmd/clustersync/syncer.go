@@ -33,6 +33,7 @@ func newSyncerCommand() *cobra.Command {
 		Short: "Run the syncer of a virtual cluster (normally started by `virtual create`)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			controlplane.SetDefaultGOGC()
 			cfg := config.Default()
 			if o.configFile != "" {
 				var err error

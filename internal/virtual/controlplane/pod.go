@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"time"
@@ -366,4 +367,30 @@ func RunPodEtcd(ctx context.Context, o PodOptions) error {
 	case err := <-e.Err():
 		return fmt.Errorf("embedded etcd: %w", err)
 	}
+}
+
+// GOGC is the Go garbage collector's target percentage (the GOGC
+// environment variable, https://pkg.go.dev/runtime#hdr-Environment_Variables)
+// of every process of the control plane pod (kube-apiserver,
+// kube-controller-manager, kube-scheduler, etcd, the syncer, CoreDNS) and
+// of `clustersync syncer` wherever it runs, unless the user sets GOGC
+// (controlPlane.statefulSet.env): a heap grows to 1.25
+// times what is live before a collection instead of Go's default 2 times.
+// Measured with `make bench-vcluster` (test/bench/vcluster, 2026-11-28, 2
+// cores): the pod's working set 2 minutes after ready 329 MiB at Go's
+// default 100, 281 MiB at 50, 249 MiB at 25 (kube-apiserver 194 → 138
+// MiB); after 1,000 Secrets and a 100-replica Deployment 416, 338 and 293
+// MiB; CPU per synced Secret 3.35 ms at 100, 3.53 ms at 25, sync
+// throughput unchanged within the runs' spread (252–291 objects/s).
+const GOGC = 25
+
+// SetDefaultGOGC sets GOGC for this process and, through the environment,
+// for the binaries it runs or replaces itself with, unless the environment
+// already sets GOGC, which then wins.
+func SetDefaultGOGC() {
+	if _, set := os.LookupEnv("GOGC"); set {
+		return
+	}
+	_ = os.Setenv("GOGC", strconv.Itoa(GOGC))
+	debug.SetGCPercent(GOGC)
 }

@@ -52,6 +52,7 @@ import (
 	"strings"
 	"time"
 
+	"helm.sh/helm/v3/pkg/strvals"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -73,16 +74,25 @@ func main() {
 	flag.IntVar(&l.Secrets, "n", 1000, "Secrets synced for the throughput figure")
 	flag.IntVar(&l.Replicas, "replicas", 100, "replicas of the Deployment")
 	flag.DurationVar(&l.IdleAfter, "idle-after", 2*time.Minute, "how long after API ready the idle figures are read")
+	var sets []string
+	flag.Func("clustersync-set", "a value of clustersync's chart, as helm --set takes it (repeatable): to measure a setting", func(v string) error {
+		sets = append(sets, v)
+		return nil
+	})
+	flag.Func("clustersync-set-string", "as -clustersync-set, the value a string, as helm --set-string takes it", func(v string) error {
+		sets = append(sets, "string:"+v)
+		return nil
+	})
 	only := flag.String("only", "", "measure only this one (clustersync or vcluster) and print no table: for work on one of them")
 	flag.Parse()
 	l.Workers = 16
-	if err := run(context.Background(), *exe, *version, *only, l); err != nil {
+	if err := run(context.Background(), *exe, *version, *only, sets, l); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-vcluster:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, exe, version, only string, l load) error {
+func run(ctx context.Context, exe, version, only string, sets []string, l load) error {
 	exe, err := filepath.Abs(exe)
 	if err != nil {
 		return err
@@ -138,9 +148,18 @@ func run(ctx context.Context, exe, version, only string, l load) error {
 	if err := prePull(ctx, host, pulls); err != nil {
 		return err
 	}
+	csValues := merge(benchValues(), map[string]any{"controlPlane": map[string]any{"statefulSet": map[string]any{"image": map[string]any{"tag": "bench"}}}})
+	for _, set := range sets {
+		parse := strvals.ParseInto
+		if v, ok := strings.CutPrefix(set, "string:"); ok {
+			set, parse = v, strvals.ParseIntoString
+		}
+		if err := parse(set, csValues); err != nil {
+			return fmt.Errorf("-clustersync-set %s: %w", set, err)
+		}
+	}
 	subjects := []subject{
-		{Title: "clustersync", Namespace: "bench-clustersync", Chart: csChart,
-			Values: merge(benchValues(), map[string]any{"controlPlane": map[string]any{"statefulSet": map[string]any{"image": map[string]any{"tag": "bench"}}}})},
+		{Title: "clustersync", Namespace: "bench-clustersync", Chart: csChart, Values: csValues},
 		{Title: "vCluster " + version, Namespace: "bench-vcluster", Chart: p.Chart, Values: merge(benchValues(), p.Values)},
 	}
 	var figs []figures

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -111,7 +112,7 @@ func measure(ctx context.Context, kubeconfig string, host kubernetes.Interface, 
 	}
 	f.APIReady = time.Since(start)
 	ready := time.Now()
-	fmt.Fprintf(log, "  %s: API ready after %.1f s\n", s.Title, f.APIReady.Seconds())
+	fmt.Fprintf(log, "  %s: API ready after %.1f s (%s)\n", s.Title, f.APIReady.Seconds(), startup(ctx, host, s.Namespace, start))
 	if err := runPod(ctx, virtual, l.Pause); err != nil {
 		return f, err
 	}
@@ -144,7 +145,7 @@ func measure(ctx context.Context, kubeconfig string, host kubernetes.Interface, 
 	busy := after.ControlPlane.CPU - f.Idle.ControlPlane.CPU
 	idle := time.Duration(f.IdleCPU * float64(after.ControlPlane.CPUTime.Sub(f.Idle.ControlPlane.CPUTime)))
 	f.CPUPerObject = (busy - idle) / time.Duration(l.Secrets)
-	fmt.Fprintf(log, "  %s: %d Secrets synced, %.0f objects/s\n", s.Title, l.Secrets, f.SyncRate)
+	fmt.Fprintf(log, "  %s: %d Secrets synced, %.0f objects/s, p50 %s, p99 %s, CPU %.2f ms per object\n", s.Title, l.Secrets, f.SyncRate, f.P50, f.P99, float64(f.CPUPerObject)/float64(time.Millisecond))
 
 	if f.Deployment, err = deployment(ctx, virtual, l); err != nil {
 		return f, err
@@ -197,6 +198,32 @@ func apiReady(ctx context.Context, host kubernetes.Interface, namespace string, 
 		return nil, fmt.Errorf("virtual API server of %s/%s not ready (%v; pod: %s): %w", namespace, release, last, podState(ctx, host, namespace), err)
 	}
 	return virtual, nil
+}
+
+// startup says when the control plane pod of namespace was scheduled and
+// each of its containers started, in seconds after start (the kubelet's
+// times have whole seconds), for work on the start time.
+func startup(ctx context.Context, host kubernetes.Interface, namespace string, start time.Time) string {
+	p, err := controlPlanePod(ctx, host, namespace)
+	if err != nil {
+		return err.Error()
+	}
+	at := func(t metav1.Time) string { return fmt.Sprintf("%.0f", t.Sub(start).Seconds()) }
+	var parts []string
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			parts = append(parts, "scheduled "+at(c.LastTransitionTime))
+		}
+	}
+	for _, cs := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+		switch {
+		case cs.State.Running != nil:
+			parts = append(parts, cs.Name+" started "+at(cs.State.Running.StartedAt))
+		case cs.State.Terminated != nil:
+			parts = append(parts, cs.Name+" "+at(cs.State.Terminated.StartedAt)+"-"+at(cs.State.Terminated.FinishedAt))
+		}
+	}
+	return "s after the install: " + strings.Join(parts, ", ")
 }
 
 // podState describes the control plane pod of namespace (deploy.DescribePod).
