@@ -162,7 +162,7 @@ bench: binaries build
 # host, one table (test/bench/vcluster). It builds vCluster (VCLUSTER_VERSION)
 # from the Go module proxy into the cache the first time (10 to 20 minutes on
 # 2 cores), then takes about 12 minutes. VCLUSTER_BENCH_ARGS go to it
-# (-n, -replicas, -idle-after).
+# (-n, -replicas, -idle-after, -only, -clustersync-set; -h lists them).
 VCLUSTER_VERSION ?= v0.36.1
 VCLUSTER_BENCH_ARGS ?=
 bench-vcluster: binaries build

@@ -3,6 +3,7 @@ package controlplane
 import (
 	"os"
 	"runtime/debug"
+	"strconv"
 	"testing"
 )
 
@@ -14,8 +15,8 @@ func TestSetDefaultGOGC(t *testing.T) {
 		t.Setenv("GOGC", "") // restored after the test
 		os.Unsetenv("GOGC")
 		SetDefaultGOGC()
-		if got := os.Getenv("GOGC"); got != "25" {
-			t.Errorf("GOGC = %q, want 25 for the binaries run", got)
+		if got := os.Getenv("GOGC"); got != strconv.Itoa(GOGC) {
+			t.Errorf("GOGC = %q, want %d for the binaries run", got, GOGC)
 		}
 		if got := debug.SetGCPercent(100); got != GOGC {
 			t.Errorf("this process's GC percent = %d, want %d", got, GOGC)
