@@ -148,19 +148,17 @@ func run(ctx context.Context, exe, version, only string, sets []string, l load) 
 	if err := prePull(ctx, host, pulls); err != nil {
 		return err
 	}
-	csValues := merge(benchValues(), map[string]any{"controlPlane": map[string]any{"statefulSet": map[string]any{"image": map[string]any{"tag": "bench"}}}})
-	for _, set := range sets {
-		parse := strvals.ParseInto
-		if v, ok := strings.CutPrefix(set, "string:"); ok {
-			set, parse = v, strvals.ParseIntoString
-		}
-		if err := parse(set, csValues); err != nil {
-			return fmt.Errorf("-clustersync-set %s: %w", set, err)
-		}
+	csValues, err := values(append(benchSets(), append([]string{"controlPlane.statefulSet.image.tag=bench"}, sets...)...))
+	if err != nil {
+		return fmt.Errorf("-clustersync-set: %w", err)
+	}
+	vcValues, err := values(append(benchSets(), p.Sets...))
+	if err != nil {
+		return err
 	}
 	subjects := []subject{
 		{Title: "clustersync", Namespace: "bench-clustersync", Chart: csChart, Values: csValues},
-		{Title: "vCluster " + version, Namespace: "bench-vcluster", Chart: p.Chart, Values: merge(benchValues(), p.Values)},
+		{Title: "vCluster " + version, Namespace: "bench-vcluster", Chart: p.Chart, Values: vcValues},
 	}
 	var figs []figures
 	for i, s := range subjects {
@@ -187,28 +185,27 @@ func run(ctx context.Context, exe, version, only string, sets []string, l load) 
 	return nil
 }
 
-// benchValues is the vcluster.yaml overlay both are installed with (see
-// the package comment).
-func benchValues() map[string]any {
-	return map[string]any{
-		"sync":     map[string]any{"toHost": map[string]any{"secrets": map[string]any{"all": true}}},
-		"policies": map[string]any{"resourceQuota": map[string]any{"enabled": false}, "limitRange": map[string]any{"enabled": false}},
-	}
+// benchSets is the vcluster.yaml overlay both are installed with (see the
+// package comment), as `helm --set` takes it.
+func benchSets() []string {
+	return []string{"sync.toHost.secrets.all=true", "policies.resourceQuota.enabled=false", "policies.limitRange.enabled=false"}
 }
 
-// merge merges b into a (maps recursively, b's other values win) and
-// returns a.
-func merge(a, b map[string]any) map[string]any {
-	for k, v := range b {
-		am, aok := a[k].(map[string]any)
-		bm, bok := v.(map[string]any)
-		if aok && bok {
-			merge(am, bm)
-			continue
+// values are chart values from sets in `helm --set` syntax, later ones
+// winning; a set prefixed "string:" is taken as `--set-string` takes it.
+// "null" deletes a chart default, as in Helm.
+func values(sets []string) (map[string]any, error) {
+	vals := map[string]any{}
+	for _, set := range sets {
+		parse := strvals.ParseInto
+		if v, ok := strings.CutPrefix(set, "string:"); ok {
+			set, parse = v, strvals.ParseIntoString
 		}
-		a[k] = v
+		if err := parse(set, vals); err != nil {
+			return nil, fmt.Errorf("%s: %w", set, err)
+		}
 	}
-	return a
+	return vals, nil
 }
 
 // pulled is an image to pull before measuring and a command that ends at

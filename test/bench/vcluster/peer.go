@@ -14,6 +14,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
 
 	"github.com/clustersync/clustersync/internal/binaries"
 	"github.com/clustersync/clustersync/internal/images"
@@ -55,12 +56,10 @@ const (
 // peer is vCluster built and pushed: its chart and the values that point
 // its images at the local registry.
 type peer struct {
-	// Version is the vCluster release, e.g. "v0.36.1".
-	Version string
-	Chart   *chart.Chart
-	// Values are the chart values that name the images built here and
-	// nothing else (see values).
-	Values map[string]any
+	Chart *chart.Chart
+	// Sets are the chart values, as `helm --set` takes them, that name the
+	// images built here (see peerSets).
+	Sets []string
 	// Notes say where the build differs from vCluster's release and why.
 	Notes []string
 	// Pulls are its images, for prePull.
@@ -137,7 +136,7 @@ func buildPeer(ctx context.Context, version, registry string, log io.Writer) (*p
 		return nil, err
 	}
 	distroFiles := []images.File{{Path: "/kubernetes/kine", Mode: 0o755, Source: kine}}
-	for _, b := range kubeCommands {
+	for _, b := range kubeCommands() {
 		distroFiles = append(distroFiles, images.File{Path: "/kubernetes/" + b, Mode: 0o755, Source: filepath.Join(kube, b)})
 	}
 	distroImg, err := withBusybox(busybox, kubeVersion, distroFiles, images.Config{})
@@ -172,7 +171,7 @@ func buildPeer(ctx context.Context, version, registry string, log io.Writer) (*p
 		{Image: images.Reference(images.DefaultRegistry, distroRepository, kubeVersion), Command: []string{"true"}},
 		{Image: corednsRef, Command: []string{"/coredns", "-version"}},
 	}
-	return &peer{Version: version, Chart: c, Values: peerValues(corednsRef), Pulls: pulls, Notes: []string{
+	return &peer{Chart: c, Sets: peerSets(corednsRef), Pulls: pulls, Notes: []string{
 		"syncer image " + syncerRepository + " (the chart's default vcluster-pro adds closed modules the Go module proxy does not have)",
 		"images on Debian's busybox-static and this machine's CA bundle instead of alpine (no registry but the Go module proxy, Debian and npm here)",
 		"no ephemeral-storage request or limit on the control plane pod: the local real node offers no ephemeral storage (its kubelet runs with localStorageCapacityIsolation off)",
@@ -182,7 +181,7 @@ func buildPeer(ctx context.Context, version, registry string, log io.Writer) (*p
 	}}, nil
 }
 
-// peerValues are the values vCluster's chart is installed with: its
+// peerSets are the values vCluster's chart is installed with: its
 // defaults, but the images built here (all under ghcr.io, which the local
 // registry mirrors): the open-source syncer and CoreDNS image coredns;
 // and no ephemeral-storage request or limit on the control plane pod (null
@@ -190,34 +189,28 @@ func buildPeer(ctx context.Context, version, registry string, log io.Writer) (*p
 // localStorageCapacityIsolation off (this machine's disk reports no file
 // system figures), so it offers no ephemeral storage and the default
 // request (1Gi) leaves the pod Pending, "Insufficient ephemeral-storage".
-func peerValues(coredns string) map[string]any {
-	return map[string]any{"controlPlane": map[string]any{
-		"statefulSet": map[string]any{"image": map[string]any{"repository": syncerRepository},
-			"resources": map[string]any{"requests": map[string]any{"ephemeral-storage": nil}, "limits": map[string]any{"ephemeral-storage": nil}}},
-		"coredns": map[string]any{"deployment": map[string]any{"image": coredns}},
-	}}
+func peerSets(coredns string) []string {
+	return []string{"controlPlane.statefulSet.image.repository=" + syncerRepository,
+		"controlPlane.statefulSet.resources.requests.ephemeral-storage=null",
+		"controlPlane.statefulSet.resources.limits.ephemeral-storage=null",
+		"controlPlane.coredns.deployment.image=" + coredns}
 }
 
 // distroTag is the default tag of the distro image in chart c's values
 // (controlPlane.distro.k8s.image.tag), the Kubernetes version it runs.
 func distroTag(c *chart.Chart) (string, error) {
-	v := any(c.Values)
-	for _, k := range []string{"controlPlane", "distro", "k8s", "image", "tag"} {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return "", fmt.Errorf("vCluster's chart has no controlPlane.distro.k8s.image.tag")
-		}
-		v = m[k]
-	}
-	tag, ok := v.(string)
-	if !ok || !strings.HasPrefix(tag, "v1.") {
-		return "", fmt.Errorf("vCluster's chart: controlPlane.distro.k8s.image.tag is %v, not a Kubernetes version", v)
+	v, err := chartutil.Values(c.Values).PathValue("controlPlane.distro.k8s.image.tag")
+	tag, _ := v.(string) // "" when not a string
+	if err != nil || !strings.HasPrefix(tag, "v1.") {
+		return "", fmt.Errorf("vCluster's chart: controlPlane.distro.k8s.image.tag is %v, not a Kubernetes version (%v)", v, err)
 	}
 	return tag, nil
 }
 
 // kubeCommands are the Kubernetes commands of the distro image.
-var kubeCommands = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"}
+func kubeCommands() []string {
+	return []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"}
+}
 
 // buildKubernetes builds kubeCommands of Kubernetes version (e.g.
 // "v1.36.0") statically, as Kubernetes releases them, into dir unless
@@ -229,16 +222,16 @@ var kubeCommands = []string{"kube-apiserver", "kube-controller-manager", "kube-s
 // does not serve, are left out.
 func buildKubernetes(ctx context.Context, version, dir string, log io.Writer) (string, error) {
 	have := 0
-	for _, c := range kubeCommands {
+	for _, c := range kubeCommands() {
 		if _, err := os.Stat(filepath.Join(dir, c)); err == nil {
 			have++
 		}
 	}
-	if have == len(kubeCommands) {
+	if have == len(kubeCommands()) {
 		fmt.Fprintf(log, "  Kubernetes %s: cached in %s\n", version, dir)
 		return dir, nil
 	}
-	fmt.Fprintf(log, "  building Kubernetes %s static %s from the Go module proxy (12 to 20 minutes cold)\n", version, strings.Join(kubeCommands, ", "))
+	fmt.Fprintf(log, "  building Kubernetes %s static %s from the Go module proxy (12 to 20 minutes cold)\n", version, strings.Join(kubeCommands(), ", "))
 	start := time.Now()
 	kdirs, err := downloadModules(ctx, "k8s.io/kubernetes@"+version)
 	if err != nil {
@@ -275,7 +268,7 @@ func buildKubernetes(ctx context.Context, version, dir string, log io.Writer) (s
 	gomod += ")\n"
 	src := filepath.Join(dir, "src")
 	tools := "//go:build tools\n\npackage tools\n\nimport (\n"
-	for _, c := range kubeCommands {
+	for _, c := range kubeCommands() {
 		tools += "\t_ \"k8s.io/kubernetes/cmd/" + c + "\"\n"
 	}
 	tools += ")\n"
@@ -297,13 +290,13 @@ func buildKubernetes(ctx context.Context, version, dir string, log io.Writer) (s
 	ldflags := fmt.Sprintf("-s -w -X %s.gitVersion=%s -X %s.gitMajor=1 -X %s.gitMinor=%s -X %s.gitTreeState=clean -X %s.buildDate=1970-01-01T00:00:00Z", v, version, v, v, minor, v, v)
 	tmp := filepath.Join(dir, ".tmp")
 	args := []string{"build", "-trimpath", "-ldflags", ldflags, "-o", tmp + "/"}
-	for _, c := range kubeCommands {
+	for _, c := range kubeCommands() {
 		args = append(args, "k8s.io/kubernetes/cmd/"+c)
 	}
 	if _, err := run(src, []string{"CGO_ENABLED=0"}, args...); err != nil {
 		return "", err
 	}
-	for _, c := range kubeCommands {
+	for _, c := range kubeCommands() {
 		if err := os.Rename(filepath.Join(tmp, c), filepath.Join(dir, c)); err != nil {
 			return "", err
 		}
