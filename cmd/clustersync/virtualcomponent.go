@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"syscall"
@@ -25,19 +26,24 @@ func newVirtualComponentCommand() *cobra.Command {
 		Use:   "component",
 		Short: "Run one part of a virtual cluster's control plane inside its host pod (used by the chart)",
 		Long: `The containers of a virtual cluster's control plane pod (the StatefulSet of
-charts/virtual-cluster) run these; the kubelet restarts each one that fails.
+charts/virtual-cluster) run these; the kubelet starts them all at once after
+init and restarts each one that fails. Each waits for what it needs, polling
+every 200 ms and saying every 10 s what it still waits for.
 
   init                     certificates (kept in host Secret NAME-certs), kubeconfigs,
                            host Secret vc-NAME with the tenant's kubeconfig
   etcd                     the embedded etcd (127.0.0.1:2379; /health on :2381)
-  kube-apiserver           kube-apiserver on :8443 (replaces this process)
-  kube-controller-manager  kube-controller-manager on :10257 (replaces this process)
-  kube-scheduler           kube-scheduler on :10259 (replaces this process), with
+  kube-apiserver           kube-apiserver on :8443 (replaces this process once the
+                           embedded etcd answers /health)
+  kube-controller-manager  kube-controller-manager on :10257 (replaces this process
+                           once kube-apiserver answers /readyz)
+  kube-scheduler           kube-scheduler on :10259 (likewise), with
                            controlPlane.advanced.virtualScheduler.enabled
   coredns                  the virtual cluster's DNS server (CoreDNS) on :1053 UDP and TCP;
                            names outside cluster.local go to the pod's /etc/resolv.conf;
                            /health on :8180, /ready on :8181, metrics on :9153; or
-                           controlPlane.coredns.overwriteConfig, the Corefile of the user's
+                           controlPlane.coredns.overwriteConfig, the Corefile of the user's;
+                           once kube-apiserver answers /readyz
 
 The host namespace is --namespace, else $POD_NAMESPACE; the pod IP is $POD_IP.
 Each sets GOGC=25 (Go's collector at 1.25 times the live heap, not 2: about
@@ -102,20 +108,29 @@ Each sets GOGC=25 (Go's collector at 1.25 times the live heap, not 2: about
 			}
 			return controlplane.RunPodEtcd(ctrl.SetupSignalHandler(), po)
 		}),
-		run("kube-apiserver", "Run kube-apiserver (exec)", func(_ *cobra.Command, po controlplane.PodOptions, _ *config.Config) error {
+		run("kube-apiserver", "Run kube-apiserver (exec) once the embedded etcd is healthy", func(cmd *cobra.Command, po controlplane.PodOptions, _ *config.Config) error {
 			args, err := controlplane.PodAPIServerArgs(po)
 			if err != nil {
 				return err
 			}
+			if err := controlplane.WaitForPodEtcd(cmd.Context(), po, sayTo(cmd.ErrOrStderr())); err != nil {
+				return err
+			}
 			return execBinary("kube-apiserver", args)
 		}),
-		run("kube-controller-manager", "Run kube-controller-manager (exec)", func(_ *cobra.Command, po controlplane.PodOptions, _ *config.Config) error {
+		run("kube-controller-manager", "Run kube-controller-manager (exec) once kube-apiserver is ready", func(cmd *cobra.Command, po controlplane.PodOptions, _ *config.Config) error {
+			if err := controlplane.WaitForPodAPIServer(cmd.Context(), po, sayTo(cmd.ErrOrStderr())); err != nil {
+				return err
+			}
 			return execBinary("kube-controller-manager", controlplane.PodControllerManagerArgs(po))
 		}),
-		run("kube-scheduler", "Run kube-scheduler (exec), the virtual scheduler", func(_ *cobra.Command, po controlplane.PodOptions, _ *config.Config) error {
+		run("kube-scheduler", "Run kube-scheduler (exec), the virtual scheduler, once kube-apiserver is ready", func(cmd *cobra.Command, po controlplane.PodOptions, _ *config.Config) error {
+			if err := controlplane.WaitForPodAPIServer(cmd.Context(), po, sayTo(cmd.ErrOrStderr())); err != nil {
+				return err
+			}
 			return execBinary("kube-scheduler", controlplane.PodSchedulerArgs(po))
 		}),
-		run("coredns", "Run the virtual cluster's DNS server (CoreDNS)", func(cmd *cobra.Command, po controlplane.PodOptions, cfg *config.Config) error {
+		run("coredns", "Run the virtual cluster's DNS server (CoreDNS) once kube-apiserver is ready", func(cmd *cobra.Command, po controlplane.PodOptions, cfg *config.Config) error {
 			do := dns.Options{Kubeconfig: controlplane.Layout{Dir: po.Dir}.AdminKubeconfig(),
 				ClusterDomain: cfg.Networking.Advanced.ClusterDomain, FallbackHostCluster: cfg.Networking.Advanced.FallbackHostCluster,
 				NodeHostnames: cfg.Networking.Advanced.ProxyKubelets.ByHostname}
@@ -127,7 +142,11 @@ Each sets GOGC=25 (Go's collector at 1.25 times the live heap, not 2: about
 			if err != nil {
 				return err
 			}
-			return dns.Run(ctrl.SetupSignalHandler(), corefile)
+			ctx := ctrl.SetupSignalHandler()
+			if err := controlplane.WaitForPodAPIServer(ctx, po, sayTo(cmd.ErrOrStderr())); err != nil {
+				return err
+			}
+			return dns.Run(ctx, corefile)
 		}),
 	)
 	return cmd
@@ -155,4 +174,9 @@ func execBinary(name string, args []string) error {
 		return err
 	}
 	return syscall.Exec(path, append([]string{path}, args...), os.Environ())
+}
+
+// sayTo writes each message to w on a line of its own.
+func sayTo(w io.Writer) func(string) {
+	return func(msg string) { fmt.Fprintln(w, msg) }
 }

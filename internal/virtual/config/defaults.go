@@ -141,7 +141,7 @@ func Default() *Config {
 				// every 10 s, its readiness every 2 s.
 				Probes: ControlPlaneProbes{
 					LivenessProbe:  ProbeTiming{Enabled: true, FailureThreshold: 6, TimeoutSeconds: 1, PeriodSeconds: 10},
-					ReadinessProbe: ProbeTiming{Enabled: true, FailureThreshold: 3, TimeoutSeconds: 1, PeriodSeconds: 2},
+					ReadinessProbe: ProbeTiming{Enabled: true, FailureThreshold: 6, TimeoutSeconds: 1, PeriodSeconds: 1},
 					StartupProbe:   ProbeTiming{Enabled: true, FailureThreshold: 180, TimeoutSeconds: 1, PeriodSeconds: 1},
 				},
 				Env:               []corev1.EnvVar{},

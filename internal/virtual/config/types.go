@@ -1205,8 +1205,9 @@ type ControlPlaneStatefulSet struct {
 	// clustersync's (see VClusterDefaultMeansOurs).
 	EnableServiceLinks bool `json:"enableServiceLinks"`
 	// InitContainers run in the control plane pod after clustersync's own
-	// (init, etcd, kube-apiserver), before the controller manager and the
-	// syncer start, as vCluster runs them after its own.
+	// init container (and once etcd, a sidecar, has started), before the
+	// API server, the controller manager and the syncer, as vCluster runs
+	// them after its own and before its control plane container.
 	InitContainers []corev1.Container `json:"initContainers"`
 	// SidecarContainers run in the control plane pod beside clustersync's
 	// containers.
@@ -1241,8 +1242,9 @@ type ControlPlaneProbes struct {
 	// ReadinessProbe takes the control plane out of its Service while
 	// the API server is not ready.
 	ReadinessProbe ProbeTiming `json:"readinessProbe"`
-	// StartupProbe holds the containers after kube-apiserver (the
-	// controller manager, the syncer) until the API server is ready.
+	// StartupProbe holds the API server's liveness and readiness probes
+	// until it first answers /readyz (the other containers start beside
+	// it and wait for it themselves).
 	StartupProbe ProbeTiming `json:"startupProbe"`
 }
 

@@ -103,13 +103,20 @@ func TestChartObjects(t *testing.T) {
 			t.Errorf("container %s may escalate privileges", c.Name)
 		}
 	}
-	if got := strings.Join(names, ","); got != "init,etcd,kube-apiserver,kube-controller-manager,syncer,coredns" {
+	if got := strings.Join(names, ","); got != "init,etcd,kube-apiserver,kube-controller-manager,syncer,coredns" || len(spec.InitContainers) != 2 {
 		t.Errorf("containers %s", got)
 	}
 	checkDNSWiring(t, spec, sts.Spec.Template.Labels)
-	for _, c := range spec.InitContainers[1:] {
-		if c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways || c.StartupProbe == nil {
-			t.Errorf("%s is not a sidecar with a startup probe", c.Name)
+	// No start order through startup probes: etcd is a sidecar without
+	// one (the kubelet would hold the containers until it passed), and
+	// each container that waits for another has a startup probe of its
+	// own, so that its liveness probe counts from its start.
+	if etcd := spec.InitContainers[1]; etcd.RestartPolicy == nil || *etcd.RestartPolicy != corev1.ContainerRestartPolicyAlways || etcd.StartupProbe != nil {
+		t.Errorf("etcd is not a sidecar without a startup probe: restart policy %v, startup probe %+v", etcd.RestartPolicy, etcd.StartupProbe)
+	}
+	for _, c := range spec.Containers {
+		if c.StartupProbe == nil || c.LivenessProbe == nil {
+			t.Errorf("%s: startup probe %+v, liveness probe %+v; want both", c.Name, c.StartupProbe, c.LivenessProbe)
 		}
 	}
 	if len(sts.Spec.VolumeClaimTemplates) != 0 || sts.Annotations["clustersync.io/persistence"] != "emptyDir" {
@@ -176,7 +183,7 @@ func TestChartOptions(t *testing.T) {
 	if pvc.Spec.StorageClassName == nil || *pvc.Spec.StorageClassName != "fast" || pvc.Spec.Resources.Requests.Storage().String() != "5Gi" {
 		t.Errorf("claim %+v", pvc.Spec)
 	}
-	for _, c := range sts.Spec.Template.Spec.InitContainers {
+	for _, c := range slices.Concat(sts.Spec.Template.Spec.InitContainers, sts.Spec.Template.Spec.Containers) {
 		if c.Name == "etcd" {
 			t.Error("an external etcd still runs the embedded one")
 		}
@@ -566,10 +573,10 @@ func TestChartPodSpec(t *testing.T) {
 		}
 		return out
 	}
-	if got := names(spec.InitContainers); !slices.Equal(got, []string{"init", "etcd", "kube-apiserver", "wait"}) {
+	if got := names(spec.InitContainers); !slices.Equal(got, []string{"init", "etcd", "wait"}) {
 		t.Errorf("init containers %v", got)
 	}
-	if got := names(spec.Containers); !slices.Equal(got, []string{"kube-controller-manager", "syncer", "coredns", "log"}) {
+	if got := names(spec.Containers); !slices.Equal(got, []string{"kube-apiserver", "kube-controller-manager", "syncer", "coredns", "log"}) {
 		t.Errorf("containers %v", got)
 	}
 	for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
@@ -596,7 +603,7 @@ func TestChartPodSpec(t *testing.T) {
 			}
 		case "kube-apiserver":
 			if c.LivenessProbe != nil || c.StartupProbe == nil || c.StartupProbe.FailureThreshold != 600 || c.StartupProbe.InitialDelaySeconds != 5 ||
-				c.StartupProbe.PeriodSeconds != 1 || c.ReadinessProbe == nil || c.ReadinessProbe.PeriodSeconds != 2 {
+				c.StartupProbe.PeriodSeconds != 1 || c.ReadinessProbe == nil || c.ReadinessProbe.PeriodSeconds != 1 {
 				t.Errorf("kube-apiserver probes: liveness %+v, startup %+v, readiness %+v", c.LivenessProbe, c.StartupProbe, c.ReadinessProbe)
 			}
 		}

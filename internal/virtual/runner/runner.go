@@ -233,7 +233,12 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer store.Close()
 
-	// Bootstrap with live clients, before any controller runs.
+	// Bootstrap with live clients, before any controller runs, once the
+	// virtual API server is ready (in the chart's pod the syncer starts
+	// beside kube-apiserver, not after it).
+	if err := controlplane.WaitForAPIServer(ctx, vcfg, func(msg string) { o.Log.Info(msg) }); err != nil {
+		return err
+	}
 	vc, err := client.New(vcfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return err

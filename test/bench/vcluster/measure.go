@@ -200,21 +200,25 @@ func apiReady(ctx context.Context, host kubernetes.Interface, namespace string, 
 	return virtual, nil
 }
 
-// startup says when the control plane pod of namespace was scheduled and
-// each of its containers started, in seconds after start (the kubelet's
-// times have whole seconds), for work on the start time.
+// startup says when the control plane pod of namespace was scheduled,
+// each of its containers started and the pod was ready, in seconds after
+// start (the kubelet's times have whole seconds), for work on the start
+// time.
 func startup(ctx context.Context, host kubernetes.Interface, namespace string, start time.Time) string {
 	p, err := controlPlanePod(ctx, host, namespace)
 	if err != nil {
 		return err.Error()
 	}
 	at := func(t metav1.Time) string { return fmt.Sprintf("%.0f", t.Sub(start).Seconds()) }
-	var parts []string
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodScheduled {
-			parts = append(parts, "scheduled "+at(c.LastTransitionTime))
+	condition := func(t corev1.PodConditionType) string {
+		for _, c := range p.Status.Conditions {
+			if c.Type == t && c.Status == corev1.ConditionTrue {
+				return at(c.LastTransitionTime)
+			}
 		}
+		return "-"
 	}
+	parts := []string{"scheduled " + condition(corev1.PodScheduled)}
 	for _, cs := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
 		switch {
 		case cs.State.Running != nil:
@@ -223,6 +227,7 @@ func startup(ctx context.Context, host kubernetes.Interface, namespace string, s
 			parts = append(parts, cs.Name+" "+at(cs.State.Terminated.StartedAt)+"-"+at(cs.State.Terminated.FinishedAt))
 		}
 	}
+	parts = append(parts, "pod ready "+condition(corev1.PodReady))
 	return "s after the install: " + strings.Join(parts, ", ")
 }
 
