@@ -381,7 +381,11 @@ func RunPodEtcd(ctx context.Context, o PodOptions) error {
 // default 100, 281 MiB at 50, 249 MiB at 25 (kube-apiserver 194 → 138
 // MiB); after 1,000 Secrets and a 100-replica Deployment 416, 338 and 293
 // MiB; CPU per synced Secret 3.35 ms at 100, 3.53 ms at 25, sync
-// throughput unchanged within the runs' spread (252–291 objects/s).
+// throughput unchanged within the runs' spread (252–291 objects/s). The
+// price is start-up: kube-apiserver took 4.2–6.0 s (mean 5.5 s) from its
+// start to /readyz at 25 against 3.5–3.8 s at 100 (6 and 3 `virtual
+// create` runs on the local host, 2026-11-29), its heap growing from
+// nothing in 1.25-fold steps, each one a collection.
 const GOGC = 25
 
 // SetDefaultGOGC sets GOGC for this process and, through the environment,

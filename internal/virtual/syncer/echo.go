@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -33,10 +34,21 @@ type lastWrite struct {
 	at time.Time
 }
 
-// behindFor bounds how long a read that is not the syncer's last write is
-// taken as stale: the write's event may never come (a watch relist skips
-// it), and then the cache is as fresh as it will get.
-const behindFor = 3 * time.Second
+// behindFor bounds how long a read older than the syncer's last write is
+// taken as stale: the write's event comes back through the watch, and a
+// relist brings a version at least as new. Resource versions are compared
+// as integers (k8s.io/apimachinery/pkg/util/resourceversion, which
+// Kubernetes documents as comparable for objects of one resource:
+// https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-versions);
+// a watch event can then take long (a loaded machine delayed one past 3
+// seconds, and the merge took the keys the write added for deletions) and
+// the read is still known to be old. Where they are not integers (an
+// aggregated API server's), any version but the written one counts as
+// older, for behindForOpaque.
+const (
+	behindFor       = time.Minute
+	behindForOpaque = 3 * time.Second
+)
 
 // echoTTL bounds how long an unconsumed entry is kept (its event may never
 // come, e.g. across a watch relist).
@@ -73,14 +85,19 @@ func (e *echoes) consume(obj client.Object) bool {
 
 // behind reports whether obj, as read from a cache, is older than the
 // syncer's last write of it (whose event has not been seen yet), for at
-// most behindFor after that write.
+// most behindFor after that write (behindForOpaque when the versions are
+// not comparable).
 func (e *echoes) behind(obj client.Object, now time.Time) bool {
 	lw, found := e.latest.Load(obj.GetUID())
 	if !found {
 		return false
 	}
 	w := lw.(lastWrite)
-	if w.rv == obj.GetResourceVersion() || now.Sub(w.at) > behindFor {
+	older, window := w.rv != obj.GetResourceVersion(), behindForOpaque
+	if c, err := resourceversion.CompareResourceVersion(obj.GetResourceVersion(), w.rv); err == nil {
+		older, window = c < 0, behindFor
+	}
+	if !older || now.Sub(w.at) > window {
 		e.latest.CompareAndDelete(obj.GetUID(), lw)
 		return false
 	}

@@ -15,8 +15,9 @@ func version(uid, rv string) *corev1.ConfigMap {
 }
 
 // A read older than the syncer's last write is behind until that write's
-// event comes back (or behindFor passes); the echo itself is dropped, and
-// a foreign version is never taken for an echo.
+// event comes back (or behindFor passes, behindForOpaque for versions that
+// are not integers); the echo itself is dropped, and a foreign version is
+// never taken for an echo.
 func TestEchoesBehind(t *testing.T) {
 	now := time.Now()
 	for _, tc := range []struct {
@@ -32,7 +33,11 @@ func TestEchoesBehind(t *testing.T) {
 		{"cache holds the write", []string{"6"}, nil, "6", 0, false},
 		{"echo came back", []string{"6"}, []string{"6"}, "6", 0, false},
 		{"newer write pending", []string{"6", "8"}, []string{"6"}, "7", 0, true},
+		{"cache holds a newer version", []string{"6"}, nil, "9", 0, false},
+		{"event late", []string{"6"}, nil, "5", behindForOpaque + time.Second, true},
 		{"event never came", []string{"6"}, nil, "5", behindFor + time.Second, false},
+		{"versions not comparable, not seen yet", []string{"b"}, nil, "a", 0, true},
+		{"versions not comparable, event never came", []string{"b"}, nil, "a", behindForOpaque + time.Second, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var e echoes
