@@ -148,6 +148,18 @@ volumeMounts:
   {{- end }}
 {{- end -}}
 
+{{/* The startup probe of a container whose component first waits for
+kube-apiserver (`clustersync virtual component`, the syncer): (list path
+port scheme), scheme "" for HTTP. It allows 5 minutes before the kubelet
+restarts the container; its liveness and readiness probes count from its
+first success. */}}
+{{- define "vc.waitingStartupProbe" -}}
+startupProbe:
+  httpGet: {path: {{ index . 0 }}, port: {{ index . 1 }}{{ with index . 2 }}, scheme: {{ . }}{{ end }}}
+  periodSeconds: 1
+  failureThreshold: 300
+{{- end -}}
+
 {{/* The kube-apiserver container's probe (list $ "livenessProbe" "/livez"):
 controlPlane.statefulSet.probes.NAME's timing, nothing when it is off. */}}
 {{- define "vc.probe" -}}

@@ -115,8 +115,17 @@ func TestChartObjects(t *testing.T) {
 		t.Errorf("etcd is not a sidecar without a startup probe: restart policy %v, startup probe %+v", etcd.RestartPolicy, etcd.StartupProbe)
 	}
 	for _, c := range spec.Containers {
-		if c.StartupProbe == nil || c.LivenessProbe == nil {
-			t.Errorf("%s: startup probe %+v, liveness probe %+v; want both", c.Name, c.StartupProbe, c.LivenessProbe)
+		sp, lp := c.StartupProbe, c.LivenessProbe
+		if sp == nil || lp == nil || sp.HTTPGet == nil || lp.HTTPGet == nil {
+			t.Errorf("%s: startup probe %+v, liveness probe %+v; want both", c.Name, sp, lp)
+			continue
+		}
+		if c.Name == "kube-apiserver" {
+			continue // controlPlane.statefulSet.probes: TestChartPodSpec
+		}
+		if sp.HTTPGet.Path != lp.HTTPGet.Path || sp.HTTPGet.Port != lp.HTTPGet.Port || sp.HTTPGet.Scheme != lp.HTTPGet.Scheme ||
+			sp.PeriodSeconds*sp.FailureThreshold != 300 {
+			t.Errorf("%s: startup probe %+v, want the liveness probe's endpoint %+v for 300 s", c.Name, sp.HTTPGet, lp.HTTPGet)
 		}
 	}
 	if len(sts.Spec.VolumeClaimTemplates) != 0 || sts.Annotations["clustersync.io/persistence"] != "emptyDir" {
