@@ -31,7 +31,12 @@ func newSyncerCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "syncer",
 		Short: "Run the syncer of a virtual cluster (normally started by `virtual create`)",
-		Args:  cobra.NoArgs,
+		Long: `Run the syncer of a virtual cluster: it copies what the tenant creates to the
+host namespace and the host's status back. It first waits for the virtual API
+server (--virtual-kubeconfig) to answer /readyz, saying every 10 s what it
+still waits for; in the chart's control plane pod it starts beside
+kube-apiserver.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			controlplane.SetDefaultGOGC()
 			cfg := config.Default()
