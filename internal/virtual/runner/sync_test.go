@@ -430,7 +430,12 @@ func TestSelectorEndpointsRaiseNoEvent(t *testing.T) {
 		t.Fatalf("host Endpoints written by the syncer, not the host's controller: %v", he.Annotations)
 	}
 	// A change of the virtual Endpoints (as when pods come and go) makes
-	// the syncer look at them with the host's Endpoints in place.
+	// the syncer look at them with the host's Endpoints in place. The
+	// virtual controller manager makes them, in its own time.
+	testenv.Eventually(t, wait, func() error {
+		var ve corev1.Endpoints //nolint:staticcheck
+		return env.VirtualClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &ve)
+	})
 	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var ve corev1.Endpoints //nolint:staticcheck
 		if err := env.VirtualClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &ve); err != nil {
