@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -77,7 +79,16 @@ func bootstrap(ctx context.Context, tr translate.Translator, cfg *config.Config,
 func ensureKubernetesService(ctx context.Context, vc client.Client, ip string) error {
 	var svc corev1.Service
 	key := types.NamespacedName{Namespace: metav1.NamespaceDefault, Name: "kubernetes"}
-	err := vc.Get(ctx, key, &svc)
+	// The API server's bootstrap controller makes default/kubernetes just
+	// after /readyz: let it, for up to 30 s, before replacing it, rather
+	// than race it with a Service of our own (a syncer started beside
+	// kube-apiserver once left tenants' DNS and the Service at different
+	// IPs in TestRealNodeWorkload).
+	var err error
+	_ = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err = vc.Get(ctx, key, &svc)
+		return !apierrors.IsNotFound(err), nil
+	})
 	if err == nil && svc.Spec.ClusterIP == ip {
 		return nil
 	}
