@@ -159,10 +159,7 @@ func startComponents(ctx context.Context, o Options, l Layout, ports Ports) (_ *
 	if err != nil {
 		return nil, err
 	}
-	if err := api.WaitReady(ctx, 90*time.Second, func(ctx context.Context) error {
-		_, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		return err
-	}); err != nil {
+	if err := api.WaitReady(ctx, 90*time.Second, readyz(cs)); err != nil {
 		return nil, err
 	}
 

@@ -88,8 +88,13 @@ func WaitForAPIServer(ctx context.Context, cfg *rest.Config, say func(string)) e
 	if err != nil {
 		return err
 	}
-	return WaitFor(ctx, "kube-apiserver at "+cfg.Host, say, func(ctx context.Context) error {
+	return WaitFor(ctx, "kube-apiserver at "+cfg.Host, say, readyz(cs))
+}
+
+// readyz is a check that the API server of cs answers /readyz with 200.
+func readyz(cs kubernetes.Interface) func(context.Context) error {
+	return func(ctx context.Context) error {
 		_, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		return err
-	})
+	}
 }
