@@ -150,3 +150,15 @@ func TestProgress(t *testing.T) {
 		}
 	}
 }
+
+func TestDescribePodUnscheduled(t *testing.T) {
+	p := controlPlanePodWith(nil, nil)
+	p.Spec.NodeName = ""
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Message: "0/1 nodes are available: 1 Insufficient cpu."}}
+	if got, want := DescribePod(p), "pod v-host/v-0 Pending: not scheduled: 0/1 nodes are available: 1 Insufficient cpu."; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if got, want := DescribePod(controlPlanePodWith(nil, nil)), "pod v-host/v-0 Pending"; got != want {
+		t.Errorf("scheduled: got %q, want %q", got, want)
+	}
+}

@@ -151,6 +151,9 @@ func podEvents(ctx context.Context, host kubernetes.Interface, p *corev1.Pod) []
 // (init containers first) that is not ready.
 func DescribePod(p *corev1.Pod) string {
 	parts := []string{fmt.Sprintf("pod %s/%s %s", p.Namespace, p.Name, p.Status.Phase)}
+	if msg := unscheduled(p); msg != "" {
+		parts[0] += ": not scheduled: " + msg
+	}
 	for _, s := range allStatuses(p) {
 		if s.Ready || (s.State.Terminated != nil && s.State.Terminated.ExitCode == 0) {
 			continue
@@ -180,10 +183,8 @@ func DescribePod(p *corev1.Pod) string {
 func Progress(p *corev1.Pod) string {
 	head := fmt.Sprintf("pod %s/%s %s", p.Namespace, p.Name, p.Status.Phase)
 	if p.Spec.NodeName == "" {
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Message != "" {
-				return head + ": not scheduled: " + c.Message
-			}
+		if msg := unscheduled(p); msg != "" {
+			return head + ": not scheduled: " + msg
 		}
 		return head + ": not scheduled yet"
 	}
@@ -229,4 +230,19 @@ func reason(r, msg string) string {
 		return r
 	}
 	return r + " (" + msg + ")"
+}
+
+// unscheduled returns the scheduler's message of a pod no node took yet
+// (its PodScheduled condition False, e.g. "0/1 nodes are available: 1
+// Insufficient cpu."), or "".
+func unscheduled(p *corev1.Pod) string {
+	if p.Spec.NodeName != "" {
+		return ""
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			return c.Message
+		}
+	}
+	return ""
 }
