@@ -29,6 +29,7 @@ require (
 	github.com/invopop/jsonschema v0.14.0
 	github.com/kubernetes-csi/external-snapshotter/client/v8 v8.7.0
 	github.com/miekg/dns v1.1.73
+	github.com/mitchellh/go-wordwrap v1.0.1
 	github.com/moby/sys/mountinfo v0.7.3
 	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/prometheus/client_model v0.6.3
@@ -173,7 +174,6 @@ require (
 	github.com/mdlayher/socket v0.6.0 // indirect
 	github.com/mdlayher/vsock v1.3.0 // indirect
 	github.com/mitchellh/copystructure v1.2.0 // indirect
-	github.com/mitchellh/go-wordwrap v1.0.1 // indirect
 	github.com/mitchellh/reflectwalk v1.0.2 // indirect
 	github.com/moby/spdystream v0.5.1 // indirect
 	github.com/moby/term v0.5.2 // indirect

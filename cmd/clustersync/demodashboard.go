@@ -22,6 +22,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/clustersync/clustersync/internal/dashboard"
+	"github.com/clustersync/clustersync/internal/hosted/clouds"
 	"github.com/clustersync/clustersync/internal/manager"
 )
 
@@ -46,7 +47,7 @@ func serveDemoDashboard(ctx context.Context, host *rest.Config, ln net.Listener)
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return "", nil, fmt.Errorf("namespace %s for the dashboard's sessions: %w", ns, err)
 	}
-	d, err := dashboard.New(dashboard.Options{Config: host, Scheme: scheme, Hosted: manager.Hosted, SessionNamespace: ns})
+	d, err := dashboard.New(dashboard.Options{Config: host, Scheme: scheme, Clouds: clouds.All(), SessionNamespace: ns})
 	if err != nil {
 		return "", nil, err
 	}

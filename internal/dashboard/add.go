@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -19,55 +18,39 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
-	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
-	gkev1 "github.com/clustersync/clustersync/api/gke/v1"
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/access"
+	"github.com/clustersync/clustersync/internal/hosted/management"
 	"github.com/clustersync/clustersync/internal/registered"
 )
 
-// What the Add page adds (the form's kind field).
-const (
-	kindEKS        = "eks"
-	kindAKS        = "aks"
-	kindGKE        = "gke"
-	kindRegistered = "registered"
-)
+// kindRegistered is the Add page's choice of a registered cluster; the
+// other choices are the clouds' keys (management.Descriptor.Key).
+const kindRegistered = "registered"
 
 // option is one choice of a select.
 type option struct{ Value, Label string }
 
-// addKinds are the Add page's choices, in order.
-func addKinds() []option {
-	return []option{
-		{kindEKS, "Import an Amazon EKS cluster"},
-		{kindAKS, "Import an Azure AKS cluster"},
-		{kindGKE, "Import a Google GKE cluster"},
-		{kindRegistered, "Register any cluster (agent)"},
+// addKinds are the Add page's choices, in order: an import per cloud of
+// the table, then a registered cluster.
+func (s *Server) addKinds() []option {
+	var out []option
+	for _, d := range s.opts.Clouds {
+		out = append(out, option{d.Key, d.Import.Title})
 	}
+	return append(out, option{kindRegistered, "Register any cluster (agent)"})
 }
 
-// addForm is what the Add form sends: the inputs of every kind, of which
-// kind's are used.
+// addForm is what the Add form sends.
 type addForm struct {
+	// Kind is a cloud's key or kindRegistered.
 	Kind string
 	// Name is the Cluster's metadata.name; DisplayName its
 	// spec.displayName (the name when empty).
 	Name, DisplayName string
-	// CloudName is the cluster's name in its cloud: spec.eksConfig.displayName,
-	// spec.aksConfig.clusterName, spec.gkeConfig.clusterName.
-	CloudName string
-	// Region is an EKS cluster's region.
-	Region string
-	// ResourceGroup is an AKS cluster's resource group.
-	ResourceGroup string
-	// Location is an AKS cluster's resourceLocation, or a GKE cluster's
-	// zone (us-central1-a) or region (us-central1).
-	Location string
-	// Project is a GKE cluster's projectID.
-	Project string
+	// Values are the cloud's inputs (management.FormInput), by name.
+	Values map[string]string
 	// Credential is the credential Secret, "namespace:name".
 	Credential string
 	// Members are a registered cluster's members, one
@@ -75,37 +58,51 @@ type addForm struct {
 	Members string
 }
 
-// formOf reads the Add form of r (unknown kinds are EKS).
-func formOf(r *http.Request) addForm {
+// formOf reads the Add form of r (an unknown kind is the first cloud's).
+func (s *Server) formOf(r *http.Request) addForm {
 	v := func(k string) string { return strings.TrimSpace(r.PostFormValue(k)) }
-	f := addForm{Kind: v("kind"), Name: v("name"), DisplayName: v("displayName"), CloudName: v("cloudName"), Region: v("region"),
-		ResourceGroup: v("resourceGroup"), Location: v("location"), Project: v("project"), Credential: v("credential"), Members: v("members")}
-	f.Kind = knownKind(f.Kind)
+	f := addForm{Kind: s.knownKind(v("kind")), Name: v("name"), DisplayName: v("displayName"), Credential: v("credential"), Members: v("members")}
+	if d, ok := s.cloud(f.Kind); ok {
+		f.Values = map[string]string{}
+		for _, in := range d.Import.Inputs {
+			f.Values[in.Name] = v(in.Name)
+		}
+	}
 	return f
 }
 
-// knownKind is k when the Add page knows it, else EKS.
-func knownKind(k string) string {
-	if slices.ContainsFunc(addKinds(), func(o option) bool { return o.Value == k }) {
+// knownKind is k when the Add page knows it, else the first choice.
+func (s *Server) knownKind(k string) string {
+	kinds := s.addKinds()
+	if slices.ContainsFunc(kinds, func(o option) bool { return o.Value == k }) {
 		return k
 	}
-	return kindEKS
+	return kinds[0].Value
+}
+
+// cloud returns the cloud of key; ok is false for none (a registered
+// cluster).
+func (s *Server) cloud(key string) (management.Descriptor, bool) {
+	for _, d := range s.opts.Clouds {
+		if d.Key == key {
+			return d, true
+		}
+	}
+	return management.Descriptor{}, false
 }
 
 // fieldError is a problem with the form: Input names the input it is
 // about ("" for the form as a whole); Message names the Cluster's field.
 type fieldError struct{ Input, Message string }
 
-// gkeZone is a GKE zone (a region and a letter), as opposed to a region.
-var gkeZone = regexp.MustCompile(`^[a-z]+-[a-z]+[0-9]+-[a-z]$`)
-
-// buildCluster is the Cluster f asks for: an imported EKS, AKS or GKE
-// cluster (imported: true, the credential Secret referenced as
-// "namespace:name") or a registered one (registered.Cluster, as `clustersync
-// cluster import` makes it). The problems found before asking the API
-// server (which checks the schema on the dry run and on create) are
-// returned, one per input, each naming the Cluster's field.
-func buildCluster(f addForm) (*mgmtv1.Cluster, []fieldError) {
+// buildCluster is the Cluster f asks for: a cluster of cloud d imported
+// (imported: true, the credential Secret referenced as "namespace:name"),
+// or, when f is of a registered cluster, a registered one
+// (registered.Cluster, as `clustersync cluster import` makes it). The
+// problems found before asking the API server (which checks the schema on
+// the dry run and on create) are returned, one per input, each naming the
+// Cluster's field.
+func buildCluster(d management.Descriptor, f addForm) (*mgmtv1.Cluster, []fieldError) {
 	var errs []fieldError
 	bad := func(input, field, msg string) { errs = append(errs, fieldError{input, field + ": " + msg}) }
 	required := func(input, field, v string) {
@@ -126,7 +123,7 @@ func buildCluster(f addForm) (*mgmtv1.Cluster, []fieldError) {
 			errs = append(errs, fieldError{"credential", err.Error()})
 		}
 	}
-	if f.Kind == kindRegistered {
+	if d.Key == "" {
 		var members []mgmtv1.ClusterMember
 		for _, line := range strings.Split(f.Members, "\n") {
 			if line = strings.TrimSpace(line); line == "" {
@@ -145,39 +142,19 @@ func buildCluster(f addForm) (*mgmtv1.Cluster, []fieldError) {
 	if c.Spec.DisplayName == "" {
 		c.Spec.DisplayName = f.Name
 	}
-	switch f.Kind {
-	case kindAKS:
-		required("cloudName", "spec.aksConfig.clusterName", f.CloudName)
-		required("resourceGroup", "spec.aksConfig.resourceGroup", f.ResourceGroup)
-		required("location", "spec.aksConfig.resourceLocation", f.Location)
-		credential("spec.aksConfig.azureCredentialSecret")
-		c.Spec.AKSConfig = &aksv1.AKSClusterConfigSpec{ClusterName: f.CloudName, ResourceGroup: f.ResourceGroup,
-			ResourceLocation: f.Location, AzureCredentialSecret: f.Credential, Imported: true}
-	case kindGKE:
-		required("project", "spec.gkeConfig.projectID", f.Project)
-		required("location", "spec.gkeConfig.zone", f.Location)
-		required("cloudName", "spec.gkeConfig.clusterName", f.CloudName)
-		credential("spec.gkeConfig.googleCredentialSecret")
-		g := &gkev1.GKEClusterConfigSpec{ProjectID: f.Project, ClusterName: f.CloudName, GoogleCredentialSecret: f.Credential, Imported: true}
-		if gkeZone.MatchString(f.Location) {
-			g.Zone = f.Location
-		} else {
-			g.Region = f.Location
-		}
-		c.Spec.GKEConfig = g
-	default:
-		required("cloudName", "spec.eksConfig.displayName", f.CloudName)
-		required("region", "spec.eksConfig.region", f.Region)
-		credential("spec.eksConfig.amazonCredentialSecret")
-		c.Spec.EKSConfig = &eksv1.EKSClusterConfigSpec{DisplayName: f.CloudName, Region: f.Region,
-			AmazonCredentialSecret: f.Credential, Imported: true}
+	config := "spec." + d.ConfigField + "."
+	for _, in := range d.Import.Inputs {
+		required(in.Name, config+in.Fields[0], f.Values[in.Name])
 	}
+	credential(config + d.Import.CredentialField)
+	d.Import.Config(c, f.Values, f.Credential)
 	return c, errs
 }
 
-// causeInput is the input of kind's form that field (of an API server's
-// Invalid error) comes from; "" when none.
-func causeInput(kind, field string) string {
+// causeInput is the input of the form of cloud d (none for a registered
+// cluster) that field (of an API server's Invalid error) comes from; ""
+// when none.
+func causeInput(d management.Descriptor, field string) string {
 	switch {
 	case field == "metadata.name":
 		return "name"
@@ -185,20 +162,26 @@ func causeInput(kind, field string) string {
 		return "displayName"
 	case strings.HasPrefix(field, "spec.members"), strings.HasPrefix(field, "spec.importedConfig.members"):
 		return "members"
+	case d.Key == "":
+		return ""
 	}
-	byField := map[string]map[string]string{
-		kindEKS: {"spec.eksConfig.displayName": "cloudName", "spec.eksConfig.region": "region", "spec.eksConfig.amazonCredentialSecret": "credential"},
-		kindAKS: {"spec.aksConfig.clusterName": "cloudName", "spec.aksConfig.resourceGroup": "resourceGroup",
-			"spec.aksConfig.resourceLocation": "location", "spec.aksConfig.azureCredentialSecret": "credential"},
-		kindGKE: {"spec.gkeConfig.projectID": "project", "spec.gkeConfig.zone": "location", "spec.gkeConfig.region": "location",
-			"spec.gkeConfig.clusterName": "cloudName", "spec.gkeConfig.googleCredentialSecret": "credential"},
+	config := "spec." + d.ConfigField + "."
+	if field == config+d.Import.CredentialField {
+		return "credential"
 	}
-	return byField[kind][field]
+	for _, in := range d.Import.Inputs {
+		for _, f := range in.Fields {
+			if field == config+f {
+				return in.Name
+			}
+		}
+	}
+	return ""
 }
 
 // apiProblems are the problems an API error reports: an Invalid error's
 // causes, each on its input; a name taken; else the error.
-func apiProblems(kind, name string, err error) []fieldError {
+func apiProblems(d management.Descriptor, name string, err error) []fieldError {
 	var st apierrors.APIStatus
 	switch {
 	case apierrors.IsAlreadyExists(err):
@@ -212,7 +195,7 @@ func apiProblems(kind, name string, err error) []fieldError {
 			if c.Field != "" && !strings.HasPrefix(msg, c.Field) {
 				msg = c.Field + ": " + msg
 			}
-			out = append(out, fieldError{causeInput(kind, c.Field), msg})
+			out = append(out, fieldError{causeInput(d, c.Field), msg})
 		}
 		return out
 	}
@@ -296,10 +279,10 @@ func credentials(ctx context.Context, sess *session) ([]string, error) {
 	return names, nil
 }
 
-// fields are the inputs of f's kind, with f's values and the problems on
-// them; creds are the credential Secrets' names (nil with credsErr when
+// fields are the inputs of f's kind — cloud d's, or a registered
+// cluster's when d is zero — with f's values and the problems on them; creds are the credential Secrets' names (nil with credsErr when
 // they may not be listed: the Secret is then typed in).
-func fields(f addForm, creds []string, credsErr error, problems []fieldError) []formField {
+func fields(d management.Descriptor, f addForm, creds []string, credsErr error, problems []fieldError) []formField {
 	name := formField{Name: "name", Label: "Name", Value: f.Name, Required: true,
 		Hint: "The Cluster's name in clustersync: lowercase letters, digits, '-' and '.'."}
 	display := formField{Name: "displayName", Label: "Display name", Value: f.DisplayName, Hint: "Shown to people; the name when empty."}
@@ -321,29 +304,15 @@ func fields(f addForm, creds []string, credsErr error, problems []fieldError) []
 			cred.Hint = "No Secret in namespace " + hostedv1.Namespace + " yet: create one with " + keys + " (docs/hosted.md)."
 		}
 	}
-	var out []formField
-	switch f.Kind {
-	case kindRegistered:
-		out = []formField{name, {Name: "members", Label: "Members", Value: f.Members, Type: "textarea", Placeholder: "alice=cluster-owner",
-			Hint: "Optional, one a line: [user:|group:|sa:]NAME=ROLE, ROLE cluster-owner, cluster-member or read-only."}}
-	case kindAKS:
-		ref("azurecredentialConfig-clientId, -clientSecret, -subscriptionId and -tenantId")
-		out = []formField{name, display,
-			{Name: "cloudName", Label: "AKS cluster name", Value: f.CloudName, Required: true, Hint: "Its name in Azure (spec.aksConfig.clusterName)."},
-			{Name: "resourceGroup", Label: "Resource group", Value: f.ResourceGroup, Required: true},
-			{Name: "location", Label: "Location", Value: f.Location, Required: true, Placeholder: "eastus"}, cred}
-	case kindGKE:
-		ref("googlecredentialConfig-authEncodedJson (a service account's JSON key)")
-		out = []formField{name, display,
-			{Name: "project", Label: "Project ID", Value: f.Project, Required: true},
-			{Name: "location", Label: "Location", Value: f.Location, Required: true, Placeholder: "us-central1-a",
-				Hint: "A zone (us-central1-a) for a zonal cluster, a region (us-central1) for a regional one."},
-			{Name: "cloudName", Label: "GKE cluster name", Value: f.CloudName, Required: true, Hint: "Its name in GKE (spec.gkeConfig.clusterName)."}, cred}
-	default:
-		ref("amazonec2credentialConfig-accessKey and -secretKey")
-		out = []formField{name, display,
-			{Name: "cloudName", Label: "EKS cluster name", Value: f.CloudName, Required: true, Hint: "Its name in EKS (spec.eksConfig.displayName)."},
-			{Name: "region", Label: "Region", Value: f.Region, Required: true, Placeholder: "us-west-2"}, cred}
+	out := []formField{name, {Name: "members", Label: "Members", Value: f.Members, Type: "textarea", Placeholder: "alice=cluster-owner",
+		Hint: "Optional, one a line: [user:|group:|sa:]NAME=ROLE, ROLE cluster-owner, cluster-member or read-only."}}
+	if d.Key != "" {
+		ref(d.Import.CredentialKeys)
+		out = []formField{name, display}
+		for _, in := range d.Import.Inputs {
+			out = append(out, formField{Name: in.Name, Label: in.Label, Hint: in.Hint, Placeholder: in.Placeholder, Value: f.Values[in.Name], Required: true})
+		}
+		out = append(out, cred)
 	}
 	for i := range out {
 		if out[i].Type == "" {
@@ -360,19 +329,15 @@ func fields(f addForm, creds []string, credsErr error, problems []fieldError) []
 	return out
 }
 
-// texts are the title, introduction and submit label of kind's form.
-func texts(kind string) (title, intro, submit string) {
-	const imported = " It is imported (imported: true): clustersync never creates or deletes it in the cloud, and every optional field starts unmanaged (docs/hosted.md)."
-	switch kind {
-	case kindAKS:
-		return "Import an Azure AKS cluster", "Connects an existing AKS cluster." + imported, "Import cluster"
-	case kindGKE:
-		return "Import a Google GKE cluster", "Connects an existing GKE cluster." + imported, "Import cluster"
-	case kindRegistered:
+// texts are the title, introduction and submit label of the form of
+// cloud d, or of a registered cluster's when d is zero.
+func texts(d management.Descriptor) (title, intro, submit string) {
+	if d.Key == "" {
 		return "Register any cluster", "Creates a registered cluster (spec.importedConfig), as clustersync cluster import does. " +
 			"Its page then shows the command to run against the cluster, once the manager issues its registration token (docs/registered.md).", "Register cluster"
 	}
-	return "Import an Amazon EKS cluster", "Connects an existing EKS cluster." + imported, "Import cluster"
+	return d.Import.Title, "Connects an existing " + d.Name + " cluster. It is imported (imported: true): clustersync never creates or deletes it " +
+		"in the cloud, and every optional field starts unmanaged (docs/hosted.md).", "Import cluster"
 }
 
 // addData is the Add page's data for f: its inputs with the problems on
@@ -380,8 +345,9 @@ func texts(kind string) (title, intro, submit string) {
 // import command).
 func (s *Server) addData(ctx context.Context, sess *session, f addForm, c *mgmtv1.Cluster, problems []fieldError) addData {
 	creds, credsErr := credentials(ctx, sess)
-	d := addData{Kinds: addKinds(), Form: f, CSRF: sess.csrf, Fields: fields(f, creds, credsErr, problems)}
-	d.Title, d.Intro, d.Submit = texts(f.Kind)
+	cloud, _ := s.cloud(f.Kind)
+	d := addData{Kinds: s.addKinds(), Form: f, CSRF: sess.csrf, Fields: fields(cloud, f, creds, credsErr, problems)}
+	d.Title, d.Intro, d.Submit = texts(cloud)
 	for _, p := range problems {
 		d.Problems = append(d.Problems, p.Message)
 	}
@@ -398,9 +364,10 @@ func (s *Server) addData(ctx context.Context, sess *session, f addForm, c *mgmtv
 	return d
 }
 
-// addPage is the Add page: GET /add?kind=eks|aks|gke|registered.
+// addPage is the Add page: GET /add?kind=KIND, a cloud's key (eks, aks,
+// gke) or registered.
 func (s *Server) addPage(w http.ResponseWriter, r *http.Request, sess *session) {
-	f := addForm{Kind: knownKind(r.URL.Query().Get("kind"))}
+	f := addForm{Kind: s.knownKind(r.URL.Query().Get("kind"))}
 	s.render(w, "add.html", http.StatusOK, page{Title: "Add a cluster", User: sess.user, CSRF: sess.csrf, Data: s.addData(r.Context(), sess, f, nil, nil)})
 }
 
@@ -408,10 +375,11 @@ func (s *Server) addPage(w http.ResponseWriter, r *http.Request, sess *session) 
 // own, else the API server's answer to a dry-run create with the user's
 // token (schema, names taken, RBAC).
 func (s *Server) preview(ctx context.Context, sess *session, f addForm) (*mgmtv1.Cluster, []fieldError) {
-	c, problems := buildCluster(f)
+	cloud, _ := s.cloud(f.Kind)
+	c, problems := buildCluster(cloud, f)
 	if len(problems) == 0 {
 		if err := sess.client.Create(ctx, c.DeepCopy(), client.DryRunAll); err != nil {
-			problems = apiProblems(f.Kind, f.Name, err)
+			problems = apiProblems(cloud, f.Name, err)
 		}
 	}
 	return c, problems
@@ -421,7 +389,7 @@ func (s *Server) preview(ctx context.Context, sess *session, f addForm) (*mgmtv1
 // would apply and its problems (status 200 either way, so that htmx swaps
 // it in).
 func (s *Server) addPreview(w http.ResponseWriter, r *http.Request, sess *session) {
-	f := formOf(r)
+	f := s.formOf(r)
 	c, problems := s.preview(r.Context(), sess, f)
 	s.renderFragment(w, "add.html", "addform", http.StatusOK, s.addData(r.Context(), sess, f, c, problems))
 }
@@ -432,7 +400,7 @@ func (s *Server) addPreview(w http.ResponseWriter, r *http.Request, sess *sessio
 // the problems (422, or the API error's status).
 func (s *Server) addSubmit(w http.ResponseWriter, r *http.Request, sess *session) {
 	ctx := r.Context()
-	f := formOf(r)
+	f := s.formOf(r)
 	p := page{Title: "Add a cluster", User: sess.user, CSRF: sess.csrf}
 	if r.PostFormValue("action") == "preview" {
 		c, problems := s.preview(ctx, sess, f)
@@ -440,14 +408,15 @@ func (s *Server) addSubmit(w http.ResponseWriter, r *http.Request, sess *session
 		s.render(w, "add.html", http.StatusOK, p)
 		return
 	}
-	c, problems := buildCluster(f)
+	cloud, _ := s.cloud(f.Kind)
+	c, problems := buildCluster(cloud, f)
 	if len(problems) > 0 {
 		p.Data = s.addData(ctx, sess, f, nil, problems)
 		s.render(w, "add.html", http.StatusUnprocessableEntity, p)
 		return
 	}
 	if err := sess.client.Create(ctx, c); err != nil {
-		p.Data = s.addData(ctx, sess, f, nil, apiProblems(f.Kind, f.Name, err))
+		p.Data = s.addData(ctx, sess, f, nil, apiProblems(cloud, f.Name, err))
 		s.render(w, "add.html", statusOf(err), p)
 		return
 	}

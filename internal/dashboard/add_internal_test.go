@@ -12,6 +12,8 @@ import (
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 	gkev1 "github.com/clustersync/clustersync/api/gke/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/hosted/clouds"
+	"github.com/clustersync/clustersync/internal/hosted/management"
 )
 
 // The Cluster each form builds, and the problems found before the API
@@ -27,53 +29,53 @@ func TestBuildCluster(t *testing.T) {
 		errs []string
 	}{{
 		name: "EKS import",
-		form: addForm{Kind: kindEKS, Name: "prod", CloudName: "prod-eks", Region: "us-west-2", Credential: cred},
+		form: addForm{Kind: "eks", Name: "prod", Values: map[string]string{"cloudName": "prod-eks", "region": "us-west-2"}, Credential: cred},
 		want: mgmtv1.ClusterSpec{DisplayName: "prod", EKSConfig: &eksv1.EKSClusterConfigSpec{DisplayName: "prod-eks", Region: "us-west-2",
 			AmazonCredentialSecret: cred, Imported: true}},
 	}, {
 		name: "EKS with a display name",
-		form: addForm{Kind: kindEKS, Name: "prod", DisplayName: "Production", CloudName: "p", Region: "eu-west-1", Credential: cred},
+		form: addForm{Kind: "eks", Name: "prod", Values: map[string]string{"cloudName": "p", "region": "eu-west-1"}, DisplayName: "Production", Credential: cred},
 		want: mgmtv1.ClusterSpec{DisplayName: "Production", EKSConfig: &eksv1.EKSClusterConfigSpec{DisplayName: "p", Region: "eu-west-1",
 			AmazonCredentialSecret: cred, Imported: true}},
 	}, {
 		name: "EKS without region and credential",
-		form: addForm{Kind: kindEKS, Name: "prod", CloudName: "p"},
+		form: addForm{Kind: "eks", Name: "prod", Values: map[string]string{"cloudName": "p"}},
 		want: mgmtv1.ClusterSpec{DisplayName: "prod", EKSConfig: &eksv1.EKSClusterConfigSpec{DisplayName: "p", Imported: true}},
 		errs: []string{"region: spec.eksConfig.region: required", "credential: spec.eksConfig.amazonCredentialSecret: required"},
 	}, {
 		name: "a credential not namespace:name",
-		form: addForm{Kind: kindEKS, Name: "prod", CloudName: "p", Region: "r", Credential: "aws"},
+		form: addForm{Kind: "eks", Name: "prod", Values: map[string]string{"cloudName": "p", "region": "r"}, Credential: "aws"},
 		want: mgmtv1.ClusterSpec{DisplayName: "prod", EKSConfig: &eksv1.EKSClusterConfigSpec{DisplayName: "p", Region: "r", AmazonCredentialSecret: "aws", Imported: true}},
 		errs: []string{`credential: spec.eksConfig.amazonCredentialSecret "aws": want namespace:name`},
 	}, {
 		name: "an invalid name",
-		form: addForm{Kind: kindEKS, Name: "Prod_1", CloudName: "p", Region: "r", Credential: cred},
+		form: addForm{Kind: "eks", Name: "Prod_1", Values: map[string]string{"cloudName": "p", "region": "r"}, Credential: cred},
 		want: mgmtv1.ClusterSpec{DisplayName: "Prod_1", EKSConfig: &eksv1.EKSClusterConfigSpec{DisplayName: "p", Region: "r", AmazonCredentialSecret: cred, Imported: true}},
 		errs: []string{"name: metadata.name: a lowercase RFC 1123 subdomain"},
 	}, {
 		name: "AKS import",
-		form: addForm{Kind: kindAKS, Name: "prod", CloudName: "aks1", ResourceGroup: "rg", Location: "eastus", Credential: cred},
+		form: addForm{Kind: "aks", Name: "prod", Values: map[string]string{"cloudName": "aks1", "resourceGroup": "rg", "location": "eastus"}, Credential: cred},
 		want: mgmtv1.ClusterSpec{DisplayName: "prod", AKSConfig: &aksv1.AKSClusterConfigSpec{ClusterName: "aks1", ResourceGroup: "rg",
 			ResourceLocation: "eastus", AzureCredentialSecret: cred, Imported: true}},
 	}, {
 		name: "AKS without resource group",
-		form: addForm{Kind: kindAKS, Name: "prod", CloudName: "aks1", Location: "eastus", Credential: cred},
+		form: addForm{Kind: "aks", Name: "prod", Values: map[string]string{"cloudName": "aks1", "location": "eastus"}, Credential: cred},
 		want: mgmtv1.ClusterSpec{DisplayName: "prod", AKSConfig: &aksv1.AKSClusterConfigSpec{ClusterName: "aks1",
 			ResourceLocation: "eastus", AzureCredentialSecret: cred, Imported: true}},
 		errs: []string{"resourceGroup: spec.aksConfig.resourceGroup: required"},
 	}, {
 		name: "GKE zonal",
-		form: addForm{Kind: kindGKE, Name: "prod", Project: "my-project", Location: "us-central1-a", CloudName: "g", Credential: cred},
+		form: addForm{Kind: "gke", Name: "prod", Values: map[string]string{"project": "my-project", "location": "us-central1-a", "cloudName": "g"}, Credential: cred},
 		want: mgmtv1.ClusterSpec{DisplayName: "prod", GKEConfig: &gkev1.GKEClusterConfigSpec{ProjectID: "my-project", Zone: "us-central1-a",
 			ClusterName: "g", GoogleCredentialSecret: cred, Imported: true}},
 	}, {
 		name: "GKE regional",
-		form: addForm{Kind: kindGKE, Name: "prod", Project: "my-project", Location: "europe-west4", CloudName: "g", Credential: cred},
+		form: addForm{Kind: "gke", Name: "prod", Values: map[string]string{"project": "my-project", "location": "europe-west4", "cloudName": "g"}, Credential: cred},
 		want: mgmtv1.ClusterSpec{DisplayName: "prod", GKEConfig: &gkev1.GKEClusterConfigSpec{ProjectID: "my-project", Region: "europe-west4",
 			ClusterName: "g", GoogleCredentialSecret: cred, Imported: true}},
 	}, {
 		name: "GKE without project",
-		form: addForm{Kind: kindGKE, Name: "prod", Location: "us-central1-a", CloudName: "g", Credential: cred},
+		form: addForm{Kind: "gke", Name: "prod", Values: map[string]string{"location": "us-central1-a", "cloudName": "g"}, Credential: cred},
 		want: mgmtv1.ClusterSpec{DisplayName: "prod", GKEConfig: &gkev1.GKEClusterConfigSpec{Zone: "us-central1-a",
 			ClusterName: "g", GoogleCredentialSecret: cred, Imported: true}},
 		errs: []string{"project: spec.gkeConfig.projectID: required"},
@@ -90,7 +92,7 @@ func TestBuildCluster(t *testing.T) {
 		errs: []string{`members: spec.members: "alice=admin": role "admin"`},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, errs := buildCluster(tc.form)
+			c, errs := buildCluster(cloudOf(t, tc.form.Kind), tc.form)
 			wantMeta := meta
 			wantMeta.Name = tc.form.Name
 			if !reflect.DeepEqual(wantMeta, c.ObjectMeta) {
@@ -114,7 +116,7 @@ func TestBuildCluster(t *testing.T) {
 // The YAML a form shows: the Cluster as kubectl would apply it, with no
 // status and no empty creationTimestamp.
 func TestClusterYAML(t *testing.T) {
-	c, _ := buildCluster(addForm{Kind: kindEKS, Name: "prod", CloudName: "p", Region: "us-west-2", Credential: "clustersync-global-data:aws"})
+	c, _ := buildCluster(cloudOf(t, "eks"), addForm{Kind: "eks", Name: "prod", Values: map[string]string{"cloudName": "p", "region": "us-west-2"}, Credential: "clustersync-global-data:aws"})
 	got, err := clusterYAML(c)
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +136,7 @@ spec:
 	if got != want {
 		t.Errorf("YAML\n%s\nwant\n%s", got, want)
 	}
-	r, _ := buildCluster(addForm{Kind: kindRegistered, Name: "edge", Members: "alice=cluster-owner\ngroup:devs=read-only"})
+	r, _ := buildCluster(management.Descriptor{}, addForm{Kind: kindRegistered, Name: "edge", Members: "alice=cluster-owner\ngroup:devs=read-only"})
 	if cmd := importCommand(r); cmd != "clustersync cluster import edge --member alice=cluster-owner --member group:devs=read-only" {
 		t.Errorf("import command %q", cmd)
 	}
@@ -143,18 +145,34 @@ spec:
 // The API server's Invalid causes land on the form's inputs.
 func TestCauseInput(t *testing.T) {
 	for _, tc := range []struct{ kind, field, want string }{
-		{kindEKS, "spec.eksConfig.region", "region"},
-		{kindEKS, "metadata.name", "name"},
-		{kindAKS, "spec.aksConfig.resourceLocation", "location"},
-		{kindGKE, "spec.gkeConfig.projectID", "project"},
-		{kindGKE, "spec.gkeConfig", ""},
+		{"eks", "spec.eksConfig.region", "region"},
+		{"eks", "spec.eksConfig.amazonCredentialSecret", "credential"},
+		{"eks", "metadata.name", "name"},
+		{"aks", "spec.aksConfig.resourceLocation", "location"},
+		{"gke", "spec.gkeConfig.projectID", "project"},
+		{"gke", "spec.gkeConfig.region", "location"},
+		{"gke", "spec.gkeConfig", ""},
 		{kindRegistered, "spec.members[0].role", "members"},
 		{kindRegistered, "spec.importedConfig.members[0].role", "members"},
 	} {
-		if got := causeInput(tc.kind, tc.field); got != tc.want {
+		if got := causeInput(cloudOf(t, tc.kind), tc.field); got != tc.want {
 			t.Errorf("causeInput(%s, %s) = %q, want %q", tc.kind, tc.field, got, tc.want)
 		}
 	}
+}
+
+// cloudOf is the row of the table of clouds with key; the zero Descriptor
+// (a registered cluster's form) for kindRegistered.
+func cloudOf(t *testing.T, key string) management.Descriptor {
+	t.Helper()
+	if key == kindRegistered {
+		return management.Descriptor{}
+	}
+	d, ok := clouds.ByKey(key)
+	if !ok {
+		t.Fatalf("no cloud %q", key)
+	}
+	return d
 }
 
 // yamlOf is v as YAML, for failure messages.

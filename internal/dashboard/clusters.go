@@ -99,9 +99,9 @@ func (r clusterRow) Key() string {
 	return r.Name
 }
 
-// row is summarize of c with its cloud from s.opts.Hosted.
+// row is summarize of c with its cloud (s.hosted).
 func (s *Server) row(c *mgmtv1.Cluster) clusterRow {
-	v, ok := s.opts.Hosted(c)
+	v, ok := s.hosted(c)
 	return summarize(c, v, ok, s.now())
 }
 
@@ -495,7 +495,7 @@ func events(ctx context.Context, kube kubernetes.Interface, ns, fieldSelector st
 func (s *Server) detail(ctx context.Context, sess *session, c *mgmtv1.Cluster) detailData {
 	d := detailData{Row: s.row(c), Conditions: c.Status.Conditions, Endpoint: c.Status.APIEndpoint, CSRF: sess.csrf,
 		Stream: "/clusters/" + url.PathEscape(c.Name) + "/events?rv=" + url.QueryEscape(c.ResourceVersion)}
-	if v, ok := s.opts.Hosted(c); ok {
+	if v, ok := s.hosted(c); ok {
 		d.Rows, d.Conflicts = v.Rows(), s.conflicts(ctx, sess, v)
 		d.Keeping = keeping(c.Annotations, d.Conflicts)
 	}
@@ -564,7 +564,7 @@ func (s *Server) conflicts(ctx context.Context, sess *session, v management.View
 func (s *Server) answer(a management.Answer) func(http.ResponseWriter, *http.Request, *session) {
 	return func(w http.ResponseWriter, r *http.Request, sess *session) {
 		name, path := r.PathValue("name"), r.PostFormValue("path")
-		if _, err := management.Resolve(r.Context(), sess.client, s.opts.Hosted, name, path, a); err != nil {
+		if _, err := management.Resolve(r.Context(), sess.client, s.hosted, name, path, a); err != nil {
 			http.Error(w, err.Error(), answerStatus(err))
 			return
 		}

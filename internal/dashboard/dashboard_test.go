@@ -33,9 +33,11 @@ import (
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/dashboard"
+	"github.com/clustersync/clustersync/internal/hosted/clouds"
 	"github.com/clustersync/clustersync/internal/hosted/eks"
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
 	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
+	"github.com/clustersync/clustersync/internal/hosted/management"
 	"github.com/clustersync/clustersync/internal/manager"
 	"github.com/clustersync/clustersync/internal/registered/controller"
 	"github.com/clustersync/clustersync/internal/registered/kubetoken"
@@ -183,7 +185,7 @@ func startB(t testing.TB) *world {
 func replica(t testing.TB, ns string) *dashboard.Server {
 	t.Helper()
 	// The test's API server plays the virtual clusters' too (virtual_test.go).
-	d, err := dashboard.New(dashboard.Options{Config: env.Config, Scheme: env.Scheme, Hosted: manager.Hosted, SessionNamespace: ns,
+	d, err := dashboard.New(dashboard.Options{Config: env.Config, Scheme: env.Scheme, Clouds: clouds.All(), SessionNamespace: ns,
 		VirtualServer: func(context.Context, string, string) (string, error) { return env.Config.Host, nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -437,8 +439,8 @@ func (w *world) emulatedEKS(t *testing.T, name string) (srv *ekstest.Server, tok
 // (after deleting Cluster name); it returns the dashboard's URL.
 func runManager(t *testing.T, w *world, srv *ekstest.Server, token string, refresh time.Duration, name string) string {
 	t.Helper()
-	return runManagerWith(t, w, manager.Options{EKSEndpoint: srv.URL, EKSRefresh: refresh, EKSPoll: time.Second,
-		Tokens: func(context.Context, string, map[string][]byte, string) (string, error) { return token, nil }}, name)
+	return runManagerWith(t, w, manager.Options{Clouds: map[string]management.CloudOptions{"eks": {Endpoint: srv.URL, Refresh: refresh, Poll: time.Second,
+		Credentials: eks.TokenFunc(func(context.Context, string, map[string][]byte, string) (string, error) { return token, nil })}}}, name)
 }
 
 // runManagerWith runs the manager in process with o (its Config, Log,

@@ -56,9 +56,10 @@ type Options struct {
 	// Scheme knows the management cluster's kinds (manager.Scheme);
 	// required.
 	Scheme *runtime.Scheme
-	// Hosted returns a hosted Cluster seen through its cloud, ok false for
-	// a Cluster of no cloud (manager.Hosted); required.
-	Hosted func(c *mgmtv1.Cluster) (management.View, bool)
+	// Clouds is the table of clouds (clouds.All): a hosted Cluster is seen
+	// through the cloud its config is of, the Add page has an import form
+	// per cloud; required.
+	Clouds []management.Descriptor
 	// VirtualServer returns the URL the dashboard reaches the API server
 	// of virtual cluster name of host namespace ns at; nil means its host
 	// Service's cluster IP, which the manager's pod reaches.
@@ -91,18 +92,18 @@ type Server struct {
 // New makes a Server for the management cluster of o.Config. Errors come
 // from the templates or the review client.
 func New(o Options) (*Server, error) {
-	if o.Config == nil || o.Scheme == nil || o.Hosted == nil || o.SessionNamespace == "" {
-		return nil, errors.New("dashboard: Options.Config, Scheme, Hosted and SessionNamespace are required")
+	if o.Config == nil || o.Scheme == nil || len(o.Clouds) == 0 || o.SessionNamespace == "" {
+		return nil, errors.New("dashboard: Options.Config, Scheme, Clouds and SessionNamespace are required")
 	}
 	review, err := kubernetes.NewForConfig(o.Config)
 	if err != nil {
 		return nil, err
 	}
-	admin, err := client.NewWithWatch(o.Config, client.Options{Scheme: o.Scheme, Mapper: restMapper()})
+	admin, err := client.NewWithWatch(o.Config, client.Options{Scheme: o.Scheme, Mapper: restMapper(o.Clouds)})
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: o, review: review, admin: admin, scheme: o.Scheme, mapper: restMapper(), pages: map[string]*template.Template{}}
+	s := &Server{opts: o, review: review, admin: admin, scheme: o.Scheme, mapper: restMapper(o.Clouds), pages: map[string]*template.Template{}}
 	s.sessions = &sessions{ns: o.SessionNamespace, kube: review, open: s.openSession, live: map[string]*session{}, gone: map[string]time.Time{}}
 	funcs := template.FuncMap{"csrfField": func() string { return CSRFField }, "kubeconfigTTLs": kubeconfigTTLs}
 	for _, page := range []string{"login.html", "clusters.html", "cluster.html", "virtual.html", "add.html"} {
@@ -126,11 +127,11 @@ func (s *Server) Start(ctx context.Context) error {
 
 // restMapper knows the kinds the dashboard reads and writes, so that a
 // user's client needs no discovery.
-func restMapper() meta.RESTMapper {
+func restMapper(clouds []management.Descriptor) meta.RESTMapper {
 	m := meta.NewDefaultRESTMapper(nil)
 	m.Add(mgmtv1.GroupVersion.WithKind("Cluster"), meta.RESTScopeRoot)
-	for _, g := range []string{"eks", "aks", "gke"} {
-		m.Add(schema.GroupVersionKind{Group: g + ".clustersync.io", Version: "v1", Kind: strings.ToUpper(g) + "ClusterConfig"}, meta.RESTScopeNamespace)
+	for _, d := range clouds {
+		m.Add(d.Kind, meta.RESTScopeNamespace)
 	}
 	m.Add(mgmtv1.GroupVersion.WithKind("Project"), meta.RESTScopeRoot)
 	m.Add(mgmtv1.GroupVersion.WithKind("ClusterRegistrationToken"), meta.RESTScopeNamespace)
@@ -291,4 +292,10 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request, _ *session) {
 	}
 	s.setCookie(w, "")
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+// hosted returns c seen through the cloud its config is of; ok is false
+// for a Cluster of no cloud (a registered one).
+func (s *Server) hosted(c *mgmtv1.Cluster) (management.View, bool) {
+	return management.Hosted(s.opts.Clouds, c)
 }

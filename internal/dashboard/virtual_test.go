@@ -31,6 +31,8 @@ import (
 	"github.com/clustersync/clustersync/internal/dashboard"
 	"github.com/clustersync/clustersync/internal/hosted/aks"
 	"github.com/clustersync/clustersync/internal/hosted/aks/akstest"
+	"github.com/clustersync/clustersync/internal/hosted/eks"
+	"github.com/clustersync/clustersync/internal/hosted/management"
 	"github.com/clustersync/clustersync/internal/manager"
 	"github.com/clustersync/clustersync/internal/testenv/chrome"
 	"github.com/clustersync/clustersync/internal/virtual/deploy"
@@ -352,9 +354,10 @@ func TestEveryKindListed(t *testing.T) {
 		t.Cleanup(func() { _ = w.k.Delete(context.Background(), o) })
 	}
 	virtualCluster(t, w, "vc3", w.ns+"-tenant")
-	base := runManagerWith(t, w, manager.Options{EKSEndpoint: eksSrv.URL, EKSRefresh: time.Minute, EKSPoll: time.Second,
-		AKSEndpoint: aksSrv.URL, AKSRefresh: time.Minute, AKSPoll: time.Second,
-		Tokens: func(context.Context, string, map[string][]byte, string) (string, error) { return token, nil }}, eksName, aksName, edge)
+	base := runManagerWith(t, w, manager.Options{Clouds: map[string]management.CloudOptions{
+		"eks": {Endpoint: eksSrv.URL, Refresh: time.Minute, Poll: time.Second,
+			Credentials: eks.TokenFunc(func(context.Context, string, map[string][]byte, string) (string, error) { return token, nil })},
+		"aks": {Endpoint: aksSrv.URL, Refresh: time.Minute, Poll: time.Second}}}, eksName, aksName, edge)
 
 	b := chrome.New(t)
 	signIn(t, b, base, token)

@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/clustersync/clustersync/internal/dashboard"
+	"github.com/clustersync/clustersync/internal/hosted/clouds"
 )
 
 // setupDashboard serves the web dashboard on o.DashboardAddr for as long
@@ -26,7 +27,7 @@ func setupDashboard(mgr ctrl.Manager, o Options) error {
 	if err != nil {
 		return err
 	}
-	d, err := dashboard.New(dashboard.Options{Config: o.Config, Secure: tls, Scheme: scheme, Hosted: Hosted, SessionNamespace: o.LeaderElectionNamespace})
+	d, err := dashboard.New(dashboard.Options{Config: o.Config, Secure: tls, Scheme: scheme, Clouds: clouds.All(), SessionNamespace: o.LeaderElectionNamespace})
 	if err != nil {
 		return err
 	}

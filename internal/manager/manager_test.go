@@ -23,6 +23,7 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/eks"
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
 	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
+	"github.com/clustersync/clustersync/internal/hosted/management"
 	"github.com/clustersync/clustersync/internal/manager"
 	"github.com/clustersync/clustersync/internal/ports"
 )
@@ -79,7 +80,7 @@ func TestManagerCreatesUpdatesDeletes(t *testing.T) {
 	srv := ekstest.New(ekstest.Options{CreateDelay: 300 * time.Millisecond, UpdateDelay: 300 * time.Millisecond, DeleteDelay: 300 * time.Millisecond, Region: "us-west-2"})
 	t.Cleanup(srv.Close)
 	started := make(chan string, 1)
-	run(t, manager.Options{EKSEndpoint: srv.URL, EKSRefresh: 2 * time.Second, EKSPoll: 200 * time.Millisecond, InstallCRDs: true, LeaderElection: true}, started, "a")
+	run(t, manager.Options{Clouds: map[string]management.CloudOptions{"eks": {Endpoint: srv.URL, Refresh: 2 * time.Second, Poll: 200 * time.Millisecond}}, InstallCRDs: true, LeaderElection: true}, started, "a")
 	select {
 	case <-started:
 	case <-time.After(time.Minute):
@@ -169,7 +170,7 @@ func TestLeaderElection(t *testing.T) {
 	srv := ekstest.New(ekstest.Options{})
 	t.Cleanup(srv.Close)
 	started := make(chan string, 2)
-	o := manager.Options{EKSEndpoint: srv.URL, LeaderElection: true, LeaderElectionID: "le-test", HealthAddr: ""}
+	o := manager.Options{Clouds: map[string]management.CloudOptions{"eks": {Endpoint: srv.URL}}, LeaderElection: true, LeaderElectionID: "le-test", HealthAddr: ""}
 	addrs := map[string]string{}
 	for _, id := range []string{"a", "b"} {
 		addrs[id] = fmt.Sprintf("127.0.0.1:%d", ports.ForTest(t, 1)[0])

@@ -93,10 +93,12 @@ func startClouds(t *testing.T, private string) clouds {
 // and poll periods, the admin token for every cluster's API server.
 func (cs clouds) options() manager.Options {
 	return manager.Options{
-		EKSEndpoint: cs.eks.URL, EKSRefresh: 2 * time.Second, EKSPoll: 500 * time.Millisecond,
-		Tokens:      func(context.Context, string, map[string][]byte, string) (string, error) { return cs.admin, nil },
-		AKSEndpoint: cs.aks.URL, AKSRefresh: 2 * time.Second, AKSPoll: 500 * time.Millisecond,
-		GKEEndpoint: cs.gke.URL, GKERefresh: 2 * time.Second, GKEPoll: 500 * time.Millisecond, GKECredentials: gke.StaticCredentials(cs.admin),
+		Clouds: map[string]management.CloudOptions{
+			"eks": {Endpoint: cs.eks.URL, Refresh: 2 * time.Second, Poll: 500 * time.Millisecond,
+				Credentials: eks.TokenFunc(func(context.Context, string, map[string][]byte, string) (string, error) { return cs.admin, nil })},
+			"aks": {Endpoint: cs.aks.URL, Refresh: 2 * time.Second, Poll: 500 * time.Millisecond},
+			"gke": {Endpoint: cs.gke.URL, Refresh: 2 * time.Second, Poll: 500 * time.Millisecond, Credentials: gke.StaticCredentials(cs.admin)},
+		},
 	}
 }
 

@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/registered/kubetoken"
 	"github.com/clustersync/clustersync/internal/registered/registration"
@@ -30,7 +30,7 @@ import (
 
 // TokenNamespace holds the ClusterRegistrationTokens (Rancher keeps them
 // with the cluster; clustersync beside the hosted-cluster objects).
-const TokenNamespace = eksv1.Namespace
+const TokenNamespace = hostedv1.Namespace
 
 // Server serves the registered-cluster endpoints.
 type Server struct {

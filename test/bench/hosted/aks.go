@@ -15,6 +15,7 @@ import (
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/aks"
 	"github.com/clustersync/clustersync/internal/hosted/aks/akstest"
+	"github.com/clustersync/clustersync/internal/hosted/management"
 	"github.com/clustersync/clustersync/internal/manager"
 )
 
@@ -54,7 +55,7 @@ func (*aksFleet) cluster(i int) *mgmtv1.Cluster {
 }
 
 func (*aksFleet) options(o *manager.Options, url string, refresh time.Duration) {
-	o.AKSEndpoint, o.AKSRefresh, o.AKSPoll = url, refresh, time.Second
+	o.Clouds = map[string]management.CloudOptions{aks.Cloud().Key: {Endpoint: url, Refresh: refresh, Poll: time.Second}}
 }
 
 func (*aksFleet) pushTag(c *mgmtv1.Cluster) { (*c.Spec.AKSConfig.Tags)["pushed"] = "1" }
@@ -71,7 +72,7 @@ func (*aksFleet) pushed(c *mgmtv1.Cluster) bool {
 // ("managedClusters.get"); the operator's calls carry its application ID
 // at the start of the User-Agent.
 func (*aksFleet) operation(r *http.Request) (op, cluster string, operator bool) {
-	operator = strings.HasPrefix(r.UserAgent(), manager.AKSOperatorAppID)
+	operator = strings.HasPrefix(r.UserAgent(), management.OperatorAppID(aks.Cloud().Key))
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	kind := ""
 	for i := 0; i+1 < len(parts); i++ {

@@ -16,6 +16,7 @@ import (
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/eks"
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
+	"github.com/clustersync/clustersync/internal/hosted/management"
 	"github.com/clustersync/clustersync/internal/manager"
 )
 
@@ -56,8 +57,8 @@ func (*eksFleet) cluster(i int) *mgmtv1.Cluster {
 }
 
 func (e *eksFleet) options(o *manager.Options, url string, refresh time.Duration) {
-	o.EKSEndpoint, o.EKSRefresh, o.EKSPoll = url, refresh, time.Second
-	o.Tokens = func(context.Context, string, map[string][]byte, string) (string, error) { return e.token, nil }
+	o.Clouds = map[string]management.CloudOptions{eks.Cloud().Key: {Endpoint: url, Refresh: refresh, Poll: time.Second,
+		Credentials: eks.TokenFunc(func(context.Context, string, map[string][]byte, string) (string, error) { return e.token, nil })}}
 }
 
 func (*eksFleet) pushTag(c *mgmtv1.Cluster) { (*c.Spec.EKSConfig.Tags)["pushed"] = "1" }
@@ -73,7 +74,7 @@ func (*eksFleet) pushed(c *mgmtv1.Cluster) bool {
 // operation names an EKS REST-JSON request by method and path shape; the
 // operator's calls carry its application ID in the User-Agent.
 func (*eksFleet) operation(r *http.Request) (op, cluster string, operator bool) {
-	operator = strings.Contains(r.UserAgent(), "app/"+manager.OperatorAppID)
+	operator = strings.Contains(r.UserAgent(), "app/"+management.OperatorAppID(eks.Cloud().Key))
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	if len(parts) >= 2 && parts[0] == "clusters" {
 		cluster = parts[1]

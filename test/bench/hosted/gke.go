@@ -16,6 +16,7 @@ import (
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/gke"
 	"github.com/clustersync/clustersync/internal/hosted/gke/gketest"
+	"github.com/clustersync/clustersync/internal/hosted/management"
 	"github.com/clustersync/clustersync/internal/manager"
 )
 
@@ -62,8 +63,8 @@ func (*gkeFleet) cluster(i int) *mgmtv1.Cluster {
 // bench's token, which the emulated clusters' API servers (the bench's)
 // accept, as GKE's accept a Google token.
 func (g *gkeFleet) options(o *manager.Options, url string, refresh time.Duration) {
-	o.GKEEndpoint, o.GKERefresh, o.GKEPoll = url, refresh, time.Second
-	o.GKECredentials = gke.StaticCredentials(g.token)
+	o.Clouds = map[string]management.CloudOptions{gke.Cloud().Key: {Endpoint: url, Refresh: refresh, Poll: time.Second,
+		Credentials: gke.StaticCredentials(g.token)}}
 }
 
 func (*gkeFleet) pushTag(c *mgmtv1.Cluster) { (*c.Spec.GKEConfig.Labels)["pushed"] = "1" }
@@ -79,7 +80,7 @@ func (*gkeFleet) pushed(c *mgmtv1.Cluster) bool {
 // operation names a GKE request as the emulator's Calls do
 // ("clusters.get"); the operator's calls carry its User-Agent.
 func (*gkeFleet) operation(r *http.Request) (op, cluster string, operator bool) {
-	operator = strings.Contains(r.UserAgent(), manager.GKEOperatorAppID)
+	operator = strings.Contains(r.UserAgent(), management.OperatorAppID(gke.Cloud().Key))
 	path, verb, _ := strings.Cut(strings.Trim(r.URL.Path, "/"), ":")
 	parts := strings.Split(path, "/")
 	kind := ""

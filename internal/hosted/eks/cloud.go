@@ -1,0 +1,54 @@
+package eks
+
+import (
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/hosted/management"
+)
+
+// cloudKey is EKS's Descriptor.Key.
+const cloudKey = "eks"
+
+// Cloud is EKS's row in the table of clouds (internal/hosted/clouds).
+// CloudOptions.Credentials, when set, is a TokenFunc for the clusters' API
+// servers.
+func Cloud() management.Descriptor {
+	return management.Descriptor{
+		Name: mgmtv1.DriverEKS, Key: cloudKey, ConfigField: "eksConfig", Product: "Amazon EKS",
+		Endpoint: "send AWS calls to this URL instead of AWS (an emulator, e.g. from 'clustersync dev eks')",
+		Credentials: "the AWS credentials come from the Secret each cluster's spec.eksConfig.amazonCredentialSecret names " +
+			"(Rancher's keys amazonec2credentialConfig-accessKey and -secretKey)",
+		PollWhat: "describes of an EKS cluster that is being created or updated",
+		Kind:     eksv1.GroupVersion.WithKind("EKSClusterConfig"),
+		Import: management.ImportForm{
+			Title: "Import an Amazon EKS cluster",
+			Inputs: []management.FormInput{
+				{Name: "cloudName", Label: "EKS cluster name", Hint: "Its name in EKS (spec.eksConfig.displayName).", Fields: []string{"displayName"}},
+				{Name: "region", Label: "Region", Placeholder: "us-west-2", Fields: []string{"region"}},
+			},
+			CredentialField: "amazonCredentialSecret", CredentialKeys: "amazonec2credentialConfig-accessKey and -secretKey",
+			Config: func(c *mgmtv1.Cluster, v map[string]string, credential string) {
+				c.Spec.EKSConfig = &eksv1.EKSClusterConfigSpec{DisplayName: v["cloudName"], Region: v["region"], AmazonCredentialSecret: credential, Imported: true}
+			},
+		},
+		AddToScheme: eksv1.AddToScheme,
+		Register:    register,
+		View:        func(c *mgmtv1.Cluster) (management.View, bool) { return management.ViewOf(&Management{}, c) },
+	}
+}
+
+// register adds the EKS management controller and operator to mgr, each
+// with AWS clients of its own application ID.
+func register(mgr ctrl.Manager, o management.CloudOptions) error {
+	tokens, err := management.CredentialsAs[TokenFunc](o, mgmtv1.DriverEKS)
+	if err != nil {
+		return err
+	}
+	appID := func(id string) func(*aws.Config) { return func(c *aws.Config) { c.AppID = id } }
+	m := &Management{Client: mgr.GetClient(), NewServices: NewServicesFactory(o.Endpoint, appID(management.AppID)), Tokens: tokens}
+	op := &Reconciler{Client: mgr.GetClient(), NewServices: NewServicesFactory(o.Endpoint, appID(management.OperatorAppID(cloudKey))), Poll: o.Poll}
+	return management.Register(mgr, o, cloudKey, m, op)
+}

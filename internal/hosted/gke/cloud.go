@@ -1,0 +1,74 @@
+package gke
+
+import (
+	"regexp"
+
+	"google.golang.org/api/option"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	gkev1 "github.com/clustersync/clustersync/api/gke/v1"
+	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/hosted/management"
+)
+
+// cloudKey is GKE's Descriptor.Key.
+const cloudKey = "gke"
+
+// EmulatorToken is the bearer token the GKE clients send to an emulator
+// (CloudOptions.Endpoint without CloudOptions.Credentials).
+const EmulatorToken = "clustersync-dev"
+
+// zonePattern is a GKE zone (a region and a letter, us-central1-a), as
+// opposed to a region (us-central1).
+var zonePattern = regexp.MustCompile(`^[a-z]+-[a-z]+[0-9]+-[a-z]$`)
+
+// Cloud is GKE's row in the table of clouds (internal/hosted/clouds).
+// CloudOptions.Credentials, when set, is a CredentialsFunc; with an
+// Endpoint and none, the token is EmulatorToken.
+func Cloud() management.Descriptor {
+	return management.Descriptor{
+		Name: mgmtv1.DriverGKE, Key: cloudKey, ConfigField: "gkeConfig", Product: "Google GKE",
+		Endpoint: "send GKE calls to this URL instead of container.googleapis.com (an emulator, e.g. from 'clustersync dev gke'); Google's token service is not asked",
+		Credentials: "the service account's JSON key comes from the Secret each cluster's spec.gkeConfig.googleCredentialSecret names " +
+			"(Rancher's key googlecredentialConfig-authEncodedJson)",
+		PollWhat: "reads of a GKE cluster GKE is changing",
+		Kind:     gkev1.GroupVersion.WithKind("GKEClusterConfig"),
+		Import: management.ImportForm{
+			Title: "Import a Google GKE cluster",
+			Inputs: []management.FormInput{
+				{Name: "project", Label: "Project ID", Fields: []string{"projectID"}},
+				{Name: "location", Label: "Location", Placeholder: "us-central1-a", Fields: []string{"zone", "region"},
+					Hint: "A zone (us-central1-a) for a zonal cluster, a region (us-central1) for a regional one."},
+				{Name: "cloudName", Label: "GKE cluster name", Hint: "Its name in GKE (spec.gkeConfig.clusterName).", Fields: []string{"clusterName"}},
+			},
+			CredentialField: "googleCredentialSecret", CredentialKeys: "googlecredentialConfig-authEncodedJson (a service account's JSON key)",
+			Config: func(c *mgmtv1.Cluster, v map[string]string, credential string) {
+				g := &gkev1.GKEClusterConfigSpec{ProjectID: v["project"], ClusterName: v["cloudName"], GoogleCredentialSecret: credential, Imported: true}
+				if zonePattern.MatchString(v["location"]) {
+					g.Zone = v["location"]
+				} else {
+					g.Region = v["location"]
+				}
+				c.Spec.GKEConfig = g
+			},
+		},
+		AddToScheme: gkev1.AddToScheme,
+		Register:    register,
+		View:        func(c *mgmtv1.Cluster) (management.View, bool) { return management.ViewOf(&Management{}, c) },
+	}
+}
+
+// register adds the GKE management controller and operator to mgr, each
+// sending its own application ID.
+func register(mgr ctrl.Manager, o management.CloudOptions) error {
+	creds, err := management.CredentialsAs[CredentialsFunc](o, mgmtv1.DriverGKE)
+	if err != nil {
+		return err
+	}
+	if creds == nil && o.Endpoint != "" {
+		creds = StaticCredentials(EmulatorToken)
+	}
+	m := &Management{Client: mgr.GetClient(), NewClient: NewClientFactory(o.Endpoint, creds, option.WithUserAgent(management.AppID))}
+	op := &Reconciler{Client: mgr.GetClient(), NewClient: NewClientFactory(o.Endpoint, creds, option.WithUserAgent(management.OperatorAppID(cloudKey))), Poll: o.Poll}
+	return management.Register(mgr, o, cloudKey, m, op)
+}
