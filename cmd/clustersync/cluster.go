@@ -189,9 +189,10 @@ agreed; nothing is written until it is answered.
         dashboard's "Take the cloud's value"); nothing is written to the
         cloud.
 
-The Cluster is patched with your kubeconfig's identity, with an optimistic
-lock: a Cluster changed since it was read is not written; run again. It
-prints the values of the conflict answered.`,
+The Cluster is read (its status.conflicts) and patched with your
+kubeconfig's identity, with an optimistic lock: a Cluster changed since it
+was read is not written; run again. Get and patch on the Cluster are all
+the RBAC it needs. It prints the values of the conflict answered.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if keep == take {

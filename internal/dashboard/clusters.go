@@ -496,7 +496,7 @@ func (s *Server) detail(ctx context.Context, sess *session, c *mgmtv1.Cluster) d
 	d := detailData{Row: s.row(c), Conditions: c.Status.Conditions, Endpoint: c.Status.APIEndpoint, CSRF: sess.csrf,
 		Stream: "/clusters/" + url.PathEscape(c.Name) + "/events?rv=" + url.QueryEscape(c.ResourceVersion)}
 	if v, ok := s.hosted(c); ok {
-		d.Rows, d.Conflicts = v.Rows(), s.conflicts(ctx, sess, v)
+		d.Rows, d.Conflicts = v.Rows(), v.Conflicts()
 		d.Keeping = keeping(c.Annotations, d.Conflicts)
 	}
 	if c.AgentWanted() {
@@ -538,17 +538,6 @@ func eventTime(e eventsv1.Event) time.Time {
 		return e.DeprecatedLastTimestamp.Time
 	}
 	return e.CreationTimestamp.Time
-}
-
-// conflicts are the fields in conflict the operator recorded (its
-// object's status.conflicts), read with the user's identity; none when the
-// user may not read it.
-func (s *Server) conflicts(ctx context.Context, sess *session, v management.View) []hostedv1.FieldConflict {
-	rec, err := v.OperatorStatus(ctx, sess.client)
-	if err != nil || rec == nil {
-		return nil
-	}
-	return rec.Conflicts
 }
 
 // answer answers a conflict with a (management.Resolve, with the user's

@@ -296,14 +296,14 @@ func TestHostedClusterConflict(t *testing.T) {
 	w := start(t)
 	eks, _, _, _ := w.fleet(t)
 	ctx := context.Background()
-	op := &eksv1.EKSClusterConfig{ObjectMeta: metav1.ObjectMeta{Name: eks, Namespace: hostedv1.Namespace},
-		Spec: eksv1.EKSClusterConfigSpec{DisplayName: eks, Region: "us-west-2", AmazonCredentialSecret: hostedv1.Namespace + ":" + w.ns + "-cred", Imported: true}}
-	if err := w.k.Create(ctx, op); err != nil {
+	// The conflict as the management controller copies it from the
+	// operator's record into the Cluster's status.
+	var cl mgmtv1.Cluster
+	if err := w.k.Get(ctx, client.ObjectKey{Name: eks}, &cl); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = w.k.Delete(context.Background(), op) })
-	op.Status.Conflicts = []hostedv1.FieldConflict{{Path: "tags", Config: `{"team":"user"}`, Upstream: `{"team":"console"}`, Applied: `{"team":"a"}`}}
-	if err := w.k.Status().Update(ctx, op); err != nil {
+	cl.Status.Conflicts = []hostedv1.FieldConflict{{Path: "tags", Config: `{"team":"user"}`, Upstream: `{"team":"console"}`, Applied: `{"team":"a"}`}}
+	if err := w.k.Status().Update(ctx, &cl); err != nil {
 		t.Fatal(err)
 	}
 	b := chrome.New(t)

@@ -6,6 +6,7 @@ import (
 	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 	gkev1 "github.com/clustersync/clustersync/api/gke/v1"
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 )
 
 // ClusterSpec is the desired state of a managed cluster: its name for
@@ -267,6 +268,18 @@ type ClusterStatus struct {
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Conflicts are the managed fields of a hosted cluster changed both in
+	// its config and in the cloud since they were last applied, as its
+	// cloud's operator recorded them (the operator object's
+	// status.conflicts, copied by the management controller): what anyone
+	// allowed to edit the Cluster answers (`clustersync cluster resolve`,
+	// the dashboard, or the annotation clustersync.io/keep-config), without
+	// reading the operator object.
+	// +listType=map
+	// +listMapKey=path
+	// +optional
+	Conflicts []hostedv1.FieldConflict `json:"conflicts,omitempty"`
 
 	// EKSStatus is the cloud side of an EKS cluster.
 	// +optional

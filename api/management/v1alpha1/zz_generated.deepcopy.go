@@ -8,6 +8,7 @@ import (
 	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
 	"github.com/clustersync/clustersync/api/eks/v1"
 	gkev1 "github.com/clustersync/clustersync/api/gke/v1"
+	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 )
@@ -332,6 +333,11 @@ func (in *ClusterStatus) DeepCopyInto(out *ClusterStatus) {
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
+	}
+	if in.Conflicts != nil {
+		in, out := &in.Conflicts, &out.Conflicts
+		*out = make([]hostedv1.FieldConflict, len(*in))
+		copy(*out, *in)
 	}
 	if in.EKSStatus != nil {
 		in, out := &in.EKSStatus, &out.EKSStatus

@@ -35,10 +35,13 @@ var (
 	ErrNoConflict = errors.New("no conflict")
 )
 
-// Resolve answers the conflict recorded at path (status.conflicts of the
-// operator object) of Cluster name with a, reading and writing with k —
+// Resolve answers the conflict recorded at path (the Cluster's
+// status.conflicts, the operator's record as the management controller
+// copied it) of Cluster name with a, reading and writing with k —
 // the user's own identity: the dashboard's session, the CLI's kubeconfig;
-// hosted sees a Cluster through its cloud (manager.Hosted). The Cluster is
+// hosted sees a Cluster through its cloud (clouds.Hosted). A user allowed
+// to get and patch the Cluster may answer; the operator object is never
+// read. The Cluster is
 // patched with an optimistic lock, so an answer is never made on a
 // Cluster changed since it was read. It returns the conflict answered.
 // Errors wrap ErrNotHosted, ErrNoConflict (naming the cluster and path;
@@ -57,16 +60,10 @@ func Resolve(ctx context.Context, k client.Client, hosted func(*mgmtv1.Cluster) 
 	if !ok {
 		return hostedv1.FieldConflict{}, fmt.Errorf("cluster %s: %w", name, ErrNotHosted)
 	}
-	rec, err := v.OperatorStatus(ctx, k)
-	if err != nil {
-		return hostedv1.FieldConflict{}, fmt.Errorf("cluster %s: the operator's record: %w", name, err)
-	}
 	var cf *hostedv1.FieldConflict
-	if rec != nil {
-		for i := range rec.Conflicts {
-			if rec.Conflicts[i].Path == path {
-				cf = &rec.Conflicts[i]
-			}
+	for _, c := range v.Conflicts() {
+		if c.Path == path {
+			cf = &c
 		}
 	}
 	if cf == nil {

@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
@@ -101,9 +98,11 @@ type View interface {
 	// cloud to raw (the field's JSON, as status.conflicts records values),
 	// as a user editing spec.<cloud>Config would. Errors name the path.
 	SetConfigValue(path string, raw []byte) error
-	// OperatorStatus reads with k the operator object's record (phase,
-	// pending updates, conflicts); nil before the object exists.
-	OperatorStatus(ctx context.Context, k client.Reader) (*hostedv1.OperatorStatus, error)
+	// Conflicts are the fields in conflict the operator recorded, as the
+	// Cluster's status.conflicts holds them (copied by the management
+	// controller): a reader of the Cluster needs no access to the
+	// operator object.
+	Conflicts() []hostedv1.FieldConflict
 }
 
 // ViewOf returns c seen through cloud; ok is false when c has no config
@@ -153,16 +152,7 @@ func (v view[S, O]) SetConfigValue(path string, raw []byte) error {
 	return nil
 }
 
-func (v view[S, O]) OperatorStatus(ctx context.Context, k client.Reader) (*hostedv1.OperatorStatus, error) {
-	o := v.cloud.NewObject()
-	if err := k.Get(ctx, types.NamespacedName{Namespace: hostedv1.Namespace, Name: v.c.Name}, o); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	return o.OperatorRecord(), nil
-}
+func (v view[S, O]) Conflicts() []hostedv1.FieldConflict { return v.c.Status.Conflicts }
 
 // Rows returns the effective-state table of c's config of cloud (what
 // `clustersync cluster show` prints): per managed field the config,

@@ -119,6 +119,11 @@ func (r *Reconciler[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			obs.conflicts = append(obs.conflicts, fmt.Sprintf("%s (config %s, upstream %s, last applied %s)", cf.Path, cf.Config, cf.Upstream, cf.Applied))
 		}
 	}
+	// The conflicts to answer, where the Cluster's editors read them.
+	c.Status.Conflicts = nil
+	if opExists {
+		c.Status.Conflicts = slices.Clone(obs.op.Conflicts)
+	}
 	var keeps engine.Keeps // the answers the operator object carries
 	if opExists {
 		if keeps, err = r.keeps(ctx, &c, op); err != nil {

@@ -8,7 +8,11 @@ import (
 	"testing"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
@@ -20,6 +24,34 @@ import (
 // hosted sees a Cluster through the world's cloud, as manager.Hosted does.
 func (w *world) hosted(c *mgmtv1.Cluster) (management.View, bool) {
 	return management.ViewOf(w.mgmt.Cloud, c)
+}
+
+// clusterEditor returns a client of a user whose RBAC allows getting,
+// listing, watching, updating and patching Clusters, and nothing else (no
+// operator object): who `clustersync cluster resolve` and the dashboard
+// answer a conflict as.
+func clusterEditor(t *testing.T) client.Client {
+	t.Helper()
+	ctx := context.Background()
+	name := "cluster-editor-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: []rbacv1.PolicyRule{{
+		APIGroups: []string{mgmtv1.GroupVersion.Group}, Resources: []string{"clusters"}, Verbs: []string{"get", "list", "watch", "update", "patch"}}}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: name}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name}}
+	for _, o := range []client.Object{role, binding} {
+		if err := k.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = k.Delete(context.Background(), o) })
+	}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: name}
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // eventNotes lists the notes of the events of reason about c that reached
@@ -40,7 +72,8 @@ func eventNotes(t *testing.T, c *mgmtv1.Cluster, reason string) []string {
 }
 
 // The console scales workers to 4 while the user sets 1: Conflict. The
-// user answers "keep my value" (management.Resolve, as the CLI and the
+// user — allowed to edit the Cluster, not to read the operator object —
+// answers "keep my value" (management.Resolve, as the CLI and the
 // dashboard do): the annotation reaches the operator object, 1 is pushed
 // to EKS, the Conflict clears, and the answer is removed from both objects
 // with a ConflictAnswered event.
@@ -78,7 +111,12 @@ func TestKeepMyValue(t *testing.T) {
 		t.Fatalf("Conflict after a stale answer = %+v, want True", cond)
 	}
 
-	cf, err := management.Resolve(ctx, k, w.hosted, w.key.Name, path, management.Keep)
+	// The answer of a user allowed to edit the Cluster, and nothing else.
+	editor := clusterEditor(t)
+	if err := editor.Get(ctx, client.ObjectKey{Namespace: eksv1.Namespace, Name: w.key.Name}, &eksv1.EKSClusterConfig{}); !apierrors.IsForbidden(err) {
+		t.Fatalf("the editor reads the operator object (%v): the test would not show it is not needed", err)
+	}
+	cf, err := management.Resolve(ctx, editor, w.hosted, w.key.Name, path, management.Keep)
 	if err != nil {
 		t.Fatal(err)
 	}
