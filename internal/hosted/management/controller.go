@@ -54,6 +54,9 @@ type Reconciler[S any, O engine.Object[S]] struct {
 	Refresh time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	// read is when each Cluster's cloud was last read (readDue).
+	read reads
 }
 
 func (r *Reconciler[S, O]) now() time.Time {
@@ -101,9 +104,26 @@ func (r *Reconciler[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if opExists {
 		last = op
 	}
-	up, found, err := r.Cloud.Describe(ctx, config, last)
-	if err != nil {
-		return ctrl.Result{}, err
+	var settled bool
+	var generation int64
+	if opExists {
+		rec := op.OperatorRecord()
+		settled, generation = rec.Phase == hostedv1.PhaseActive && len(rec.PendingUpdates) == 0, rec.ObservedGeneration
+	}
+	now := r.now()
+	prev, readBefore := r.read.get(c.UID)
+	fresh := readDue(prev, readBefore, settled, generation, now, r.refresh())
+	var up Upstream[S]
+	var found bool
+	if fresh {
+		var err error
+		if up, found, err = r.Cloud.Describe(ctx, config, last); err != nil {
+			return ctrl.Result{}, err
+		}
+		prev = lastRead{At: now, Settled: settled, Generation: generation}
+		r.read.set(c.UID, prev)
+	} else {
+		up, found = r.stored(&c)
 	}
 	upstream, applied := r.Cloud.Status(&c)
 	obs := observed{cloud: r.Cloud.Name(), field: r.Cloud.ConfigField(), imported: r.Cloud.Imported(config)}
@@ -126,6 +146,7 @@ func (r *Reconciler[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	var keeps engine.Keeps // the answers the operator object carries
 	if opExists {
+		var err error
 		if keeps, err = r.keeps(ctx, &c, op); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -142,7 +163,7 @@ func (r *Reconciler[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	// settled (active, no push pending); the operator itself decides what
 	// to push and what is in conflict, on what the cloud reports when it
 	// pushes.
-	if found && opExists {
+	if fresh && found && opExists {
 		adopted, err := r.adopt(ctx, &c, op, config, up.Spec)
 		if err != nil {
 			return ctrl.Result{}, err
@@ -164,7 +185,18 @@ func (r *Reconciler[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err := r.Client.Status().Update(ctx, &c); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: r.refresh()}, nil
+	return ctrl.Result{RequeueAfter: max(prev.At.Add(r.refresh()).Sub(now), time.Second)}, nil
+}
+
+// stored is the upstream spec c's status holds from the last read (found
+// false before the first), for a reconcile that does not read the cloud
+// (readDue).
+func (r *Reconciler[S, O]) stored(c *mgmtv1.Cluster) (Upstream[S], bool) {
+	upstream, _ := r.Cloud.Status(c.DeepCopy())
+	if *upstream == nil {
+		return Upstream[S]{}, false
+	}
+	return Upstream[S]{Spec: managed.Copy(**upstream), Version: c.Status.Version, Endpoint: c.Status.APIEndpoint, CACert: c.Status.CACert}, true
 }
 
 // fresh reads operator object op from the API server (APIReader, else
@@ -235,6 +267,7 @@ func (r *Reconciler[S, O]) finalize(ctx context.Context, c *mgmtv1.Cluster) (ctr
 	switch {
 	case apierrors.IsNotFound(err):
 		controllerutil.RemoveFinalizer(c, Finalizer)
+		r.read.forget(c.UID)
 		return ctrl.Result{}, r.Client.Update(ctx, c)
 	case err != nil:
 		return ctrl.Result{}, err

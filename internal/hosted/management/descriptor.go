@@ -208,9 +208,9 @@ func agentConnection() predicate.Funcs {
 
 // phaseChanged passes the operator object events the management
 // controller acts on: creation, deletion and a change of the operator's
-// phase, failure message or conflicts (an update finishing means an
-// immediate upstream refresh; a conflict found when pushing is reported at
-// once).
+// phase, failure message, conflicts or observed generation (an update
+// finishing, or the operator settling on an edit, means an immediate
+// upstream refresh; a conflict found when pushing is reported at once).
 func phaseChanged() predicate.Funcs {
 	type recorded interface {
 		OperatorRecord() *hostedv1.OperatorStatus
@@ -222,7 +222,8 @@ func phaseChanged() predicate.Funcs {
 			return true
 		}
 		or, nr := o.OperatorRecord(), n.OperatorRecord()
-		return or.Phase != nr.Phase || or.FailureMessage != nr.FailureMessage || !slices.Equal(or.Conflicts, nr.Conflicts)
+		return or.Phase != nr.Phase || or.FailureMessage != nr.FailureMessage || !slices.Equal(or.Conflicts, nr.Conflicts) ||
+			or.ObservedGeneration != nr.ObservedGeneration
 	}}
 }
 

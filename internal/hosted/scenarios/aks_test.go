@@ -83,7 +83,7 @@ func startAKS(t *testing.T, name string, imported bool) *world {
 		t.Fatal(err)
 	}
 	return &world{cloud: &aksCloud{srv: srv, name: name, rg: rg, portal: portal}, name: name, clk: clk,
-		mgmt: &management.Reconciler[aksv1.AKSClusterConfigSpec, *aksv1.AKSClusterConfig]{Client: k, Events: recorder, Refresh: time.Second,
+		mgmt: &management.Reconciler[aksv1.AKSClusterConfigSpec, *aksv1.AKSClusterConfig]{Client: k, Events: recorder, Refresh: time.Second, Now: clk.Now,
 			Cloud: &aks.Management{Client: k, NewClients: factory}},
 		op: &aks.Reconciler{Client: k, NewClients: factory, Poll: time.Second}}
 }

@@ -74,7 +74,7 @@ func startEKS(t *testing.T, name string, imported bool) *world {
 	factory := eks.NewServicesFactory(srv.URL, quick)
 	tokens := func(context.Context, string, map[string][]byte, string) (string, error) { return token, nil }
 	return &world{cloud: &eksCloud{srv: srv, name: name}, name: name, clk: clk,
-		mgmt: &management.Reconciler[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig]{Client: k, Events: recorder, Refresh: time.Second,
+		mgmt: &management.Reconciler[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig]{Client: k, Events: recorder, Refresh: time.Second, Now: clk.Now,
 			Cloud: &eks.Management{Client: k, NewServices: factory, Tokens: tokens}},
 		op: &eks.Reconciler{Client: k, NewServices: factory, Poll: time.Second}}
 }

@@ -80,7 +80,7 @@ func startGKEWith(t *testing.T, name string, imported bool, edit func(*gkev1.GKE
 		t.Fatal(err)
 	}
 	return &world{cloud: &gkeCloud{srv: srv, name: name, console: console}, name: name, clk: clk,
-		mgmt: &management.Reconciler[gkev1.GKEClusterConfigSpec, *gkev1.GKEClusterConfig]{Client: k, Events: recorder, Refresh: time.Second,
+		mgmt: &management.Reconciler[gkev1.GKEClusterConfigSpec, *gkev1.GKEClusterConfig]{Client: k, Events: recorder, Refresh: time.Second, Now: clk.Now,
 			Cloud: &gke.Management{Client: k, NewClient: factory}},
 		op: &gke.Reconciler{Client: k, NewClient: factory, Poll: time.Second}}
 }
