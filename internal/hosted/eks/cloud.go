@@ -48,7 +48,7 @@ func register(mgr ctrl.Manager, o management.CloudOptions) error {
 		return err
 	}
 	appID := func(id string) func(*aws.Config) { return func(c *aws.Config) { c.AppID = id } }
-	m := &Management{Client: mgr.GetClient(), NewServices: NewServicesFactory(o.Endpoint, appID(management.AppID)), Tokens: tokens}
-	op := &Reconciler{Client: mgr.GetClient(), NewServices: NewServicesFactory(o.Endpoint, appID(management.OperatorAppID(cloudKey))), Poll: o.Poll}
+	m := &Management{Client: mgr.GetClient(), NewClients: NewClientsFactory(o.Endpoint, appID(management.AppID)), Tokens: tokens}
+	op := &Reconciler{Client: mgr.GetClient(), NewClients: NewClientsFactory(o.Endpoint, appID(management.OperatorAppID(cloudKey))), Poll: o.Poll}
 	return management.Register(mgr, o, cloudKey, m, op)
 }

@@ -44,12 +44,12 @@ const DefaultPoll = engine.DefaultPoll
 type Reconciler struct {
 	// Client reads and writes the EKSClusterConfig objects and Secrets.
 	Client client.Client
-	// NewServices makes the EKS, CloudFormation and EC2 clients from the
-	// credential Secret (NewServicesFactory); required. A factory that
+	// NewClients makes the EKS, CloudFormation and EC2 clients from the
+	// credential Secret (NewClientsFactory); required. A factory that
 	// leaves CloudFormation or EC2 nil fails clusters that need something
 	// generated (networking, roles, the managed launch template) with a
 	// status.failureMessage saying so.
-	NewServices ServicesFactory
+	NewClients ClientsFactory
 	// Poll is the describe interval while a cluster is being created; 0
 	// means DefaultPoll.
 	Poll time.Duration
@@ -75,7 +75,7 @@ func (provider) Options() managed.Options                      { return ManagedO
 func (provider) Imported(spec eksv1.EKSClusterConfigSpec) bool { return spec.Imported }
 func (provider) CallGroup(path string) string                  { return callGroup(path) }
 func (provider) Order(push []managed.Change) []managed.Change  { return OrderUpdates(push) }
-func (provider) Retryable(err error) bool                      { return retryable(err) }
+func (provider) Retryable(err error) bool                      { return Retryable(err) }
 func (provider) VerifyLanded() bool                            { return false }
 
 func (provider) CreatedApplied(spec eksv1.EKSClusterConfigSpec) eksv1.EKSClusterConfigSpec {
@@ -90,7 +90,7 @@ func (provider) Vet(spec eksv1.EKSClusterConfigSpec, ch managed.Change) (bool, e
 
 // Open builds the AWS clients from the credential Secret.
 func (p provider) Open(ctx context.Context, c *eksv1.EKSClusterConfig) (engine.Session[eksv1.EKSClusterConfigSpec], error) {
-	cs, _, err := LoadClients(ctx, p.r.Client, p.r.NewServices, c.Spec)
+	cs, _, err := LoadClients(ctx, p.r.Client, p.r.NewClients, c.Spec)
 	if err != nil {
 		return nil, err
 	}
@@ -302,13 +302,13 @@ func (r *Reconciler) generatedNodeRole(ctx context.Context, cs *Clients, c *eksv
 	return c.Status.GeneratedNodeRole, true, nil
 }
 
-// retryable reports whether err is a transient AWS error, retried on a
+// Retryable reports whether err is a transient AWS error, retried on a
 // later pass without losing the change: throttling (ThrottlingException,
 // Throttling, RequestLimitExceeded... — the SDK's own retries gave up),
-// server errors and broken connections (the SDK's retryable errors), and
+// server errors and broken connections (the SDK's Retryable errors), and
 // ResourceInUseException (EKS is busy with another change of the cluster
 // or node group).
-func retryable(err error) bool {
+func Retryable(err error) bool {
 	if err == nil {
 		return false
 	}

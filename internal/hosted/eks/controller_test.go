@@ -68,7 +68,7 @@ func setup(t *testing.T) (string, *ekstest.Server, *hostedtest.Clock, *eks.Recon
 	srv := ekstest.New(ekstest.Options{Now: clk.Now, CreateDelay: 10 * time.Minute, UpdateDelay: 5 * time.Minute,
 		StackCreateDelay: 3 * time.Minute, StackDeleteDelay: 2 * time.Minute, Region: "us-west-2"})
 	t.Cleanup(srv.Close)
-	return ns, srv, clk, &eks.Reconciler{Client: k, NewServices: eks.NewServicesFactory(srv.URL), Poll: time.Second}
+	return ns, srv, clk, &eks.Reconciler{Client: k, NewClients: eks.NewClientsFactory(srv.URL), Poll: time.Second}
 }
 
 func spec(ns string) eksv1.EKSClusterConfigSpec {
@@ -159,8 +159,8 @@ func TestCreateRefused(t *testing.T) {
 	if err := k.Create(context.Background(), &eksv1.EKSClusterConfig{ObjectMeta: metav1.ObjectMeta{Name: key2.Name, Namespace: ns}, Spec: s}); err != nil {
 		t.Fatal(err)
 	}
-	all := eks.NewServicesFactory(srv.URL)
-	eksOnly := &eks.Reconciler{Client: k, Poll: time.Second, NewServices: func(ctx context.Context, region string, secret map[string][]byte) (*eks.Clients, error) {
+	all := eks.NewClientsFactory(srv.URL)
+	eksOnly := &eks.Reconciler{Client: k, Poll: time.Second, NewClients: func(ctx context.Context, region string, secret map[string][]byte) (*eks.Clients, error) {
 		cs, err := all(ctx, region, secret)
 		if err != nil {
 			return nil, err
@@ -168,7 +168,7 @@ func TestCreateRefused(t *testing.T) {
 		return &eks.Clients{EKS: cs.EKS}, nil
 	}}
 	if _, c := reconcile(t, eksOnly, key2); !strings.Contains(c.Status.FailureMessage, "spec.subnets") ||
-		!strings.Contains(c.Status.FailureMessage, "Reconciler.NewServices") {
+		!strings.Contains(c.Status.FailureMessage, "Reconciler.NewClients") {
 		t.Errorf("no subnets: failure %q", c.Status.FailureMessage)
 	}
 	if calls := srv.Calls(); calls["CreateCluster"] != 0 || calls["CreateStack"] != 0 {
@@ -191,7 +191,7 @@ func TestUpstreamSpecRoundTrip(t *testing.T) {
 	reconcile(t, r, key)
 	clk.Advance(11 * time.Minute) // node group ACTIVE
 
-	cs, err := eks.NewServicesFactory(srv.URL)(context.Background(), "us-west-2", map[string][]byte{eks.AccessKeyField: []byte("a"), eks.SecretKeyField: []byte("b")})
+	cs, err := eks.NewClientsFactory(srv.URL)(context.Background(), "us-west-2", map[string][]byte{eks.AccessKeyField: []byte("a"), eks.SecretKeyField: []byte("b")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,12 +224,12 @@ func reconcileRequest(key types.NamespacedName) ctrl.Request {
 	return ctrl.Request{NamespacedName: key}
 }
 
-// NewServicesFactory points all three clients at one endpoint: the
+// NewClientsFactory points all three clients at one endpoint: the
 // emulator answers EKS, CloudFormation and EC2 calls at the same URL.
-func TestServicesFactoryOneEndpoint(t *testing.T) {
+func TestClientsFactoryOneEndpoint(t *testing.T) {
 	srv := ekstest.New(ekstest.Options{})
 	t.Cleanup(srv.Close)
-	cs, err := eks.NewServicesFactory(srv.URL)(context.Background(), "us-west-2", map[string][]byte{eks.AccessKeyField: []byte("a"), eks.SecretKeyField: []byte("b")})
+	cs, err := eks.NewClientsFactory(srv.URL)(context.Background(), "us-west-2", map[string][]byte{eks.AccessKeyField: []byte("a"), eks.SecretKeyField: []byte("b")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestServicesFactoryOneEndpoint(t *testing.T) {
 	if calls := srv.Calls(); calls["ListNodegroups"] != 1 || calls["DescribeStacks"] != 1 || calls["DescribeLaunchTemplates"] != 1 {
 		t.Errorf("calls %v", calls)
 	}
-	if _, err := eks.NewServicesFactory("")(ctx, "us-west-2", map[string][]byte{}); err == nil || !strings.Contains(err.Error(), eks.AccessKeyField) {
+	if _, err := eks.NewClientsFactory("")(ctx, "us-west-2", map[string][]byte{}); err == nil || !strings.Contains(err.Error(), eks.AccessKeyField) {
 		t.Errorf("missing keys: %v", err)
 	}
 }

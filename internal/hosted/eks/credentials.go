@@ -31,18 +31,18 @@ func ParseCredentialRef(ref string) (types.NamespacedName, error) {
 
 // LoadClients reads the credential Secret that spec.amazonCredentialSecret
 // names ("namespace:name") with k and makes the region's AWS clients from
-// its data with newServices. It returns the clients and the Secret's data
+// its data with newClients. It returns the clients and the Secret's data
 // (the IAM token of the cluster's API server is signed with the same
 // keys). Errors name the field or the Secret.
-func LoadClients(ctx context.Context, k client.Reader, newServices ServicesFactory, spec eksv1.EKSClusterConfigSpec) (*Clients, map[string][]byte, error) {
-	if newServices == nil {
-		return nil, nil, errors.New("no AWS clients: the reconciler's NewServices is not set (eks.NewServicesFactory)")
+func LoadClients(ctx context.Context, k client.Reader, newClients ClientsFactory, spec eksv1.EKSClusterConfigSpec) (*Clients, map[string][]byte, error) {
+	if newClients == nil {
+		return nil, nil, errors.New("no AWS clients: the reconciler's NewClients is not set (eks.NewClientsFactory)")
 	}
 	ref, data, err := access.LoadCredential(ctx, k, credentialField, spec.AmazonCredentialSecret)
 	if err != nil {
 		return nil, nil, err
 	}
-	cs, err := newServices(ctx, spec.Region, data)
+	cs, err := newClients(ctx, spec.Region, data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("credential secret %s: %w", ref, err)
 	}
@@ -63,18 +63,18 @@ func awsConfig(region string, secret map[string][]byte) (aws.Config, error) {
 	return aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider(ak, sk, "")}, nil
 }
 
-// ServicesFactory makes the EKS, CloudFormation and EC2 clients for a
+// ClientsFactory makes the EKS, CloudFormation and EC2 clients for a
 // region from the credential Secret's data (keys AccessKeyField and
 // SecretKeyField; a missing key is an error).
-type ServicesFactory func(ctx context.Context, region string, secret map[string][]byte) (*Clients, error)
+type ClientsFactory func(ctx context.Context, region string, secret map[string][]byte) (*Clients, error)
 
-// NewServicesFactory returns a ServicesFactory that builds aws-sdk-go-v2
+// NewClientsFactory returns a ClientsFactory that builds aws-sdk-go-v2
 // clients with the Secret's static credentials. endpoint "" means the real
 // AWS endpoints of the region; otherwise every service is sent to that one
 // base URL (the ekstest emulator serves EKS, CloudFormation and EC2 at the
 // same URL). configure, if given, adjusts the SDK configuration of all
 // three clients, e.g. RetryMaxAttempts.
-func NewServicesFactory(endpoint string, configure ...func(*aws.Config)) ServicesFactory {
+func NewClientsFactory(endpoint string, configure ...func(*aws.Config)) ClientsFactory {
 	return func(_ context.Context, region string, secret map[string][]byte) (*Clients, error) {
 		cfg, err := awsConfig(region, secret)
 		if err != nil {

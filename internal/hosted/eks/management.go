@@ -28,9 +28,9 @@ type TokenFunc func(ctx context.Context, region string, secret map[string][]byte
 type Management struct {
 	// Client reads the credential Secrets.
 	Client client.Reader
-	// NewServices makes the AWS clients from a credential Secret, as for
-	// the operator (NewServicesFactory); required.
-	NewServices ServicesFactory
+	// NewClients makes the AWS clients from a credential Secret, as for
+	// the operator (NewClientsFactory); required.
+	NewClients ClientsFactory
 	// Tokens makes the bearer token for a cluster's API server; nil means
 	// an aws-iam-authenticator token (IAMToken) from the credential Secret.
 	Tokens TokenFunc
@@ -102,7 +102,7 @@ func (*Management) NodePools(up eksv1.EKSClusterConfigSpec) int {
 // node groups on the operator's launch template from op's status).
 func (m *Management) Describe(ctx context.Context, config eksv1.EKSClusterConfigSpec, op *eksv1.EKSClusterConfig) (management.Upstream[eksv1.EKSClusterConfigSpec], bool, error) {
 	var up management.Upstream[eksv1.EKSClusterConfigSpec]
-	cs, _, err := LoadClients(ctx, m.Client, m.NewServices, config)
+	cs, _, err := LoadClients(ctx, m.Client, m.NewClients, config)
 	if err != nil {
 		return up, false, err
 	}

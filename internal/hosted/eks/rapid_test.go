@@ -83,7 +83,7 @@ func TestRapidTemplateEdits(t *testing.T) {
 // twice while the first update runs ends on the last version.
 func TestRapidUserTemplateVersion(t *testing.T) {
 	key, srv, clk, r := activeCluster(t)
-	cs, err := eks.NewServicesFactory(srv.URL)(context.Background(), "us-west-2", map[string][]byte{eks.AccessKeyField: []byte("a"), eks.SecretKeyField: []byte("b")})
+	cs, err := eks.NewClientsFactory(srv.URL)(context.Background(), "us-west-2", map[string][]byte{eks.AccessKeyField: []byte("a"), eks.SecretKeyField: []byte("b")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func pass(t *testing.T, r *eks.Reconciler, key types.NamespacedName, wantCode st
 func TestThrottlingRetried(t *testing.T) {
 	t.Parallel()
 	ns, srv, clk, _ := setup(t)
-	r := &eks.Reconciler{Client: k, NewServices: eks.NewServicesFactory(srv.URL, quickRetries), Poll: time.Second}
+	r := &eks.Reconciler{Client: k, NewClients: eks.NewClientsFactory(srv.URL, quickRetries), Poll: time.Second}
 	key := types.NamespacedName{Namespace: ns, Name: "prod"}
 	if err := k.Create(context.Background(), &eksv1.EKSClusterConfig{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: ns}, Spec: scratchSpec(ns)}); err != nil {
 		t.Fatal(err)

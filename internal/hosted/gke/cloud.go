@@ -23,7 +23,7 @@ const EmulatorToken = "clustersync-dev"
 var zonePattern = regexp.MustCompile(`^[a-z]+-[a-z]+[0-9]+-[a-z]$`)
 
 // Cloud is GKE's row in the table of clouds (internal/hosted/clouds).
-// CloudOptions.Credentials, when set, is a CredentialsFunc; with an
+// CloudOptions.Credentials, when set, is a CredentialFunc; with an
 // Endpoint and none, the token is EmulatorToken.
 func Cloud() management.Descriptor {
 	return management.Descriptor{
@@ -61,14 +61,14 @@ func Cloud() management.Descriptor {
 // register adds the GKE management controller and operator to mgr, each
 // sending its own application ID.
 func register(mgr ctrl.Manager, o management.CloudOptions) error {
-	creds, err := management.CredentialsAs[CredentialsFunc](o, mgmtv1.DriverGKE)
+	creds, err := management.CredentialsAs[CredentialFunc](o, mgmtv1.DriverGKE)
 	if err != nil {
 		return err
 	}
 	if creds == nil && o.Endpoint != "" {
 		creds = StaticCredentials(EmulatorToken)
 	}
-	m := &Management{Client: mgr.GetClient(), NewClient: NewClientFactory(o.Endpoint, creds, option.WithUserAgent(management.AppID))}
-	op := &Reconciler{Client: mgr.GetClient(), NewClient: NewClientFactory(o.Endpoint, creds, option.WithUserAgent(management.OperatorAppID(cloudKey))), Poll: o.Poll}
+	m := &Management{Client: mgr.GetClient(), NewClients: NewClientsFactory(o.Endpoint, creds, option.WithUserAgent(management.AppID))}
+	op := &Reconciler{Client: mgr.GetClient(), NewClients: NewClientsFactory(o.Endpoint, creds, option.WithUserAgent(management.OperatorAppID(cloudKey))), Poll: o.Poll}
 	return management.Register(mgr, o, cloudKey, m, op)
 }

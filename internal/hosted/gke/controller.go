@@ -50,9 +50,9 @@ func ManagedOptions() managed.Options {
 type Reconciler struct {
 	// Client reads and writes the GKEClusterConfig objects and Secrets.
 	Client client.Client
-	// NewClient makes the GKE client from the credential Secret
-	// (NewClientFactory); required.
-	NewClient ClientFactory
+	// NewClients makes the GKE client from the credential Secret
+	// (NewClientsFactory); required.
+	NewClients ClientsFactory
 	// Poll is the read interval while GKE is busy; 0 means
 	// engine.DefaultPoll (30 seconds).
 	Poll time.Duration
@@ -99,7 +99,7 @@ func (provider) CreatedApplied(spec gkev1.GKEClusterConfigSpec) gkev1.GKECluster
 
 // Open makes the GKE client from the credential Secret.
 func (p provider) Open(ctx context.Context, c *gkev1.GKEClusterConfig) (engine.Session[gkev1.GKEClusterConfigSpec], error) {
-	cl, err := LoadClient(ctx, p.r.Client, p.r.NewClient, c.Spec)
+	cl, err := LoadClients(ctx, p.r.Client, p.r.NewClients, c.Spec)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +162,7 @@ func notFound(err error) bool {
 // (engine.Session).
 type conn struct {
 	r  *Reconciler
-	gc *Client
+	gc *Clients
 	c  *gkev1.GKEClusterConfig
 	// cl is the cluster as the last read of this pass found it.
 	cl *containerpb.Cluster

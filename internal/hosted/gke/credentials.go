@@ -30,21 +30,21 @@ const AuthEncodedJSONField = "googlecredentialConfig-authEncodedJson"
 // for: GKE's API and the clusters' Kubernetes API servers accept it.
 const CloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
 
-// Client is one credential's connection to GKE: the REST client of
+// Clients is one credential's connection to GKE: the REST client of
 // cloud.google.com/go/container/apiv1 and the credentials it signs with,
 // whose token is also the bearer token of the clusters' API servers.
-type Client struct {
+type Clients struct {
 	// Clusters is the GKE API client (its REST transport).
 	Clusters *container.ClusterManagerClient
 	// Credentials are the credential Secret's.
 	Credentials *auth.Credentials
 }
 
-// ClientFactory makes a Client from the credential Secret's data.
-type ClientFactory func(ctx context.Context, secret map[string][]byte) (*Client, error)
+// ClientsFactory makes a Client from the credential Secret's data.
+type ClientsFactory func(ctx context.Context, secret map[string][]byte) (*Clients, error)
 
-// CredentialsFunc returns the credentials of the credential Secret's data.
-type CredentialsFunc func(ctx context.Context, secret map[string][]byte) (*auth.Credentials, error)
+// CredentialFunc returns the credentials of the credential Secret's data.
+type CredentialFunc func(ctx context.Context, secret map[string][]byte) (*auth.Credentials, error)
 
 // ServiceAccountCredentials are the credentials of Rancher's Secret: the
 // service-account JSON key under AuthEncodedJSONField (cloud.google.com/go/auth,
@@ -65,7 +65,7 @@ func ServiceAccountCredentials(_ context.Context, secret map[string][]byte) (*au
 // StaticCredentials are credentials whose token is always token, for an
 // emulator (`clustersync dev gke`) and tests: Google's token service is
 // never asked. Never use them with Google.
-func StaticCredentials(token string) CredentialsFunc {
+func StaticCredentials(token string) CredentialFunc {
 	return func(context.Context, map[string][]byte) (*auth.Credentials, error) {
 		return auth.NewCredentials(&auth.CredentialsOptions{TokenProvider: staticToken(token)}), nil
 	}
@@ -79,7 +79,7 @@ func (t staticToken) Token(context.Context) (*auth.Token, error) {
 	return &auth.Token{Value: string(t), Type: "Bearer", Expiry: time.Now().Add(24 * time.Hour)}, nil
 }
 
-// NewClientFactory returns a ClientFactory building the REST client of
+// NewClientsFactory returns a ClientsFactory building the REST client of
 // cloud.google.com/go/container/apiv1. endpoint "" means Google's
 // (https://container.googleapis.com); otherwise every call goes to that
 // base URL (an emulator such as `clustersync dev gke`; plain HTTP is
@@ -89,15 +89,15 @@ func (t staticToken) Token(context.Context) (*auth.Token, error) {
 // distinct Secret content and kept (its connections and its token are
 // reused by every pass and every cluster of that credential); it is never
 // closed.
-func NewClientFactory(endpoint string, creds CredentialsFunc, opts ...option.ClientOption) ClientFactory {
+func NewClientsFactory(endpoint string, creds CredentialFunc, opts ...option.ClientOption) ClientsFactory {
 	if creds == nil {
 		creds = ServiceAccountCredentials
 	}
 	var (
 		mu    sync.Mutex
-		cache = map[[sha256.Size]byte]*Client{}
+		cache = map[[sha256.Size]byte]*Clients{}
 	)
-	return func(ctx context.Context, secret map[string][]byte) (*Client, error) {
+	return func(ctx context.Context, secret map[string][]byte) (*Clients, error) {
 		key := secretKey(secret)
 		mu.Lock()
 		defer mu.Unlock()
@@ -118,7 +118,7 @@ func NewClientFactory(endpoint string, creds CredentialsFunc, opts ...option.Cli
 		if err != nil {
 			return nil, fmt.Errorf("GKE client: %w", err)
 		}
-		cache[key] = &Client{Clusters: cm, Credentials: c}
+		cache[key] = &Clients{Clusters: cm, Credentials: c}
 		return cache[key], nil
 	}
 }
@@ -135,12 +135,12 @@ func secretKey(secret map[string][]byte) [sha256.Size]byte {
 	return out
 }
 
-// LoadClient reads the credential Secret spec.googleCredentialSecret
+// LoadClients reads the credential Secret spec.googleCredentialSecret
 // names with k and makes the client with newClient.
 // Errors name the field or the Secret.
-func LoadClient(ctx context.Context, k client.Reader, newClient ClientFactory, spec gkev1.GKEClusterConfigSpec) (*Client, error) {
+func LoadClients(ctx context.Context, k client.Reader, newClient ClientsFactory, spec gkev1.GKEClusterConfigSpec) (*Clients, error) {
 	if newClient == nil {
-		return nil, errors.New("no GKE client: the reconciler's NewClient is not set (gke.NewClientFactory)")
+		return nil, errors.New("no GKE client: the reconciler's NewClients is not set (gke.NewClientsFactory)")
 	}
 	ref, data, err := access.LoadCredential(ctx, k, "spec.googleCredentialSecret", spec.GoogleCredentialSecret)
 	if err != nil {

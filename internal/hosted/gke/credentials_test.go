@@ -30,7 +30,7 @@ func TestCredentials(t *testing.T) {
 	if got, err := tok.Token(ctx); err != nil || got.Value != "t0k" {
 		t.Errorf("static token %v, %v; want t0k", got, err)
 	}
-	factory := NewClientFactory("http://127.0.0.1:1", StaticCredentials("t"))
+	factory := NewClientsFactory("http://127.0.0.1:1", StaticCredentials("t"))
 	a, err := factory(ctx, map[string][]byte{AuthEncodedJSONField: []byte("a")})
 	if err != nil {
 		t.Fatal(err)

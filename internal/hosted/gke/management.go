@@ -28,9 +28,9 @@ import (
 type Management struct {
 	// Client reads the credential and CA Secrets.
 	Client client.Reader
-	// NewClient makes the GKE client from a credential Secret
-	// (NewClientFactory); required.
-	NewClient ClientFactory
+	// NewClients makes the GKE client from a credential Secret
+	// (NewClientsFactory); required.
+	NewClients ClientsFactory
 	// Dial opens connections for the private-endpoint check
 	// (access.RequiresTunnel); nil means a net.Dialer.
 	Dial access.DialFunc
@@ -84,7 +84,7 @@ func (*Management) NodePools(up gkev1.GKEClusterConfigSpec) int { return len(poo
 // and CA.
 func (m *Management) Describe(ctx context.Context, config gkev1.GKEClusterConfigSpec, op *gkev1.GKEClusterConfig) (management.Upstream[gkev1.GKEClusterConfigSpec], bool, error) {
 	var up management.Upstream[gkev1.GKEClusterConfigSpec]
-	gc, err := LoadClient(ctx, m.Client, m.NewClient, config)
+	gc, err := LoadClients(ctx, m.Client, m.NewClients, config)
 	if err != nil {
 		return up, false, err
 	}
@@ -127,7 +127,7 @@ func (m *Management) Connect(ctx context.Context, c *mgmtv1.Cluster, config gkev
 	if creds, err := access.LoadToken(ctx, m.Client, key); err == nil && creds.Endpoint == up.Endpoint {
 		return access.RESTConfig(creds.Endpoint, creds.CAData, access.StaticToken(creds.Token))
 	}
-	gc, err := LoadClient(ctx, m.Client, m.NewClient, config)
+	gc, err := LoadClients(ctx, m.Client, m.NewClients, config)
 	if err != nil {
 		return nil, err
 	}

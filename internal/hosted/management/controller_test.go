@@ -124,12 +124,12 @@ func register(t *testing.T, cluster ekstest.ClusterSpec, edit func(*eksv1.EKSClu
 	if err := k.Create(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	factory := eks.NewServicesFactory(srv.URL)
+	factory := eks.NewClientsFactory(srv.URL)
 	tokens := func(context.Context, string, map[string][]byte, string) (string, error) { return adminToken, nil }
 	w := &world{srv: srv, clk: clk, key: types.NamespacedName{Name: name},
 		mgmt: &management.Reconciler[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig]{Client: k, Events: recorder, Refresh: time.Second,
-			Cloud: &eks.Management{Client: k, NewServices: factory, Tokens: tokens, Dial: dial}},
-		op: &eks.Reconciler{Client: k, NewServices: factory, Poll: time.Second}}
+			Cloud: &eks.Management{Client: k, NewClients: factory, Tokens: tokens, Dial: dial}},
+		op: &eks.Reconciler{Client: k, NewClients: factory, Poll: time.Second}}
 	return w
 }
 

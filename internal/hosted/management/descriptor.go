@@ -142,7 +142,7 @@ type CloudOptions struct {
 	// Credentials, when not nil, replaces how the cloud makes its
 	// credentials (tests and benches against an emulator): an
 	// eks.TokenFunc for EKS clusters' API server tokens, an
-	// aks.CredentialFunc, a gke.CredentialsFunc. Another type is an error
+	// aks.CredentialFunc, a gke.CredentialFunc. Another type is an error
 	// of Register naming the type wanted.
 	Credentials any
 }

@@ -71,12 +71,12 @@ func startEKS(t *testing.T, name string, imported bool) *world {
 			return retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = 2; o.Backoff = noBackoff{} })
 		}
 	}
-	factory := eks.NewServicesFactory(srv.URL, quick)
+	factory := eks.NewClientsFactory(srv.URL, quick)
 	tokens := func(context.Context, string, map[string][]byte, string) (string, error) { return token, nil }
 	return &world{cloud: &eksCloud{srv: srv, name: name}, name: name, clk: clk,
 		mgmt: &management.Reconciler[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig]{Client: k, Events: recorder, Refresh: time.Second, Now: clk.Now,
-			Cloud: &eks.Management{Client: k, NewServices: factory, Tokens: tokens}},
-		op: &eks.Reconciler{Client: k, NewServices: factory, Poll: time.Second}}
+			Cloud: &eks.Management{Client: k, NewClients: factory, Tokens: tokens}},
+		op: &eks.Reconciler{Client: k, NewClients: factory, Poll: time.Second}}
 }
 
 func (e *eksCloud) snapshot(t *testing.T) ekstest.ClusterSnapshot {

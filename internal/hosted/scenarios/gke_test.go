@@ -31,7 +31,7 @@ const (
 type gkeCloud struct {
 	srv     *gketest.Server
 	name    string
-	console *gke.Client
+	console *gke.Clients
 }
 
 // startGKE registers an existing GKE cluster (imported) or creates one,
@@ -74,15 +74,15 @@ func startGKEWith(t *testing.T, name string, imported bool, edit func(*gkev1.GKE
 	if err := k.Create(ctx, &mgmtv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: mgmtv1.ClusterSpec{DisplayName: name, GKEConfig: config}}); err != nil {
 		t.Fatal(err)
 	}
-	factory := gke.NewClientFactory(srv.URL, gke.StaticCredentials(token))
-	console, err := gke.NewClientFactory(srv.URL, gke.StaticCredentials("console"))(ctx, nil)
+	factory := gke.NewClientsFactory(srv.URL, gke.StaticCredentials(token))
+	console, err := gke.NewClientsFactory(srv.URL, gke.StaticCredentials("console"))(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &world{cloud: &gkeCloud{srv: srv, name: name, console: console}, name: name, clk: clk,
 		mgmt: &management.Reconciler[gkev1.GKEClusterConfigSpec, *gkev1.GKEClusterConfig]{Client: k, Events: recorder, Refresh: time.Second, Now: clk.Now,
-			Cloud: &gke.Management{Client: k, NewClient: factory}},
-		op: &gke.Reconciler{Client: k, NewClient: factory, Poll: time.Second}}
+			Cloud: &gke.Management{Client: k, NewClients: factory}},
+		op: &gke.Reconciler{Client: k, NewClients: factory, Poll: time.Second}}
 }
 
 func (g *gkeCloud) snapshot(t *testing.T) *containerpb.Cluster {
