@@ -198,8 +198,11 @@ func ReadConformanceList(path string) ([]string, error) {
 // the run is what its counts say.
 func Problems(s Summary, list []string, selected func(name string) bool, skips map[string]string, exit error) []string {
 	var out []string
-	if exit != nil {
-		out = append(out, fmt.Sprintf("the suite exited with %v: a crashed or interrupted process leaves specs unreported", exit))
+	switch {
+	case exit != nil && s.Failed > 0:
+		out = append(out, fmt.Sprintf("the suite exited with %v (%d failed)", exit, s.Failed))
+	case exit != nil:
+		out = append(out, fmt.Sprintf("the suite exited with %v with no spec failed: a crashed or interrupted process leaves specs unreported", exit))
 	}
 	want := map[string]bool{}
 	for _, n := range list {
