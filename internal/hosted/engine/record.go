@@ -54,7 +54,15 @@ func AppliedFor[S any, O Object[S]](o O, config S, opts managed.Options) (applie
 	if err := answerConflicts(&applied, config, rec.Conflicts, keepsOf(o), opts); err != nil {
 		return applied, false, err
 	}
-	return applied, rec.Phase == hostedv1.PhaseActive && len(rec.PendingUpdates) == 0, nil
+	return applied, Settled(rec), nil
+}
+
+// Settled reports whether an operator's record is settled: the operator
+// is active with no push pending, so that an upstream value differing from
+// the applied one is an outside change, not one of clustersync's own on
+// its way.
+func Settled(rec *hostedv1.OperatorStatus) bool {
+	return rec.Phase == hostedv1.PhaseActive && len(rec.PendingUpdates) == 0
 }
 
 // keepsOf returns the answers of o's KeepAnnotation; none when it does not

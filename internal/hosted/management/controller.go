@@ -108,7 +108,7 @@ func (r *Reconciler[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	var generation int64
 	if opExists {
 		rec := op.OperatorRecord()
-		settled, generation = rec.Phase == hostedv1.PhaseActive && len(rec.PendingUpdates) == 0, rec.ObservedGeneration
+		settled, generation = engine.Settled(rec), rec.ObservedGeneration
 	}
 	now := r.now()
 	prev, readBefore := r.read.get(c.UID)

@@ -12,8 +12,8 @@ import (
 type lastRead struct {
 	// At is when the cloud was read.
 	At time.Time
-	// Settled is whether the operator's record was settled then (active,
-	// no push pending: engine.AppliedFor's ready).
+	// Settled is whether the operator's record was settled then
+	// (engine.Settled: active, no push pending).
 	Settled bool
 	// Generation is the operator object's status.observedGeneration then:
 	// the spec it had acted on.
