@@ -1,6 +1,6 @@
 // Package engine is the hosted-cluster operator every cloud shares: it
 // drives a provider's operator objects (EKSClusterConfig,
-// AKSClusterConfig) through Rancher's phases and applies spec changes with
+// AKSClusterConfig, GKEClusterConfig) through Rancher's phases and applies spec changes with
 // clustersync's sync rule, the same way for each cloud. A cloud plugs in
 // through a small contract (provider.go, modelled on cluster-api's
 // provider contracts, https://cluster-api.sigs.k8s.io/developer/providers/contracts/overview):
