@@ -83,12 +83,7 @@ func (s *Server) knownKind(k string) string {
 // cloud returns the cloud of key; ok is false for none (a registered
 // cluster).
 func (s *Server) cloud(key string) (management.Descriptor, bool) {
-	for _, d := range s.opts.Clouds {
-		if d.Key == key {
-			return d, true
-		}
-	}
-	return management.Descriptor{}, false
+	return management.ByKey(s.opts.Clouds, key)
 }
 
 // fieldError is a problem with the form: Input names the input it is

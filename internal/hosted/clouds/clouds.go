@@ -25,14 +25,7 @@ func All() []management.Descriptor {
 
 // ByKey returns the row of the cloud with Descriptor.Key key ("eks"); ok
 // is false for no such cloud.
-func ByKey(key string) (d management.Descriptor, ok bool) {
-	for _, d := range All() {
-		if d.Key == key {
-			return d, true
-		}
-	}
-	return management.Descriptor{}, false
-}
+func ByKey(key string) (d management.Descriptor, ok bool) { return management.ByKey(All(), key) }
 
 // AddToScheme adds every cloud's operator object kinds to s.
 func AddToScheme(s *runtime.Scheme) error {

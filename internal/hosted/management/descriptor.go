@@ -111,6 +111,17 @@ type FormInput struct {
 	Fields []string
 }
 
+// ByKey returns the row of table whose Key is key ("eks"); ok is false for
+// none.
+func ByKey(table []Descriptor, key string) (d Descriptor, ok bool) {
+	for _, d := range table {
+		if d.Key == key {
+			return d, true
+		}
+	}
+	return Descriptor{}, false
+}
+
 // Hosted returns c seen through the cloud of table its config is of; ok is
 // false for a Cluster of no cloud (a registered one).
 func Hosted(table []Descriptor, c *mgmtv1.Cluster) (View, bool) {
