@@ -11,11 +11,17 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
+	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/dashboard"
 	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/testenv"
@@ -24,8 +30,9 @@ import (
 
 // "Keep my value" on a hosted cluster's page: tags changed in the EKS
 // console while the user changes them in spec give a Conflict, shown with
-// its three values; a keep posted without the CSRF token is refused;
-// clicking "Keep my value" pushes the user's tags to EKS and the Conflict
+// its three values; a keep posted without the CSRF token is refused; a
+// user allowed to edit Clusters (and read their events), not to read the
+// operator object, sees the conflict and clicking "Keep my value" pushes the user's tags to EKS and the Conflict
 // clears on the open page, without a reload. The time from the click to
 // the page showing the conflict gone is logged (a figure, not a limit).
 func TestKeepMyValue(t *testing.T) {
@@ -89,6 +96,12 @@ func TestKeepMyValue(t *testing.T) {
 		t.Fatalf("a keep without the CSRF token was written: %s", v)
 	}
 
+	// The answer comes from a user allowed to edit Clusters (and read
+	// their events), not to read the operator object.
+	b = chrome.New(t)
+	signIn(t, b, base, clusterEditorToken(t, w))
+	chrome.Run(t, b, "open the cluster as its editor", chromedp.Navigate(base+"/clusters/"+name),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-path="tags"] form.keep button`)))
 	if _, err := chromedp.Run(b, chromedp.Evaluate[bool](`(window.__notReloaded = true)`)); err != nil {
 		t.Fatal(err)
 	}
@@ -118,4 +131,33 @@ func TestKeepMyValue(t *testing.T) {
 	}
 	html(t, b)
 	shot(t, b, "keep-answered")
+}
+
+// clusterEditorToken returns a token of ServiceAccount editor of w's
+// namespace, whose RBAC allows get, list, watch, update and patch on
+// Clusters and reading events, and nothing else: no operator object.
+func clusterEditorToken(t *testing.T, w *world) string {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := env.Kube.CoreV1().ServiceAccounts(w.ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "editor"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: w.ns + "-cluster-editor"}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{mgmtv1.GroupVersion.Group}, Resources: []string{"clusters"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+		{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"get", "list", "watch"}}}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: w.ns + "-cluster-editor"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "editor", Namespace: w.ns}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}}
+	for _, o := range []client.Object{role, binding} {
+		if err := w.k.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = w.k.Delete(context.Background(), o) })
+	}
+	tr, err := env.Kube.CoreV1().ServiceAccounts(w.ns).CreateToken(ctx, "editor",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(600))}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.Status.Token
 }
