@@ -36,7 +36,7 @@ func TestSummarize(t *testing.T) {
 				{Type: mgmtv1.ConditionConnected, Status: metav1.ConditionTrue, Reason: "Connected"},
 				{Type: mgmtv1.ConditionConflict, Status: metav1.ConditionTrue, Reason: "ChangedOnBothSides", Message: "labels"},
 			}}}
-	v, ok := management.ViewOf(&gke.Management{}, c)
+	v, ok := management.ViewOf(gke.Traits(), c)
 	r := summarize(c, v, ok, now)
 	want := []string{"Conflict: labels", "Ready: waiting on Updated"}
 	if r.Driver != "GKE" || !r.Hosted || r.Pools != 2 || !r.Conflict || !slices.Equal(r.Problems, want) || r.Age != "90m" {

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
@@ -19,13 +18,11 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
-	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/managed"
 )
@@ -41,9 +38,9 @@ func ManagedOptions() managed.Options {
 	return managed.Options{KeyedLists: map[string]string{"nodePools": "name"}}
 }
 
-// Reconciler is the AKS operator: the hosted-cluster engine
-// (internal/hosted/engine) driving AKSClusterConfig objects with the AKS
-// provider, as Rancher's aks-operator does: "" (the resource group when
+// Provider is the AKS operator's calls (engine.Provider): the engine
+// (internal/hosted/engine) drives AKSClusterConfig objects with it and
+// Traits, as Rancher's aks-operator does: "" (the resource group when
 // missing, then one create PUT of the cluster with its pools) → creating
 // → active (AKS reports Succeeded; the CA Secret is written), then one
 // call per pass — tags (PATCH), the cluster's own fields (one full PUT
@@ -52,59 +49,23 @@ func ManagedOptions() managed.Options {
 // cluster, then the resource group if clustersync created it. Existing
 // clusters are imported without any write. Every non-final provisioning
 // state is waited for, whoever started the operation.
-type Reconciler struct {
+type Provider struct {
 	// Client reads and writes the AKSClusterConfig objects and Secrets.
 	Client client.Client
 	// NewClients makes the Azure clients from the credential Secret
 	// (NewClientsFactory); required.
 	NewClients ClientsFactory
-	// Poll is the read interval while Azure is busy; 0 means
-	// engine.DefaultPoll (30 seconds).
-	Poll time.Duration
 }
 
-// Reconcile implements reconcile.Reconciler.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	op := engine.Operator[aksv1.AKSClusterConfigSpec, *aksv1.AKSClusterConfig]{
-		Client: r.Client, Provider: provider{r}, Poll: r.Poll,
-		New: func() *aksv1.AKSClusterConfig { return &aksv1.AKSClusterConfig{} },
-	}
-	return op.Reconcile(ctx, req)
-}
-
-// provider is AKS for the engine (engine.Provider).
-type provider struct{ r *Reconciler }
-
-var _ engine.Provider[aksv1.AKSClusterConfigSpec, *aksv1.AKSClusterConfig] = provider{}
-
-func (provider) Name() string                                  { return mgmtv1.DriverAKS }
-func (provider) Finalizer() string                             { return Finalizer }
-func (provider) Options() managed.Options                      { return ManagedOptions() }
-func (provider) Imported(spec aksv1.AKSClusterConfigSpec) bool { return spec.Imported }
-func (provider) CallGroup(path string) string                  { return callGroup(path) }
-func (provider) Order(push []managed.Change) []managed.Change  { return OrderUpdates(push) }
-func (provider) Retryable(err error) bool                      { return Retryable(err) }
-func (provider) VerifyLanded() bool                            { return true }
-
-// Vet refuses what AKS cannot change and skips what there is nothing to
-// send for (vet).
-func (provider) Vet(spec aksv1.AKSClusterConfigSpec, ch managed.Change) (bool, error) {
-	return vet(spec, ch)
-}
-
-// CreatedApplied is what the create PUT carries: every non-nil field,
-// pools included.
-func (provider) CreatedApplied(spec aksv1.AKSClusterConfigSpec) aksv1.AKSClusterConfigSpec {
-	return spec
-}
+var _ engine.Provider[aksv1.AKSClusterConfigSpec, *aksv1.AKSClusterConfig] = (*Provider)(nil)
 
 // Open builds the Azure clients from the credential Secret.
-func (p provider) Open(ctx context.Context, c *aksv1.AKSClusterConfig) (engine.Session[aksv1.AKSClusterConfigSpec], error) {
-	cs, err := LoadClients(ctx, p.r.Client, p.r.NewClients, c.Spec)
+func (p *Provider) Open(ctx context.Context, c *aksv1.AKSClusterConfig) (engine.Session[aksv1.AKSClusterConfigSpec], error) {
+	cs, err := LoadClients(ctx, p.Client, p.NewClients, c.Spec)
 	if err != nil {
 		return nil, err
 	}
-	return &conn{r: p.r, cs: cs, c: c}, nil
+	return &conn{r: p, cs: cs, c: c}, nil
 }
 
 // Retryable reports whether an Azure error is transient: throttling and
@@ -139,7 +100,7 @@ func notFound(err error) bool {
 // conn is one AKSClusterConfig's connection to Azure for one pass
 // (engine.Session).
 type conn struct {
-	r  *Reconciler
+	r  *Provider
 	cs *Clients
 	c  *aksv1.AKSClusterConfig
 	// mc is the cluster as the last GET of this pass found it.

@@ -16,12 +16,11 @@ import (
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/access"
-	"github.com/clustersync/clustersync/internal/hosted/managed"
 	"github.com/clustersync/clustersync/internal/hosted/management"
 )
 
-// Management is AKS for the management controller (management.Cloud): a
-// Cluster's spec.aksConfig and status.aksStatus, Azure read with the
+// Management is AKS's reader for the management controller
+// (management.Reader): Azure read with the
 // management side's own clients — one GET of the managed cluster per
 // refresh, its pools included — and the cluster's API server reached with
 // clustersync's service-account token once it has one, else with the
@@ -34,49 +33,26 @@ type Management struct {
 	NewClients ClientsFactory
 }
 
-var _ management.Cloud[aksv1.AKSClusterConfigSpec, *aksv1.AKSClusterConfig] = (*Management)(nil)
+var _ management.Reader[aksv1.AKSClusterConfigSpec, *aksv1.AKSClusterConfig] = (*Management)(nil)
 
-// Name is status.driver, "AKS".
-func (*Management) Name() string { return mgmtv1.DriverAKS }
-
-// ConfigField is the Cluster's spec field, "aksConfig".
-func (*Management) ConfigField() string { return "aksConfig" }
-
-// Options are ManagedOptions.
-func (*Management) Options() managed.Options { return ManagedOptions() }
-
-// Imported is config.imported.
-func (*Management) Imported(config aksv1.AKSClusterConfigSpec) bool { return config.Imported }
-
-// NewObject returns an empty AKSClusterConfig.
-func (*Management) NewObject() *aksv1.AKSClusterConfig { return &aksv1.AKSClusterConfig{} }
-
-// Config returns spec.aksConfig.
-func (*Management) Config(c *mgmtv1.Cluster) *aksv1.AKSClusterConfigSpec {
-	return c.Spec.AKSConfig
-}
-
-// SetConfig sets spec.aksConfig.
-func (*Management) SetConfig(c *mgmtv1.Cluster, config aksv1.AKSClusterConfigSpec) {
-	c.Spec.AKSConfig = &config
-}
-
-// Status returns status.aksStatus's upstreamSpec and appliedSpec.
-func (*Management) Status(c *mgmtv1.Cluster) (upstream, applied **aksv1.AKSClusterConfigSpec) {
+// status returns status.aksStatus's upstreamSpec and appliedSpec
+// (management.Traits.Status).
+func status(c *mgmtv1.Cluster) (upstream, applied **aksv1.AKSClusterConfigSpec) {
 	if c.Status.AKSStatus == nil {
 		c.Status.AKSStatus = &mgmtv1.AKSStatus{}
 	}
 	return &c.Status.AKSStatus.UpstreamSpec, &c.Status.AKSStatus.AppliedSpec
 }
 
-// CopyStatus copies what the operator recorded into status.aksStatus.
-func (m *Management) CopyStatus(c *mgmtv1.Cluster, op *aksv1.AKSClusterConfig) {
-	m.Status(c)
+// copyStatus copies what the operator recorded into status.aksStatus
+// (management.Traits.CopyStatus).
+func copyStatus(c *mgmtv1.Cluster, op *aksv1.AKSClusterConfig) {
+	status(c)
 	c.Status.AKSStatus.RBACEnabled = op.Status.RBACEnabled
 }
 
-// NodePools counts the agent pools.
-func (*Management) NodePools(up aksv1.AKSClusterConfigSpec) int { return len(pools(up)) }
+// nodePools counts the pools (management.Traits.NodePools).
+func nodePools(up aksv1.AKSClusterConfigSpec) int { return len(pools(up)) }
 
 // Describe reads the managed cluster (one GET, pools included) and the
 // endpoint and CA the operator keeps in its CA Secret.

@@ -6,18 +6,44 @@ import (
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/management"
 )
 
 // cloudKey is EKS's Descriptor.Key.
 const cloudKey = "eks"
 
+// Traits are EKS's names and rules, and how a Cluster holds its config
+// (spec.eksConfig) and status (status.eksStatus).
+func Traits() management.Traits[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig] {
+	return management.Traits[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig]{
+		Traits: engine.Traits[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig]{
+			Name: mgmtv1.DriverEKS, Finalizer: Finalizer, Options: ManagedOptions(),
+			New:      func() *eksv1.EKSClusterConfig { return &eksv1.EKSClusterConfig{} },
+			Imported: func(spec eksv1.EKSClusterConfigSpec) bool { return spec.Imported },
+			CreatedApplied: func(spec eksv1.EKSClusterConfigSpec) eksv1.EKSClusterConfigSpec {
+				return *createdApplied(spec)
+			},
+			Order: OrderUpdates, CallGroup: callGroup, Vet: vet, Retryable: Retryable,
+			// EKS reports some fields in a richer form than they are pushed
+			// (a launch template by ID and name): an update EKS reports
+			// Successful applied its change.
+			VerifyLanded: false,
+		},
+		ConfigField: "eksConfig",
+		Config:      func(c *mgmtv1.Cluster) *eksv1.EKSClusterConfigSpec { return c.Spec.EKSConfig },
+		SetConfig:   func(c *mgmtv1.Cluster, config eksv1.EKSClusterConfigSpec) { c.Spec.EKSConfig = &config },
+		Status:      status, CopyStatus: copyStatus, NodePools: nodePools,
+	}
+}
+
 // Cloud is EKS's row in the table of clouds (internal/hosted/clouds).
 // CloudOptions.Credentials, when set, is a TokenFunc for the clusters' API
 // servers.
 func Cloud() management.Descriptor {
+	t := Traits()
 	return management.Descriptor{
-		Name: mgmtv1.DriverEKS, Key: cloudKey, ConfigField: "eksConfig", Product: "Amazon EKS",
+		Name: t.Name, Key: cloudKey, ConfigField: t.ConfigField, Product: "Amazon EKS",
 		Endpoint: "send AWS calls to this URL instead of AWS (an emulator, e.g. from 'clustersync dev eks')",
 		Credentials: "the AWS credentials come from the Secret each cluster's spec.eksConfig.amazonCredentialSecret names " +
 			"(Rancher's keys amazonec2credentialConfig-accessKey and -secretKey)",
@@ -36,7 +62,7 @@ func Cloud() management.Descriptor {
 		},
 		AddToScheme: eksv1.AddToScheme,
 		Register:    register,
-		View:        func(c *mgmtv1.Cluster) (management.View, bool) { return management.ViewOf(&Management{}, c) },
+		View:        func(c *mgmtv1.Cluster) (management.View, bool) { return management.ViewOf(t, c) },
 	}
 }
 
@@ -49,6 +75,6 @@ func register(mgr ctrl.Manager, o management.CloudOptions) error {
 	}
 	appID := func(id string) func(*aws.Config) { return func(c *aws.Config) { c.AppID = id } }
 	m := &Management{Client: mgr.GetClient(), NewClients: NewClientsFactory(o.Endpoint, appID(management.AppID)), Tokens: tokens}
-	op := &Reconciler{Client: mgr.GetClient(), NewClients: NewClientsFactory(o.Endpoint, appID(management.OperatorAppID(cloudKey))), Poll: o.Poll}
-	return management.Register(mgr, o, cloudKey, m, op)
+	p := &Provider{Client: mgr.GetClient(), NewClients: NewClientsFactory(o.Endpoint, appID(management.OperatorAppID(cloudKey)))}
+	return management.Register(mgr, o, cloudKey, Traits(), m, p)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
@@ -12,7 +11,6 @@ import (
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -25,13 +23,9 @@ import (
 // clustersync created until the cluster and its node groups are gone.
 const Finalizer = "eks.clustersync.io/cleanup"
 
-// DefaultPoll is how often a cluster that is being created is described
-// (Rancher's eks-operator: 30 seconds).
-const DefaultPoll = engine.DefaultPoll
-
-// Reconciler is the EKS operator: the hosted-cluster engine
-// (internal/hosted/engine) driving EKSClusterConfig objects through their
-// phases with the EKS provider, as Rancher's eks-operator does: ""
+// Provider is the EKS operator's calls (engine.Provider): the engine
+// (internal/hosted/engine) drives EKSClusterConfig objects through their
+// phases with it and Traits, as Rancher's eks-operator does: ""
 // (generating what the spec leaves empty — the VPC, service role and node
 // role CloudFormation stacks, stacks.go — then CreateCluster) → creating →
 // active (EKS reports ACTIVE; the CA Secret is written and the node groups
@@ -41,7 +35,7 @@ const DefaultPoll = engine.DefaultPoll
 // created (delete.go; imported clusters carry no finalizer and are only
 // disconnected). Existing clusters are imported without any write
 // (import.go).
-type Reconciler struct {
+type Provider struct {
 	// Client reads and writes the EKSClusterConfig objects and Secrets.
 	Client client.Client
 	// NewClients makes the EKS, CloudFormation and EC2 clients from the
@@ -50,56 +44,28 @@ type Reconciler struct {
 	// generated (networking, roles, the managed launch template) with a
 	// status.failureMessage saying so.
 	NewClients ClientsFactory
-	// Poll is the describe interval while a cluster is being created; 0
-	// means DefaultPoll.
-	Poll time.Duration
 }
 
-// Reconcile implements reconcile.Reconciler.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	op := engine.Operator[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig]{
-		Client: r.Client, Provider: provider{r}, Poll: r.Poll,
-		New: func() *eksv1.EKSClusterConfig { return &eksv1.EKSClusterConfig{} },
-	}
-	return op.Reconcile(ctx, req)
-}
-
-// provider is EKS for the engine (engine.Provider).
-type provider struct{ r *Reconciler }
-
-var _ engine.Provider[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig] = provider{}
-
-func (provider) Name() string                                  { return "EKS" }
-func (provider) Finalizer() string                             { return Finalizer }
-func (provider) Options() managed.Options                      { return ManagedOptions() }
-func (provider) Imported(spec eksv1.EKSClusterConfigSpec) bool { return spec.Imported }
-func (provider) CallGroup(path string) string                  { return callGroup(path) }
-func (provider) Order(push []managed.Change) []managed.Change  { return OrderUpdates(push) }
-func (provider) Retryable(err error) bool                      { return Retryable(err) }
-func (provider) VerifyLanded() bool                            { return false }
-
-func (provider) CreatedApplied(spec eksv1.EKSClusterConfigSpec) eksv1.EKSClusterConfigSpec {
-	return *createdApplied(spec)
-}
-
-// Vet leaves out the fields EKS cannot change after creation (Immutable)
-// and the changes there is nothing to send for (ignored).
-func (provider) Vet(spec eksv1.EKSClusterConfigSpec, ch managed.Change) (bool, error) {
-	return !Immutable(ch) && !ignored(&spec, ch), nil
-}
+var _ engine.Provider[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig] = (*Provider)(nil)
 
 // Open builds the AWS clients from the credential Secret.
-func (p provider) Open(ctx context.Context, c *eksv1.EKSClusterConfig) (engine.Session[eksv1.EKSClusterConfigSpec], error) {
-	cs, _, err := LoadClients(ctx, p.r.Client, p.r.NewClients, c.Spec)
+func (p *Provider) Open(ctx context.Context, c *eksv1.EKSClusterConfig) (engine.Session[eksv1.EKSClusterConfigSpec], error) {
+	cs, _, err := LoadClients(ctx, p.Client, p.NewClients, c.Spec)
 	if err != nil {
 		return nil, err
 	}
-	return &conn{r: p.r, cs: cs, c: c}, nil
+	return &conn{r: p, cs: cs, c: c}, nil
+}
+
+// vet leaves out the fields EKS cannot change after creation (Immutable)
+// and the changes there is nothing to send for (ignored).
+func vet(spec eksv1.EKSClusterConfigSpec, ch managed.Change) (bool, error) {
+	return !Immutable(ch) && !ignored(&spec, ch), nil
 }
 
 // conn is one EKSClusterConfig's connection to EKS for one pass (engine.Session).
 type conn struct {
-	r  *Reconciler
+	r  *Provider
 	cs *Clients
 	c  *eksv1.EKSClusterConfig
 	// cl is the cluster as the last describe of this pass found it.
@@ -179,7 +145,7 @@ func (s *conn) Provision(ctx context.Context) (bool, error) {
 
 // becomeActive writes the CA Secret and the network status of an ACTIVE
 // cluster.
-func (r *Reconciler) becomeActive(ctx context.Context, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster) error {
+func (r *Provider) becomeActive(ctx context.Context, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster) error {
 	if err := r.writeCASecret(ctx, c, cl); err != nil {
 		return err
 	}
@@ -193,7 +159,7 @@ func (r *Reconciler) becomeActive(ctx context.Context, c *eksv1.EKSClusterConfig
 
 // writeCASecret stores the API endpoint and CA of the cluster in a Secret
 // named like the config, beside it, owned by it (Rancher's "ca" secret).
-func (r *Reconciler) writeCASecret(ctx context.Context, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster) error {
+func (r *Provider) writeCASecret(ctx context.Context, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster) error {
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: c.Namespace}}
 	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, s, func() error {
 		s.StringData = nil
@@ -211,7 +177,7 @@ func (r *Reconciler) writeCASecret(ctx context.Context, c *eksv1.EKSClusterConfi
 
 // createNodegroups creates every node group of the spec that EKS does not
 // have yet; done is false when one waits for a generated resource.
-func (r *Reconciler) createNodegroups(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster) (done bool, err error) {
+func (r *Provider) createNodegroups(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster) (done bool, err error) {
 	if c.Spec.NodeGroups == nil {
 		return true, nil
 	}
@@ -249,7 +215,7 @@ func (r *Reconciler) createNodegroups(ctx context.Context, cs *Clients, c *eksv1
 // (done is false while it is being created); one without launchTemplate
 // gets its own version of the managed launch template. ResourceInUseException
 // is success when the node group exists (an earlier call got through).
-func (r *Reconciler) createNodegroup(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster, ng *eksv1.NodeGroup) (done bool, err error) {
+func (r *Provider) createNodegroup(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster, ng *eksv1.NodeGroup) (done bool, err error) {
 	role := aws.ToString(ng.NodeRole)
 	if role == "" {
 		if role, done, err = r.generatedNodeRole(ctx, cs, c); !done || err != nil {
@@ -284,7 +250,7 @@ func (r *Reconciler) createNodegroup(ctx context.Context, cs *Clients, c *eksv1.
 // generatedNodeRole returns status.generatedNodeRole, generating the node
 // role stack first when it is empty; done is false while the stack is
 // being created.
-func (r *Reconciler) generatedNodeRole(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig) (role string, done bool, err error) {
+func (r *Provider) generatedNodeRole(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig) (role string, done bool, err error) {
 	if c.Status.GeneratedNodeRole != "" {
 		return c.Status.GeneratedNodeRole, true, nil
 	}

@@ -22,6 +22,7 @@ import (
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 	"github.com/clustersync/clustersync/internal/hosted/eks"
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
+	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
 	"github.com/clustersync/clustersync/internal/hosted/managed"
 )
@@ -56,7 +57,16 @@ func needServer(t *testing.T) {
 
 // setup makes a namespace with a credential Secret, an emulator and a
 // reconciler that talks to it.
-func setup(t *testing.T) (string, *ekstest.Server, *hostedtest.Clock, *eks.Reconciler) {
+// operator is the EKS operator: the engine with EKS's Traits and Provider.
+type operator = engine.Operator[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig]
+
+// newOperator returns the EKS operator with the test's client, clients
+// from factory, and a poll of one second.
+func newOperator(factory eks.ClientsFactory) *operator {
+	return &operator{Client: k, Traits: eks.Traits().Traits, Provider: &eks.Provider{Client: k, NewClients: factory}, Poll: time.Second}
+}
+
+func setup(t *testing.T) (string, *ekstest.Server, *hostedtest.Clock, *operator) {
 	t.Helper()
 	needServer(t)
 	ns := env.Namespace(t)
@@ -68,7 +78,7 @@ func setup(t *testing.T) (string, *ekstest.Server, *hostedtest.Clock, *eks.Recon
 	srv := ekstest.New(ekstest.Options{Now: clk.Now, CreateDelay: 10 * time.Minute, UpdateDelay: 5 * time.Minute,
 		StackCreateDelay: 3 * time.Minute, StackDeleteDelay: 2 * time.Minute, Region: "us-west-2"})
 	t.Cleanup(srv.Close)
-	return ns, srv, clk, &eks.Reconciler{Client: k, NewClients: eks.NewClientsFactory(srv.URL), Poll: time.Second}
+	return ns, srv, clk, newOperator(eks.NewClientsFactory(srv.URL))
 }
 
 func spec(ns string) eksv1.EKSClusterConfigSpec {
@@ -85,7 +95,7 @@ func spec(ns string) eksv1.EKSClusterConfigSpec {
 	}
 }
 
-func reconcile(t *testing.T, r *eks.Reconciler, key types.NamespacedName) (ctrl.Result, eksv1.EKSClusterConfig) {
+func reconcile(t *testing.T, r *operator, key types.NamespacedName) (ctrl.Result, eksv1.EKSClusterConfig) {
 	t.Helper()
 	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
 	if err != nil {
@@ -160,15 +170,15 @@ func TestCreateRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := eks.NewClientsFactory(srv.URL)
-	eksOnly := &eks.Reconciler{Client: k, Poll: time.Second, NewClients: func(ctx context.Context, region string, secret map[string][]byte) (*eks.Clients, error) {
+	eksOnly := newOperator(func(ctx context.Context, region string, secret map[string][]byte) (*eks.Clients, error) {
 		cs, err := all(ctx, region, secret)
 		if err != nil {
 			return nil, err
 		}
 		return &eks.Clients{EKS: cs.EKS}, nil
-	}}
+	})
 	if _, c := reconcile(t, eksOnly, key2); !strings.Contains(c.Status.FailureMessage, "spec.subnets") ||
-		!strings.Contains(c.Status.FailureMessage, "Reconciler.NewClients") {
+		!strings.Contains(c.Status.FailureMessage, "Provider.NewClients") {
 		t.Errorf("no subnets: failure %q", c.Status.FailureMessage)
 	}
 	if calls := srv.Calls(); calls["CreateCluster"] != 0 || calls["CreateStack"] != 0 {

@@ -55,7 +55,7 @@ func (s *conn) Delete(ctx context.Context) (bool, error) {
 
 // deleteCluster deletes the node groups of an existing cluster and, once
 // they are gone, the managed launch template and the cluster.
-func (r *Reconciler) deleteCluster(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig) error {
+func (r *Provider) deleteCluster(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig) error {
 	api := cs.EKS
 	name := aws.String(c.Spec.DisplayName)
 	var nf *ekstypes.ResourceNotFoundException
@@ -86,7 +86,7 @@ func (r *Reconciler) deleteCluster(ctx context.Context, cs *Clients, c *eksv1.EK
 // status.managedLaunchTemplateID, or, when that is empty, the one of its
 // name if it carries this config's owner tag (created by a pass whose
 // status write was lost). An already deleted template is success.
-func (r *Reconciler) deleteManagedTemplate(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig) error {
+func (r *Provider) deleteManagedTemplate(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig) error {
 	id := c.Status.ManagedLaunchTemplateID
 	if cs.EC2 == nil {
 		if id != "" {
@@ -112,7 +112,7 @@ func (r *Reconciler) deleteManagedTemplate(ctx context.Context, cs *Clients, c *
 // this config's; done is true once it is gone. A stack whose deletion
 // failed (DELETE_FAILED, e.g. a subnet still in use) is deleted again on
 // the next pass, its reason in failureMessage.
-func (r *Reconciler) deleteStack(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, k stackKind) (done bool, err error) {
+func (r *Provider) deleteStack(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, k stackKind) (done bool, err error) {
 	if cs.CloudFormation == nil {
 		if mayHaveStacks(c) {
 			return false, errNoServices("deleting the generated CloudFormation stacks")

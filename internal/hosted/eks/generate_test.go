@@ -27,7 +27,7 @@ func scratchSpec(ns string) eksv1.EKSClusterConfigSpec {
 
 // until reconciles key, advancing the clock by step after each pass, until
 // done holds; it fails after passes passes.
-func until(t *testing.T, r *eks.Reconciler, clk *hostedtest.Clock, key types.NamespacedName, step time.Duration, passes int, done func(eksv1.EKSClusterConfig) bool) eksv1.EKSClusterConfig {
+func until(t *testing.T, r *operator, clk *hostedtest.Clock, key types.NamespacedName, step time.Duration, passes int, done func(eksv1.EKSClusterConfig) bool) eksv1.EKSClusterConfig {
 	t.Helper()
 	var c eksv1.EKSClusterConfig
 	for range passes {

@@ -191,7 +191,7 @@ func ec2Code(err error) string {
 // it (version 1, unused) and recording it in status.managedLaunchTemplateID
 // when there is none. The client token and the owner tag make a repeated
 // creation return or find the same template.
-func (r *Reconciler) managedTemplate(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig) (string, error) {
+func (r *Provider) managedTemplate(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig) (string, error) {
 	if id := c.Status.ManagedLaunchTemplateID; id != "" {
 		return id, nil
 	}
@@ -232,7 +232,7 @@ func (r *Reconciler) managedTemplate(ctx context.Context, cs *Clients, c *eksv1.
 
 // ownedTemplateID returns the ID of the launch template named name if it
 // carries this config's owner tag, "" if it does not or does not exist.
-func (r *Reconciler) ownedTemplateID(ctx context.Context, api EC2API, c *eksv1.EKSClusterConfig, name string) (string, error) {
+func (r *Provider) ownedTemplateID(ctx context.Context, api EC2API, c *eksv1.EKSClusterConfig, name string) (string, error) {
 	out, err := api.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{LaunchTemplateNames: []string{name}})
 	if ec2Code(err) == "InvalidLaunchTemplateName.NotFoundException" {
 		return "", nil
@@ -258,7 +258,7 @@ func (r *Reconciler) ownedTemplateID(ctx context.Context, api EC2API, c *eksv1.E
 // queued in status.templateVersionsToDelete. The client token is derived
 // from the config, the node group, the data and the replaced version, so a
 // retried call returns the same version.
-func (r *Reconciler) templateVersion(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, ng *eksv1.NodeGroup, base templateFields) (*ekstypes.LaunchTemplateSpecification, error) {
+func (r *Provider) templateVersion(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, ng *eksv1.NodeGroup, base templateFields) (*ekstypes.LaunchTemplateSpecification, error) {
 	id, err := r.managedTemplate(ctx, cs, c)
 	if err != nil {
 		return nil, err
@@ -362,7 +362,7 @@ func templateUpstream(ctx context.Context, api EC2API, templateID string, ngs []
 // cleanTemplateVersions deletes the versions in
 // status.templateVersionsToDelete that no node group uses any more, and
 // forgets those EC2 deleted or no longer has.
-func (r *Reconciler) cleanTemplateVersions(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, ngs []*ekstypes.Nodegroup) error {
+func (r *Provider) cleanTemplateVersions(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, ngs []*ekstypes.Nodegroup) error {
 	id := c.Status.ManagedLaunchTemplateID
 	if len(c.Status.TemplateVersionsToDelete) == 0 || id == "" || cs.EC2 == nil {
 		return nil

@@ -13,7 +13,6 @@ import (
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/access"
-	"github.com/clustersync/clustersync/internal/hosted/managed"
 	"github.com/clustersync/clustersync/internal/hosted/management"
 )
 
@@ -21,9 +20,9 @@ import (
 // clusterName in region, signed with the credential Secret's data (secret).
 type TokenFunc func(ctx context.Context, region string, secret map[string][]byte, clusterName string) (string, error)
 
-// Management is EKS for the management controller (management.Cloud): a
-// Cluster's spec.eksConfig and status.eksStatus, EKS read with the
-// management side's own AWS clients, and the cluster's API server reached
+// Management is EKS's reader for the management controller
+// (management.Reader): EKS read with the management side's own AWS
+// clients, and the cluster's API server reached
 // with an aws-iam-authenticator token.
 type Management struct {
 	// Client reads the credential Secrets.
@@ -42,45 +41,21 @@ type Management struct {
 	DialTimeout time.Duration
 }
 
-var _ management.Cloud[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig] = (*Management)(nil)
+var _ management.Reader[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig] = (*Management)(nil)
 
-// Name is status.driver, "EKS".
-func (*Management) Name() string { return mgmtv1.DriverEKS }
-
-// ConfigField is the Cluster's spec field, "eksConfig".
-func (*Management) ConfigField() string { return "eksConfig" }
-
-// Options are ManagedOptions.
-func (*Management) Options() managed.Options { return ManagedOptions() }
-
-// Imported is config.imported.
-func (*Management) Imported(config eksv1.EKSClusterConfigSpec) bool { return config.Imported }
-
-// NewObject returns an empty EKSClusterConfig.
-func (*Management) NewObject() *eksv1.EKSClusterConfig { return &eksv1.EKSClusterConfig{} }
-
-// Config returns spec.eksConfig.
-func (*Management) Config(c *mgmtv1.Cluster) *eksv1.EKSClusterConfigSpec {
-	return c.Spec.EKSConfig
-}
-
-// SetConfig sets spec.eksConfig.
-func (*Management) SetConfig(c *mgmtv1.Cluster, config eksv1.EKSClusterConfigSpec) {
-	c.Spec.EKSConfig = &config
-}
-
-// Status returns status.eksStatus's upstreamSpec and appliedSpec.
-func (*Management) Status(c *mgmtv1.Cluster) (upstream, applied **eksv1.EKSClusterConfigSpec) {
+// status returns status.eksStatus's upstreamSpec and appliedSpec
+// (management.Traits.Status).
+func status(c *mgmtv1.Cluster) (upstream, applied **eksv1.EKSClusterConfigSpec) {
 	if c.Status.EKSStatus == nil {
 		c.Status.EKSStatus = &mgmtv1.EKSStatus{}
 	}
 	return &c.Status.EKSStatus.UpstreamSpec, &c.Status.EKSStatus.AppliedSpec
 }
 
-// CopyStatus copies the cloud-side facts the operator keeps into
-// status.eksStatus.
-func (m *Management) CopyStatus(c *mgmtv1.Cluster, op *eksv1.EKSClusterConfig) {
-	m.Status(c)
+// copyStatus copies the cloud-side facts the operator keeps into
+// status.eksStatus (management.Traits.CopyStatus).
+func copyStatus(c *mgmtv1.Cluster, op *eksv1.EKSClusterConfig) {
+	status(c)
 	dst, src := c.Status.EKSStatus, &op.Status
 	dst.VirtualNetwork = src.VirtualNetwork
 	dst.Subnets = src.Subnets
@@ -90,8 +65,8 @@ func (m *Management) CopyStatus(c *mgmtv1.Cluster, op *eksv1.EKSClusterConfig) {
 	dst.GeneratedNodeRole = src.GeneratedNodeRole
 }
 
-// NodePools counts the managed node groups.
-func (*Management) NodePools(up eksv1.EKSClusterConfigSpec) int {
+// nodePools counts the managed node groups (management.Traits.NodePools).
+func nodePools(up eksv1.EKSClusterConfigSpec) int {
 	if up.NodeGroups == nil {
 		return 0
 	}
@@ -131,7 +106,7 @@ func (m *Management) Describe(ctx context.Context, config eksv1.EKSClusterConfig
 // access it first tells whether the management server reaches it at all
 // (access.RequiresTunnel, kept in status.eksStatus.privateRequiresTunnel).
 func (m *Management) Connect(ctx context.Context, c *mgmtv1.Cluster, config eksv1.EKSClusterConfigSpec, up management.Upstream[eksv1.EKSClusterConfigSpec]) (*rest.Config, error) {
-	m.Status(c)
+	status(c)
 	st := c.Status.EKSStatus
 	if up.Spec.PublicAccess == nil || *up.Spec.PublicAccess {
 		st.PrivateRequiresTunnel = nil

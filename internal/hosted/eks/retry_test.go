@@ -35,7 +35,7 @@ func quickRetries(c *aws.Config) {
 
 // pass runs one reconcile pass and returns its error, which must be nil or
 // the retryable AWS error code wantCode.
-func pass(t *testing.T, r *eks.Reconciler, key types.NamespacedName, wantCode string) (error, eksv1.EKSClusterConfig) {
+func pass(t *testing.T, r *operator, key types.NamespacedName, wantCode string) (error, eksv1.EKSClusterConfig) {
 	t.Helper()
 	_, err := r.Reconcile(context.Background(), reconcileRequest(key))
 	var ae smithy.APIError
@@ -55,7 +55,7 @@ func pass(t *testing.T, r *eks.Reconciler, key types.NamespacedName, wantCode st
 func TestThrottlingRetried(t *testing.T) {
 	t.Parallel()
 	ns, srv, clk, _ := setup(t)
-	r := &eks.Reconciler{Client: k, NewClients: eks.NewClientsFactory(srv.URL, quickRetries), Poll: time.Second}
+	r := newOperator(eks.NewClientsFactory(srv.URL, quickRetries))
 	key := types.NamespacedName{Namespace: ns, Name: "prod"}
 	if err := k.Create(context.Background(), &eksv1.EKSClusterConfig{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: ns}, Spec: scratchSpec(ns)}); err != nil {
 		t.Fatal(err)

@@ -124,7 +124,7 @@ func needsNodeRole(spec *eksv1.EKSClusterConfigSpec) bool {
 // errNoServices is the failure of a cluster that needs CloudFormation or
 // EC2 when the reconciler has no clients for them.
 func errNoServices(what string) error {
-	return fmt.Errorf("%s needs CloudFormation and EC2 clients, and Reconciler.NewClients made none (use eks.NewClientsFactory)", what)
+	return fmt.Errorf("%s needs CloudFormation and EC2 clients, and Provider.NewClients made none (use eks.NewClientsFactory)", what)
 }
 
 // describeStack returns the stack named name, or nil when CloudFormation

@@ -190,7 +190,7 @@ func splitNodegroupPath(path string) (name, field string, ok bool) {
 // upstream's value for those not being pushed.
 // It returns the ID of the EKS update the call started, "" for calls that
 // start none.
-func (r *Reconciler) apply(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster, up eksv1.EKSClusterConfigSpec, target *eksv1.EKSClusterConfigSpec, ch managed.Change) (string, error) {
+func (r *Provider) apply(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster, up eksv1.EKSClusterConfigSpec, target *eksv1.EKSClusterConfigSpec, ch managed.Change) (string, error) {
 	api := cs.EKS
 	name := cl.Name
 	switch path := ch.Path; {
@@ -240,7 +240,7 @@ func idOf(u *ekstypes.Update) string {
 
 // nodegroup creates, deletes or reconfigures one node group, with target's
 // values; it returns the ID of the EKS update it started, if any.
-func (r *Reconciler) nodegroup(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster, up eksv1.EKSClusterConfigSpec, target *eksv1.EKSClusterConfigSpec, ch managed.Change) (string, error) {
+func (r *Provider) nodegroup(ctx context.Context, cs *Clients, c *eksv1.EKSClusterConfig, cl *ekstypes.Cluster, up eksv1.EKSClusterConfigSpec, target *eksv1.EKSClusterConfigSpec, ch managed.Change) (string, error) {
 	api := cs.EKS
 	ngName, _, _ := splitNodegroupPath(ch.Path)
 	ng, field := nodegroupOf(target, ch.Path)
@@ -310,7 +310,7 @@ func (r *Reconciler) nodegroup(ctx context.Context, cs *Clients, c *eksv1.EKSClu
 }
 
 // tags sets the cluster's tags to want: tag what differs, untag what goes.
-func (r *Reconciler) tags(ctx context.Context, api API, arn *string, want, have map[string]string) error {
+func (r *Provider) tags(ctx context.Context, api API, arn *string, want, have map[string]string) error {
 	add := map[string]string{}
 	for k, v := range want {
 		if have[k] != v {

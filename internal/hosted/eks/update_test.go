@@ -11,13 +11,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
-	"github.com/clustersync/clustersync/internal/hosted/eks"
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
 	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
 )
 
 // activeCluster creates cluster "prod" and drives it to active.
-func activeCluster(t *testing.T) (types.NamespacedName, *ekstest.Server, *hostedtest.Clock, *eks.Reconciler) {
+func activeCluster(t *testing.T) (types.NamespacedName, *ekstest.Server, *hostedtest.Clock, *operator) {
 	t.Helper()
 	ns, srv, clk, r := setup(t)
 	key := types.NamespacedName{Namespace: ns, Name: "prod"}
@@ -70,7 +69,7 @@ func writes(before, after map[string]int) []string {
 // untilActive reconciles key, letting EKS updates finish between passes,
 // until the operator is active again, and returns the mutating EKS calls
 // it made in order.
-func untilActive(t *testing.T, key types.NamespacedName, srv *ekstest.Server, clk *hostedtest.Clock, r *eks.Reconciler) []string {
+func untilActive(t *testing.T, key types.NamespacedName, srv *ekstest.Server, clk *hostedtest.Clock, r *operator) []string {
 	t.Helper()
 	var sequence []string
 	for pass := 0; pass < 12; pass++ {

@@ -5,10 +5,13 @@
 // through a small contract (provider.go, modelled on cluster-api's
 // provider contracts, https://cluster-api.sigs.k8s.io/developer/providers/contracts/overview):
 //
-//   - Provider: the spec type's managed-field options, the order and
-//     grouping of update calls, which pushes there is nothing to send for
-//     or that must be refused, which errors are transient, and Open, which
-//     connects one object to the cloud for one pass.
+//   - Traits, data and pure functions: the cloud's name and finalizer,
+//     the spec type's managed-field options, the order and grouping of
+//     update calls, which pushes there is nothing to send for or that must
+//     be refused, which errors are transient, whether a push is verified
+//     on upstream.
+//   - Provider, the calls: Open connects one object to the cloud for one
+//     pass, a Session.
 //   - Session: create (possibly over several passes), wait for the created
 //     cluster, import, observe (upstream spec and whether the cloud is
 //     busy), the outcome of an operation, apply one call, delete.

@@ -62,10 +62,10 @@ func Fail(err error) error {
 type Operator[S any, O Object[S]] struct {
 	// Client reads and writes the operator objects.
 	Client client.Client
-	// Provider is the cloud.
+	// Traits are the cloud's names and rules.
+	Traits Traits[S, O]
+	// Provider makes the cloud's sessions.
 	Provider Provider[S, O]
-	// New returns an empty operator object.
-	New func() O
 	// Poll is the read interval while the cloud is busy; 0 means
 	// DefaultPoll.
 	Poll time.Duration
@@ -73,14 +73,14 @@ type Operator[S any, O Object[S]] struct {
 
 // Reconcile implements reconcile.Reconciler.
 func (e *Operator[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	o := e.New()
+	o := e.Traits.New()
 	if err := e.Client.Get(ctx, req.NamespacedName, o); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	p := &pass[S, O]{e: e, o: o, rec: o.OperatorRecord(), opts: e.Provider.Options()}
+	p := &pass[S, O]{e: e, o: o, rec: o.OperatorRecord(), opts: e.Traits.Options}
 	p.snapshot()
 	if o.GetDeletionTimestamp() != nil {
-		if !controllerutil.ContainsFinalizer(o, e.Provider.Finalizer()) {
+		if !controllerutil.ContainsFinalizer(o, e.Traits.Finalizer) {
 			return ctrl.Result{}, nil // imported, or never created: nothing in the cloud to remove
 		}
 		if err := p.open(ctx); err != nil {
@@ -93,7 +93,7 @@ func (e *Operator[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	}
 	switch p.rec.Phase {
 	case "", hostedv1.PhaseImporting:
-		if e.Provider.Imported(*o.ConfigSpec()) {
+		if e.Traits.Imported(*o.ConfigSpec()) {
 			return p.importCluster(ctx)
 		}
 		return p.create(ctx)
@@ -205,7 +205,7 @@ func (p *pass[S, O]) outcome(ctx context.Context, err error) (ctrl.Result, error
 	if !errors.As(err, &f) {
 		return ctrl.Result{}, err
 	}
-	if !p.e.Provider.Retryable(f.err) {
+	if !p.e.Traits.Retryable(f.err) {
 		return ctrl.Result{}, p.fail(ctx, f.err.Error())
 	}
 	if ferr := p.fail(ctx, f.err.Error()+" (retrying)"); ferr != nil {
@@ -218,7 +218,7 @@ func (p *pass[S, O]) outcome(ctx context.Context, err error) (ctrl.Result, error
 // anything exists, so that a delete never leaves something behind.
 func (p *pass[S, O]) create(ctx context.Context) (ctrl.Result, error) {
 	claim := func(ctx context.Context) error {
-		if !controllerutil.AddFinalizer(p.o, p.e.Provider.Finalizer()) {
+		if !controllerutil.AddFinalizer(p.o, p.e.Traits.Finalizer) {
 			return nil
 		}
 		return p.e.Client.Update(ctx, p.o)
@@ -235,7 +235,7 @@ func (p *pass[S, O]) create(ctx context.Context) (ctrl.Result, error) {
 		return ctrl.Result{RequeueAfter: p.e.poll()}, nil
 	}
 	p.rec.Phase, p.rec.FailureMessage = hostedv1.PhaseCreating, ""
-	applied := p.e.Provider.CreatedApplied(managed.Copy(*p.o.ConfigSpec()))
+	applied := p.e.Traits.CreatedApplied(managed.Copy(*p.o.ConfigSpec()))
 	*p.o.AppliedSpecRef() = &applied
 	return p.saveAndPoll(ctx)
 }
@@ -301,7 +301,7 @@ func (p *pass[S, O]) delete(ctx context.Context) (ctrl.Result, error) {
 	if !done {
 		return ctrl.Result{RequeueAfter: p.e.poll()}, nil
 	}
-	controllerutil.RemoveFinalizer(p.o, p.e.Provider.Finalizer())
+	controllerutil.RemoveFinalizer(p.o, p.e.Traits.Finalizer)
 	return ctrl.Result{}, p.e.Client.Update(ctx, p.o)
 }
 
@@ -343,14 +343,14 @@ func (p *pass[S, O]) update(ctx context.Context) (ctrl.Result, error) {
 		return ctrl.Result{}, err
 	}
 	var pushable []managed.Change
-	for _, ch := range p.e.Provider.Order(plan.Push) {
+	for _, ch := range p.e.Traits.Order(plan.Push) {
 		if cf, held, err := heldBack(recorded, keeps, spec, up, ch.Path, p.opts); err != nil {
 			return ctrl.Result{}, err
 		} else if held {
 			p.rec.Conflicts = append(p.rec.Conflicts, cf)
 			continue
 		}
-		push, err := p.e.Provider.Vet(spec, ch)
+		push, err := p.e.Traits.Vet(spec, ch)
 		if err != nil {
 			failures = append(failures, err.Error())
 		}
@@ -363,7 +363,7 @@ func (p *pass[S, O]) update(ctx context.Context) (ctrl.Result, error) {
 		p.rec.Phase, p.rec.FailureMessage = hostedv1.PhaseActive, strings.Join(failures, "; ")
 		return ctrl.Result{}, p.save(ctx)
 	}
-	call := SameCall(pushable, p.e.Provider.CallGroup)
+	call := SameCall(pushable, p.e.Traits.CallGroup)
 	target, err := managed.Target(spec, up, call, p.opts)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -394,7 +394,7 @@ func (p *pass[S, O]) update(ctx context.Context) (ctrl.Result, error) {
 		// Always written, even when the message repeats: the undo must
 		// replace the record written ahead.
 		err = fmt.Errorf("%s: %w", pathsOf(call), err)
-		retry := p.e.Provider.Retryable(err)
+		retry := p.e.Traits.Retryable(err)
 		p.rec.FailureMessage = err.Error()
 		if retry {
 			p.rec.FailureMessage += " (retrying)"
@@ -452,14 +452,14 @@ func (p *pass[S, O]) settlePending(ctx context.Context, up S, finished map[strin
 				failed = pu.Path + ": " + reason
 			}
 		}
-		if pu.UpdateID == "" || failed == "" && p.e.Provider.VerifyLanded() {
+		if pu.UpdateID == "" || failed == "" && p.e.Traits.VerifyLanded {
 			landed, err := managed.Landed(up, pu.Path, []byte(pu.Value), p.opts)
 			if err != nil {
 				return nil, nil, err
 			}
 			if !landed {
 				now, _ := managed.Value(up, pu.Path, p.opts)
-				failed = fmt.Sprintf("%s: pushed %s but %s reports %s; not pushed again until spec changes", pu.Path, pu.Value, p.e.Provider.Name(), now)
+				failed = fmt.Sprintf("%s: pushed %s but %s reports %s; not pushed again until spec changes", pu.Path, pu.Value, p.e.Traits.Name, now)
 				reverted = append(reverted, hostedv1.FieldConflict{Path: pu.Path, Config: pu.Value, Upstream: string(now), Applied: pu.Previous})
 			}
 		}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -23,57 +24,94 @@ type Object[S any] interface {
 	AppliedSpecRef() **S
 }
 
-// Provider is what one cloud implements for the engine: what its spec
-// type needs beyond the default managed-field rules, the order and
-// grouping of its update calls, and a Session per object and pass that
-// talks to the cloud. S is the config spec type, O the operator object.
-// The engine owns everything else: phases, the applied record with its
-// write-ahead, pending pushes, conflicts, failure messages and retries.
-type Provider[S any, O Object[S]] interface {
+// Traits are what the engine knows of a cloud without calling it: its
+// names and the rules of its spec type, as data and pure functions. Each
+// cloud returns its own (part of its management.Traits, e.g. eks.Traits);
+// its calls are the Provider. S is the config spec type, O the operator
+// object. Check reports a missing field.
+type Traits[S any, O Object[S]] struct {
 	// Name is the cloud service in messages: "EKS", "AKS", "GKE".
-	Name() string
+	Name string
 	// Finalizer holds back the deletion of an object whose cluster
 	// clustersync created until Session.Delete is done; imported clusters
 	// never get it.
-	Finalizer() string
+	Finalizer string
 	// Options are the spec type's managed-field options (keyed lists,
 	// fields never adopted).
-	Options() managed.Options
+	Options managed.Options
+	// New returns an empty operator object.
+	New func() O
 	// Imported reports whether spec registers an existing cluster rather
 	// than creating one.
-	Imported(spec S) bool
-	// Open makes the cloud clients for one object, from its credential
-	// Secret, for one pass. Its error is recorded in status.failureMessage
-	// and the object waits for its spec to change.
-	Open(ctx context.Context, o O) (Session[S], error)
+	Imported func(spec S) bool
 	// CreatedApplied returns the applied spec of a cluster whose creation
 	// was just sent: the updatable fields the create call carried. Node
 	// groups (pools) created later are recorded as each is created
 	// (MarkApplied).
-	CreatedApplied(spec S) S
+	CreatedApplied func(spec S) S
 	// Order sorts pushed changes into the order they are applied, one call
 	// per pass; changes of equal rank keep their order.
-	Order(push []managed.Change) []managed.Change
+	Order func(push []managed.Change) []managed.Change
 	// CallGroup names the cloud call a pushed field is sent with: the
 	// changes of one group are pushed by one call and recorded together.
-	CallGroup(path string) string
+	CallGroup func(path string) string
 	// Vet decides on one pushed change before anything is sent: push is
 	// false for a change there is nothing to send for (it stays a
 	// difference, not a failure); an error refuses the change with no call
 	// made, its message naming the field.
-	Vet(spec S, ch managed.Change) (push bool, err error)
-	// VerifyLanded reports whether a push whose operation succeeded counts
-	// as applied only once upstream shows its value (Azure: a PUT that
+	Vet func(spec S, ch managed.Change) (push bool, err error)
+	// VerifyLanded is whether a push whose operation succeeded counts as
+	// applied only once upstream shows its value (Azure: a PUT that
 	// succeeds may still leave a field as it was); false trusts the
 	// operation's status (EKS, whose upstream reports some fields in a
 	// richer form than they are pushed, e.g. a launch template by ID and
 	// name).
-	VerifyLanded() bool
+	VerifyLanded bool
 	// Retryable reports whether an error of the cloud is transient
 	// (throttling, a server error, a busy resource): the pass is retried
 	// with controller-runtime's per-object backoff and the change is not
 	// lost.
-	Retryable(err error) bool
+	Retryable func(err error) bool
+}
+
+// Check returns an error naming the first field of t that is not set.
+func (t Traits[S, O]) Check() error {
+	missing := ""
+	switch {
+	case t.Name == "":
+		missing = "Name"
+	case t.Finalizer == "":
+		missing = "Finalizer"
+	case t.New == nil:
+		missing = "New"
+	case t.Imported == nil:
+		missing = "Imported"
+	case t.CreatedApplied == nil:
+		missing = "CreatedApplied"
+	case t.Order == nil:
+		missing = "Order"
+	case t.CallGroup == nil:
+		missing = "CallGroup"
+	case t.Vet == nil:
+		missing = "Vet"
+	case t.Retryable == nil:
+		missing = "Retryable"
+	default:
+		return nil
+	}
+	return fmt.Errorf("engine.Traits of %q: %s is not set", t.Name, missing)
+}
+
+// Provider is the operator half of what only a cloud can implement: its
+// calls, one Session per object and pass. Everything else of the cloud is
+// data (Traits); the engine owns the rest: phases, the applied record
+// with its write-ahead, pending pushes, conflicts, failure messages and
+// retries.
+type Provider[S any, O Object[S]] interface {
+	// Open makes the cloud clients for one object, from its credential
+	// Secret, for one pass. Its error is recorded in status.failureMessage
+	// and the object waits for its spec to change.
+	Open(ctx context.Context, o O) (Session[S], error)
 }
 
 // Session is one object's connection to the cloud for one pass. Its

@@ -301,14 +301,6 @@ func (f *fakeSession) Outcome(_ context.Context, pu hostedv1.PendingUpdate) (str
 	return f.outcomes[pu.UpdateID], nil
 }
 
-type fakeProvider struct {
-	Provider[spec, *object]
-	verify bool
-}
-
-func (fakeProvider) Name() string         { return "Cloud" }
-func (f fakeProvider) VerifyLanded() bool { return f.verify }
-
 // settlePending keeps a push that took effect and gives a failed one its
 // previous applied value back, naming the field.
 func TestSettlePending(t *testing.T) {
@@ -343,7 +335,7 @@ func TestSettlePending(t *testing.T) {
 			o := &object{}
 			o.Status.PendingUpdates = []hostedv1.PendingUpdate{tt.pending}
 			s := &fakeSession{outcomes: tt.outcomes}
-			ps := &pass[spec, *object]{e: &Operator[spec, *object]{Provider: fakeProvider{verify: tt.verify}}, o: o, rec: o.OperatorRecord(), opts: opts, s: s}
+			ps := &pass[spec, *object]{e: &Operator[spec, *object]{Traits: Traits[spec, *object]{Name: "Cloud", VerifyLanded: tt.verify}}, o: o, rec: o.OperatorRecord(), opts: opts, s: s}
 			applied := spec{Version: p("1.31")}
 			failures, reverted, err := ps.settlePending(context.Background(), tt.upstream, tt.finished, &applied)
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	gkev1 "github.com/clustersync/clustersync/api/gke/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/management"
 )
 
@@ -22,12 +23,36 @@ const EmulatorToken = "clustersync-dev"
 // opposed to a region (us-central1).
 var zonePattern = regexp.MustCompile(`^[a-z]+-[a-z]+[0-9]+-[a-z]$`)
 
+// Traits are GKE's names and rules, and how a Cluster holds its config
+// (spec.gkeConfig) and status (status.gkeStatus).
+func Traits() management.Traits[gkev1.GKEClusterConfigSpec, *gkev1.GKEClusterConfig] {
+	return management.Traits[gkev1.GKEClusterConfigSpec, *gkev1.GKEClusterConfig]{
+		Traits: engine.Traits[gkev1.GKEClusterConfigSpec, *gkev1.GKEClusterConfig]{
+			Name: mgmtv1.DriverGKE, Finalizer: Finalizer, Options: ManagedOptions(),
+			New:      func() *gkev1.GKEClusterConfig { return &gkev1.GKEClusterConfig{} },
+			Imported: func(spec gkev1.GKEClusterConfigSpec) bool { return spec.Imported },
+			// The create call carries every non-nil field, pools included.
+			CreatedApplied: func(spec gkev1.GKEClusterConfigSpec) gkev1.GKEClusterConfigSpec { return spec },
+			Order:          OrderUpdates, CallGroup: callGroup, Vet: vet, Retryable: Retryable,
+			// An operation GKE reports DONE without an error applied its
+			// change, and versions are reported at the config's precision,
+			// not the pushed one.
+			VerifyLanded: false,
+		},
+		ConfigField: "gkeConfig",
+		Config:      func(c *mgmtv1.Cluster) *gkev1.GKEClusterConfigSpec { return c.Spec.GKEConfig },
+		SetConfig:   func(c *mgmtv1.Cluster, config gkev1.GKEClusterConfigSpec) { c.Spec.GKEConfig = &config },
+		Status:      status, CopyStatus: copyStatus, NodePools: nodePools,
+	}
+}
+
 // Cloud is GKE's row in the table of clouds (internal/hosted/clouds).
 // CloudOptions.Credentials, when set, is a CredentialFunc; with an
 // Endpoint and none, the token is EmulatorToken.
 func Cloud() management.Descriptor {
+	t := Traits()
 	return management.Descriptor{
-		Name: mgmtv1.DriverGKE, Key: cloudKey, ConfigField: "gkeConfig", Product: "Google GKE",
+		Name: t.Name, Key: cloudKey, ConfigField: t.ConfigField, Product: "Google GKE",
 		Endpoint: "send GKE calls to this URL instead of container.googleapis.com (an emulator, e.g. from 'clustersync dev gke'); Google's token service is not asked",
 		Credentials: "the service account's JSON key comes from the Secret each cluster's spec.gkeConfig.googleCredentialSecret names " +
 			"(Rancher's key googlecredentialConfig-authEncodedJson)",
@@ -54,7 +79,7 @@ func Cloud() management.Descriptor {
 		},
 		AddToScheme: gkev1.AddToScheme,
 		Register:    register,
-		View:        func(c *mgmtv1.Cluster) (management.View, bool) { return management.ViewOf(&Management{}, c) },
+		View:        func(c *mgmtv1.Cluster) (management.View, bool) { return management.ViewOf(t, c) },
 	}
 }
 
@@ -69,6 +94,6 @@ func register(mgr ctrl.Manager, o management.CloudOptions) error {
 		creds = StaticCredentials(EmulatorToken)
 	}
 	m := &Management{Client: mgr.GetClient(), NewClients: NewClientsFactory(o.Endpoint, creds, option.WithUserAgent(management.AppID))}
-	op := &Reconciler{Client: mgr.GetClient(), NewClients: NewClientsFactory(o.Endpoint, creds, option.WithUserAgent(management.OperatorAppID(cloudKey))), Poll: o.Poll}
-	return management.Register(mgr, o, cloudKey, m, op)
+	p := &Provider{Client: mgr.GetClient(), NewClients: NewClientsFactory(o.Endpoint, creds, option.WithUserAgent(management.OperatorAppID(cloudKey)))}
+	return management.Register(mgr, o, cloudKey, Traits(), m, p)
 }

@@ -7,20 +7,17 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"time"
 
 	"cloud.google.com/go/container/apiv1/containerpb"
 	"google.golang.org/api/googleapi"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	gkev1 "github.com/clustersync/clustersync/api/gke/v1"
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
-	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/managed"
 )
@@ -35,9 +32,9 @@ func ManagedOptions() managed.Options {
 	return managed.Options{KeyedLists: map[string]string{"nodePools": "name"}}
 }
 
-// Reconciler is the GKE operator: the hosted-cluster engine
-// (internal/hosted/engine) driving GKEClusterConfig objects with the GKE
-// provider, as Rancher's gke-operator does: "" (one create call with the
+// Provider is the GKE operator's calls (engine.Provider): the engine
+// (internal/hosted/engine) drives GKEClusterConfig objects with it and
+// Traits, as Rancher's gke-operator does: "" (one create call with the
 // pools) → creating → active (GKE reports RUNNING; the CA Secret is
 // written), then one call per pass — a cluster update of one field, the
 // network or maintenance policy, the resource labels (with the label
@@ -47,63 +44,23 @@ func ManagedOptions() managed.Options {
 // status is waited for, whoever started the operation, and GKE's refusal
 // of a second operation (400 failedPrecondition) is a wait, not a
 // failure (rancher/gke-operator#509).
-type Reconciler struct {
+type Provider struct {
 	// Client reads and writes the GKEClusterConfig objects and Secrets.
 	Client client.Client
-	// NewClients makes the GKE client from the credential Secret
+	// NewClients makes the GKE clients from the credential Secret
 	// (NewClientsFactory); required.
 	NewClients ClientsFactory
-	// Poll is the read interval while GKE is busy; 0 means
-	// engine.DefaultPoll (30 seconds).
-	Poll time.Duration
 }
 
-// Reconcile implements reconcile.Reconciler.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	op := engine.Operator[gkev1.GKEClusterConfigSpec, *gkev1.GKEClusterConfig]{
-		Client: r.Client, Provider: provider{r}, Poll: r.Poll,
-		New: func() *gkev1.GKEClusterConfig { return &gkev1.GKEClusterConfig{} },
-	}
-	return op.Reconcile(ctx, req)
-}
-
-// provider is GKE for the engine (engine.Provider).
-type provider struct{ r *Reconciler }
-
-var _ engine.Provider[gkev1.GKEClusterConfigSpec, *gkev1.GKEClusterConfig] = provider{}
-
-func (provider) Name() string                                  { return mgmtv1.DriverGKE }
-func (provider) Finalizer() string                             { return Finalizer }
-func (provider) Options() managed.Options                      { return ManagedOptions() }
-func (provider) Imported(spec gkev1.GKEClusterConfigSpec) bool { return spec.Imported }
-func (provider) CallGroup(path string) string                  { return callGroup(path) }
-func (provider) Order(push []managed.Change) []managed.Change  { return OrderUpdates(push) }
-func (provider) Retryable(err error) bool                      { return Retryable(err) }
-
-// VerifyLanded is false: an operation GKE reports DONE without an error
-// applied its change, and versions are reported at the config's
-// precision, not the pushed one.
-func (provider) VerifyLanded() bool { return false }
-
-// Vet refuses what GKE cannot change and skips what there is nothing to
-// send for (vet).
-func (provider) Vet(spec gkev1.GKEClusterConfigSpec, ch managed.Change) (bool, error) {
-	return vet(spec, ch)
-}
-
-// CreatedApplied is what the create call carries: every non-nil field,
-// pools included.
-func (provider) CreatedApplied(spec gkev1.GKEClusterConfigSpec) gkev1.GKEClusterConfigSpec {
-	return spec
-}
+var _ engine.Provider[gkev1.GKEClusterConfigSpec, *gkev1.GKEClusterConfig] = (*Provider)(nil)
 
 // Open makes the GKE client from the credential Secret.
-func (p provider) Open(ctx context.Context, c *gkev1.GKEClusterConfig) (engine.Session[gkev1.GKEClusterConfigSpec], error) {
-	cl, err := LoadClients(ctx, p.r.Client, p.r.NewClients, c.Spec)
+func (p *Provider) Open(ctx context.Context, c *gkev1.GKEClusterConfig) (engine.Session[gkev1.GKEClusterConfigSpec], error) {
+	cl, err := LoadClients(ctx, p.Client, p.NewClients, c.Spec)
 	if err != nil {
 		return nil, err
 	}
-	return &conn{r: p.r, gc: cl, c: c}, nil
+	return &conn{r: p, gc: cl, c: c}, nil
 }
 
 // apiError returns GKE's error in err, nil when err is not one.
@@ -161,7 +118,7 @@ func notFound(err error) bool {
 // conn is one GKEClusterConfig's connection to GKE for one pass
 // (engine.Session).
 type conn struct {
-	r  *Reconciler
+	r  *Provider
 	gc *Clients
 	c  *gkev1.GKEClusterConfig
 	// cl is the cluster as the last read of this pass found it.

@@ -14,12 +14,11 @@ import (
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/access"
-	"github.com/clustersync/clustersync/internal/hosted/managed"
 	"github.com/clustersync/clustersync/internal/hosted/management"
 )
 
-// Management is GKE for the management controller (management.Cloud): a
-// Cluster's spec.gkeConfig and status.gkeStatus, GKE read with the
+// Management is GKE's reader for the management controller
+// (management.Reader): GKE read with the
 // management side's own client — one GetCluster per refresh, its pools
 // included — and the cluster's API server reached with clustersync's
 // service-account token once it has one, else with the credential's
@@ -39,45 +38,23 @@ type Management struct {
 	DialTimeout time.Duration
 }
 
-var _ management.Cloud[gkev1.GKEClusterConfigSpec, *gkev1.GKEClusterConfig] = (*Management)(nil)
+var _ management.Reader[gkev1.GKEClusterConfigSpec, *gkev1.GKEClusterConfig] = (*Management)(nil)
 
-// Name is status.driver, "GKE".
-func (*Management) Name() string { return mgmtv1.DriverGKE }
-
-// ConfigField is the Cluster's spec field, "gkeConfig".
-func (*Management) ConfigField() string { return "gkeConfig" }
-
-// Options are ManagedOptions.
-func (*Management) Options() managed.Options { return ManagedOptions() }
-
-// Imported is config.imported.
-func (*Management) Imported(config gkev1.GKEClusterConfigSpec) bool { return config.Imported }
-
-// NewObject returns an empty GKEClusterConfig.
-func (*Management) NewObject() *gkev1.GKEClusterConfig { return &gkev1.GKEClusterConfig{} }
-
-// Config returns spec.gkeConfig.
-func (*Management) Config(c *mgmtv1.Cluster) *gkev1.GKEClusterConfigSpec { return c.Spec.GKEConfig }
-
-// SetConfig sets spec.gkeConfig.
-func (*Management) SetConfig(c *mgmtv1.Cluster, config gkev1.GKEClusterConfigSpec) {
-	c.Spec.GKEConfig = &config
-}
-
-// Status returns status.gkeStatus's upstreamSpec and appliedSpec.
-func (*Management) Status(c *mgmtv1.Cluster) (upstream, applied **gkev1.GKEClusterConfigSpec) {
+// status returns status.gkeStatus's upstreamSpec and appliedSpec
+// (management.Traits.Status).
+func status(c *mgmtv1.Cluster) (upstream, applied **gkev1.GKEClusterConfigSpec) {
 	if c.Status.GKEStatus == nil {
 		c.Status.GKEStatus = &mgmtv1.GKEStatus{}
 	}
 	return &c.Status.GKEStatus.UpstreamSpec, &c.Status.GKEStatus.AppliedSpec
 }
 
-// CopyStatus makes status.gkeStatus; the GKE operator records nothing
-// beyond the applied spec the controller copies itself.
-func (m *Management) CopyStatus(c *mgmtv1.Cluster, _ *gkev1.GKEClusterConfig) { m.Status(c) }
+// copyStatus makes status.gkeStatus (management.Traits.CopyStatus): the
+// operator keeps no cloud-side facts of its own.
+func copyStatus(c *mgmtv1.Cluster, _ *gkev1.GKEClusterConfig) { status(c) }
 
-// NodePools counts the node pools.
-func (*Management) NodePools(up gkev1.GKEClusterConfigSpec) int { return len(pools(up)) }
+// nodePools counts the pools (management.Traits.NodePools).
+func nodePools(up gkev1.GKEClusterConfigSpec) int { return len(pools(up)) }
 
 // Describe reads the cluster (one GetCluster, pools included): its
 // upstream spec (UpstreamSpec, with op's applied spec), version, endpoint
@@ -110,7 +87,7 @@ func (m *Management) Describe(ctx context.Context, config gkev1.GKEClusterConfig
 // API server with a private endpoint only, it first tells whether the
 // management server reaches it at all (status.gkeStatus.privateRequiresTunnel).
 func (m *Management) Connect(ctx context.Context, c *mgmtv1.Cluster, config gkev1.GKEClusterConfigSpec, up management.Upstream[gkev1.GKEClusterConfigSpec]) (*rest.Config, error) {
-	m.Status(c)
+	status(c)
 	st := c.Status.GKEStatus
 	if p := up.Spec.PrivateClusterConfig; p == nil || !p.EnablePrivateEndpoint {
 		st.PrivateRequiresTunnel = nil

@@ -56,16 +56,16 @@ func agentAnswers(agent *mgmtv1.AgentStatus, now time.Time) bool {
 func SATokenSecretName(cluster string) string { return cluster + "-sa-token" }
 
 // reach connects to the cluster's API server, as Rancher does after a
-// cluster turns active: the Cloud says how (Connect: for EKS an IAM token,
+// cluster turns active: the Reader says how (Connect: for EKS an IAM token,
 // after telling whether a private endpoint is reachable at all); then it
 // makes sure the cluster has clustersync's service account and keeps its
 // token in the Secret status.serviceAccountTokenSecret names, and counts
 // the nodes when the cloud reports no node group (condition Waiting).
 func (r *Reconciler[S, O]) reach(ctx context.Context, c *mgmtv1.Cluster, config S, up Upstream[S]) *accessResult {
 	if up.Endpoint == "" {
-		return &accessResult{reason: ReasonUnreachable, err: fmt.Errorf("%s reports no API endpoint yet", r.Cloud.Name())}
+		return &accessResult{reason: ReasonUnreachable, err: fmt.Errorf("%s reports no API endpoint yet", r.Traits.Name)}
 	}
-	cfg, err := r.Cloud.Connect(ctx, c, config, up)
+	cfg, err := r.Reader.Connect(ctx, c, config, up)
 	if err != nil {
 		var ae *AccessError
 		if errors.As(err, &ae) {
@@ -85,7 +85,7 @@ func (r *Reconciler[S, O]) reach(ctx context.Context, c *mgmtv1.Cluster, config 
 		return failed("service-account token", err)
 	}
 	res := &accessResult{}
-	if r.Cloud.NodePools(up.Spec) == 0 {
+	if r.Traits.NodePools(up.Spec) == 0 {
 		if res.nodes, err = access.CountNodes(ctx, kube); err != nil {
 			return failed("count nodes", err)
 		}

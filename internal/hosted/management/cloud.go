@@ -12,35 +12,62 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/managed"
 )
 
-// Cloud is what the management controller needs of one provider: where a
-// Cluster keeps the provider's config and status, how the cloud is read
-// with the management side's own credentials, and how the cluster's API
-// server is reached. It is the management half of the provider contract;
-// engine.Provider is the operator half. S is the provider's config spec
-// type, O its operator object.
-type Cloud[S any, O engine.Object[S]] interface {
-	// Name is the cloud service in messages and status.driver: "EKS".
-	Name() string
+// Traits are one cloud as the management controller, `clustersync
+// cluster` and the dashboard know it without calling it: the engine's
+// Traits, and how a Cluster holds the cloud's config and status, as data
+// and pure functions. Each cloud returns its own (eks.Traits); its calls
+// are the Reader (management half) and the engine.Provider (operator
+// half). S is the provider's config spec type, O its operator object.
+type Traits[S any, O engine.Object[S]] struct {
+	engine.Traits[S, O]
 	// ConfigField is the Cluster's spec field of this cloud: "eksConfig".
-	ConfigField() string
-	// Options are the spec type's managed-field options.
-	Options() managed.Options
-	// Imported reports whether config registers an existing cluster.
-	Imported(config S) bool
+	ConfigField string
 	// Config returns the Cluster's config of this cloud, nil when it has
 	// none (another driver's Cluster).
-	Config(c *mgmtv1.Cluster) *S
+	Config func(c *mgmtv1.Cluster) *S
 	// SetConfig sets the Cluster's config of this cloud (an adoption).
-	SetConfig(c *mgmtv1.Cluster, config S)
+	SetConfig func(c *mgmtv1.Cluster, config S)
 	// Status returns the addresses of the upstream and applied spec in the
 	// Cluster's status of this cloud (status.eksStatus), making that
 	// status when it is missing.
-	Status(c *mgmtv1.Cluster) (upstream, applied **S)
+	Status func(c *mgmtv1.Cluster) (upstream, applied **S)
 	// CopyStatus copies the cloud-side facts o's status keeps (networking,
 	// generated resources) into the Cluster's status of this cloud.
-	CopyStatus(c *mgmtv1.Cluster, o O)
-	// NewObject returns an empty operator object.
-	NewObject() O
+	CopyStatus func(c *mgmtv1.Cluster, o O)
+	// NodePools counts the node groups (pools) upstream reports, for
+	// condition Waiting.
+	NodePools func(upstream S) int
+}
+
+// Check returns an error naming the first field of t that is not set.
+func (t Traits[S, O]) Check() error {
+	if err := t.Traits.Check(); err != nil {
+		return err
+	}
+	missing := ""
+	switch {
+	case t.ConfigField == "":
+		missing = "ConfigField"
+	case t.Config == nil:
+		missing = "Config"
+	case t.SetConfig == nil:
+		missing = "SetConfig"
+	case t.Status == nil:
+		missing = "Status"
+	case t.CopyStatus == nil:
+		missing = "CopyStatus"
+	case t.NodePools == nil:
+		missing = "NodePools"
+	default:
+		return nil
+	}
+	return fmt.Errorf("management.Traits of %q: %s is not set", t.Name, missing)
+}
+
+// Reader is the management half of what only a cloud can implement: how
+// it is read with the management side's own credentials, and how the
+// cluster's API server is reached. engine.Provider is the operator half.
+type Reader[S any, O engine.Object[S]] interface {
 	// Describe reads the cluster from the cloud; found is false before it
 	// exists. o is the operator object as last read (nil before it exists),
 	// for facts the read needs (e.g. the managed launch template).
@@ -50,9 +77,6 @@ type Cloud[S any, O engine.Object[S]] interface {
 	// condition reason). It may record what it found in the Cluster's
 	// status (e.g. that a private endpoint needs a tunnel).
 	Connect(ctx context.Context, c *mgmtv1.Cluster, config S, up Upstream[S]) (*rest.Config, error)
-	// NodePools counts the node groups (pools) upstream reports, for
-	// condition Waiting.
-	NodePools(upstream S) int
 }
 
 // Upstream is what the cloud reports of a cluster.
@@ -105,22 +129,22 @@ type View interface {
 	Conflicts() []hostedv1.FieldConflict
 }
 
-// ViewOf returns c seen through cloud; ok is false when c has no config
-// of cloud.
-func ViewOf[S any, O engine.Object[S]](cloud Cloud[S, O], c *mgmtv1.Cluster) (View, bool) {
-	if cloud.Config(c) == nil {
+// ViewOf returns c seen through the cloud of t; ok is false when c has no
+// config of it.
+func ViewOf[S any, O engine.Object[S]](t Traits[S, O], c *mgmtv1.Cluster) (View, bool) {
+	if t.Config(c) == nil {
 		return nil, false
 	}
-	return view[S, O]{cloud: cloud, c: c}, true
+	return view[S, O]{cloud: t, c: c}, true
 }
 
 // view implements View for one cloud.
 type view[S any, O engine.Object[S]] struct {
-	cloud Cloud[S, O]
+	cloud Traits[S, O]
 	c     *mgmtv1.Cluster
 }
 
-func (v view[S, O]) Driver() string { return v.cloud.Name() }
+func (v view[S, O]) Driver() string { return v.cloud.Name }
 
 func (v view[S, O]) Imported() bool { return v.cloud.Imported(*v.cloud.Config(v.c)) }
 
@@ -138,33 +162,33 @@ func (v view[S, O]) NodePools() (int, bool) {
 }
 
 func (v view[S, O]) ConfigValue(path string) ([]byte, error) {
-	raw, err := managed.Value(*v.cloud.Config(v.c), path, v.cloud.Options())
+	raw, err := managed.Value(*v.cloud.Config(v.c), path, v.cloud.Options)
 	if err != nil {
-		return nil, fmt.Errorf("spec.%s.%s: %w", v.cloud.ConfigField(), path, err)
+		return nil, fmt.Errorf("spec.%s.%s: %w", v.cloud.ConfigField, path, err)
 	}
 	return raw, nil
 }
 
 func (v view[S, O]) SetConfigValue(path string, raw []byte) error {
-	if err := managed.SetValue(v.cloud.Config(v.c), path, raw, v.cloud.Options()); err != nil {
-		return fmt.Errorf("spec.%s.%s: %w", v.cloud.ConfigField(), path, err)
+	if err := managed.SetValue(v.cloud.Config(v.c), path, raw, v.cloud.Options); err != nil {
+		return fmt.Errorf("spec.%s.%s: %w", v.cloud.ConfigField, path, err)
 	}
 	return nil
 }
 
 func (v view[S, O]) Conflicts() []hostedv1.FieldConflict { return v.c.Status.Conflicts }
 
-// Rows returns the effective-state table of c's config of cloud (what
-// `clustersync cluster show` prints): per managed field the config,
-// upstream (empty before the first refresh), effective and applied value.
-// ok is false when c has no config of cloud.
-func Rows[S any, O engine.Object[S]](cloud Cloud[S, O], c *mgmtv1.Cluster) (rows []managed.Row, ok bool) {
-	cfg := cloud.Config(c)
+// Rows returns the effective-state table of c's config of the cloud of
+// t (what `clustersync cluster show` prints): per managed field the
+// config, upstream (empty before the first refresh), effective and applied
+// value. ok is false when c has no config of it.
+func Rows[S any, O engine.Object[S]](t Traits[S, O], c *mgmtv1.Cluster) (rows []managed.Row, ok bool) {
+	cfg := t.Config(c)
 	if cfg == nil {
 		return nil, false
 	}
 	c = c.DeepCopy()
-	upstream, applied := cloud.Status(c)
+	upstream, applied := t.Status(c)
 	var up, app S
 	if *upstream != nil {
 		up = **upstream
@@ -172,5 +196,5 @@ func Rows[S any, O engine.Object[S]](cloud Cloud[S, O], c *mgmtv1.Cluster) (rows
 	if *applied != nil {
 		app = **applied
 	}
-	return managed.Rows(*cfg, up, app, cloud.Options()), true
+	return managed.Rows(*cfg, up, app, t.Options), true
 }

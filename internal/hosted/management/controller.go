@@ -1,6 +1,6 @@
 // Package management is the management controller of hosted clusters,
-// written once for every cloud (a Cloud is the provider's half of the
-// contract): for each Cluster with the cloud's config (spec.eksConfig) it
+// written once for every cloud (Traits and a Reader are the cloud's
+// half of the contract): for each Cluster with the cloud's config (spec.eksConfig) it
 // keeps the operator object (an EKSClusterConfig), refreshes the upstream
 // spec (status.eksStatus.upstreamSpec) from the cloud every refresh
 // period, and applies the managed-field semantics of
@@ -38,13 +38,17 @@ import (
 const DefaultRefresh = 300 * time.Second
 
 // Reconciler is the management controller for the Clusters of one cloud
-// (Cloud): it keeps an operator object per Cluster with the cloud's
+// (Traits, Reader): it keeps an operator object per Cluster with the cloud's
 // config, refreshes the upstream spec, adopts outside changes, reaches the
 // cluster's API server and sets the conditions and phase.
 type Reconciler[S any, O engine.Object[S]] struct {
 	Client client.Client
-	// Cloud is the provider; required.
-	Cloud Cloud[S, O]
+	// Traits are the cloud's names and rules, and how a Cluster holds its
+	// config and status; required.
+	Traits Traits[S, O]
+	// Reader reads the cloud and reaches the clusters' API servers;
+	// required.
+	Reader Reader[S, O]
 	// APIReader reads the operator object past the cache to confirm an
 	// adoption (the manager's GetAPIReader); nil means Client.
 	APIReader client.Reader
@@ -84,7 +88,7 @@ func (r *Reconciler[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err := r.Client.Get(ctx, req.NamespacedName, &c); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	cfg := r.Cloud.Config(&c)
+	cfg := r.Traits.Config(&c)
 	if cfg == nil {
 		return ctrl.Result{}, nil
 	}
@@ -96,7 +100,7 @@ func (r *Reconciler[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			return ctrl.Result{}, err
 		}
 	}
-	op := r.Cloud.NewObject()
+	op := r.Traits.New()
 	opExists := r.Client.Get(ctx, types.NamespacedName{Namespace: hostedv1.Namespace, Name: c.Name}, op) == nil
 	config := managed.Copy(*cfg)
 	opSpec := config
@@ -117,7 +121,7 @@ func (r *Reconciler[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	var found bool
 	if fresh {
 		var err error
-		if up, found, err = r.Cloud.Describe(ctx, config, last); err != nil {
+		if up, found, err = r.Reader.Describe(ctx, config, last); err != nil {
 			return ctrl.Result{}, err
 		}
 		prev = lastRead{At: now, Settled: settled, Generation: generation}
@@ -125,11 +129,11 @@ func (r *Reconciler[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	} else {
 		up, found = r.stored(&c)
 	}
-	upstream, applied := r.Cloud.Status(&c)
-	obs := observed{cloud: r.Cloud.Name(), field: r.Cloud.ConfigField(), imported: r.Cloud.Imported(config)}
+	upstream, applied := r.Traits.Status(&c)
+	obs := observed{cloud: r.Traits.Name, field: r.Traits.ConfigField, imported: r.Traits.Imported(config)}
 	if opExists {
 		obs.op = op.OperatorRecord()
-		r.Cloud.CopyStatus(&c, op)
+		r.Traits.CopyStatus(&c, op)
 		*applied = nil
 		if a := *op.AppliedSpecRef(); a != nil {
 			cp := managed.Copy(*a)
@@ -153,7 +157,7 @@ func (r *Reconciler[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	if found {
 		*upstream = &up.Spec
-		obs.pools = r.Cloud.NodePools(up.Spec)
+		obs.pools = r.Traits.NodePools(up.Spec)
 		if up.Version != "" {
 			c.Status.Version = up.Version
 		}
@@ -179,7 +183,7 @@ func (r *Reconciler[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err := r.ensureOperatorConfig(ctx, &c, opSpec, keeps); err != nil {
 		return ctrl.Result{}, err
 	}
-	c.Status.Driver = r.Cloud.Name()
+	c.Status.Driver = r.Traits.Name
 	c.Status.ObservedGeneration = c.Generation
 	setConditions(&c, obs)
 	if err := r.Client.Status().Update(ctx, &c); err != nil {
@@ -192,7 +196,7 @@ func (r *Reconciler[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 // false before the first), for a reconcile that does not read the cloud
 // (readDue).
 func (r *Reconciler[S, O]) stored(c *mgmtv1.Cluster) (Upstream[S], bool) {
-	upstream, _ := r.Cloud.Status(c.DeepCopy())
+	upstream, _ := r.Traits.Status(c.DeepCopy())
 	if *upstream == nil {
 		return Upstream[S]{}, false
 	}
@@ -207,7 +211,7 @@ func (r *Reconciler[S, O]) fresh(ctx context.Context, op O) (current O, ok bool,
 	if reader == nil {
 		reader = r.Client
 	}
-	current = r.Cloud.NewObject()
+	current = r.Traits.New()
 	if err := reader.Get(ctx, client.ObjectKeyFromObject(op), current); err != nil {
 		return current, false, client.IgnoreNotFound(err)
 	}
@@ -233,7 +237,7 @@ func (r *Reconciler[S, O]) adopt(ctx context.Context, c *mgmtv1.Cluster, op O, c
 	if plan, ready, err = r.plan(current, config, upstream); err != nil || !ready || len(plan.Adopt) == 0 {
 		return nil, err
 	}
-	r.Cloud.SetConfig(c, plan.Config)
+	r.Traits.SetConfig(c, plan.Config)
 	status := c.Status
 	if err := r.Client.Update(ctx, c); err != nil {
 		return nil, err
@@ -241,7 +245,7 @@ func (r *Reconciler[S, O]) adopt(ctx context.Context, c *mgmtv1.Cluster, op O, c
 	c.Status = status
 	for _, a := range plan.Adopt {
 		r.Events.Eventf(c, nil, corev1.EventTypeNormal, "OutsideChange", "Sync",
-			"%s changed outside clustersync from %s to %s; adopted into spec.%s", a.Path, show(a.Old), show(a.New), r.Cloud.ConfigField())
+			"%s changed outside clustersync from %s to %s; adopted into spec.%s", a.Path, show(a.Old), show(a.New), r.Traits.ConfigField)
 	}
 	return &plan.Config, nil
 }
@@ -249,11 +253,11 @@ func (r *Reconciler[S, O]) adopt(ctx context.Context, c *mgmtv1.Cluster, op O, c
 // plan compares config and upstream with op's applied record; ready is
 // false while that record is not settled (engine.AppliedFor).
 func (r *Reconciler[S, O]) plan(op O, config, upstream S) (managed.Plan[S], bool, error) {
-	applied, ready, err := engine.AppliedFor(op, config, r.Cloud.Options())
+	applied, ready, err := engine.AppliedFor(op, config, r.Traits.Options)
 	if err != nil || !ready {
 		return managed.Plan[S]{}, false, err
 	}
-	return managed.Reconcile(config, upstream, applied, r.Cloud.Options()), true, nil
+	return managed.Reconcile(config, upstream, applied, r.Traits.Options), true, nil
 }
 
 // finalize deletes the Cluster's operator object, reports phase Deleting
@@ -262,7 +266,7 @@ func (r *Reconciler[S, O]) finalize(ctx context.Context, c *mgmtv1.Cluster) (ctr
 	if !controllerutil.ContainsFinalizer(c, Finalizer) {
 		return ctrl.Result{}, nil
 	}
-	op := r.Cloud.NewObject()
+	op := r.Traits.New()
 	err := r.Client.Get(ctx, types.NamespacedName{Namespace: hostedv1.Namespace, Name: c.Name}, op)
 	switch {
 	case apierrors.IsNotFound(err):
@@ -277,9 +281,9 @@ func (r *Reconciler[S, O]) finalize(ctx context.Context, c *mgmtv1.Cluster) (ctr
 			return ctrl.Result{}, err
 		}
 	}
-	name := r.Cloud.Name()
+	name := r.Traits.Name
 	msg := fmt.Sprintf("the %s operator is deleting the cluster in %s", name, name)
-	if r.Cloud.Imported(*r.Cloud.Config(c)) {
+	if r.Traits.Imported(*r.Traits.Config(c)) {
 		msg = fmt.Sprintf("disconnecting the imported cluster; %s is not changed", name)
 	}
 	if f := op.OperatorRecord().FailureMessage; f != "" {
@@ -301,7 +305,7 @@ func (r *Reconciler[S, O]) finalize(ctx context.Context, c *mgmtv1.Cluster) (ctr
 // ensureOperatorConfig keeps the operator object of c with spec and the
 // user's answers keeps (its engine.KeepAnnotation), owned by c.
 func (r *Reconciler[S, O]) ensureOperatorConfig(ctx context.Context, c *mgmtv1.Cluster, spec S, keeps engine.Keeps) error {
-	op := r.Cloud.NewObject()
+	op := r.Traits.New()
 	op.SetName(c.Name)
 	op.SetNamespace(hostedv1.Namespace)
 	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, op, func() error {
@@ -345,11 +349,11 @@ func (r *Reconciler[S, O]) keeps(ctx context.Context, c *mgmtv1.Cluster, op O) (
 	}
 	carried, _ := engine.KeepsOf(current.GetAnnotations())
 	for _, path := range slices.Sorted(maps.Keys(gone)) {
-		now, err := managed.Value(*r.Cloud.Config(c), path, r.Cloud.Options())
+		now, err := managed.Value(*r.Traits.Config(c), path, r.Traits.Options)
 		if err != nil {
 			now = nil // a path of no field: no conflict either
 		}
-		typ, reason, note := keepGone(path, gone[path], carried, current.OperatorRecord().Conflicts, now, r.Cloud.Name(), r.Cloud.ConfigField())
+		typ, reason, note := keepGone(path, gone[path], carried, current.OperatorRecord().Conflicts, now, r.Traits.Name, r.Traits.ConfigField)
 		r.Events.Eventf(c, nil, typ, reason, "Sync", "%s", note)
 	}
 	return live, r.setKeeps(ctx, c, live)

@@ -22,6 +22,7 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/access"
 	"github.com/clustersync/clustersync/internal/hosted/eks"
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
+	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
 	"github.com/clustersync/clustersync/internal/hosted/management"
 )
@@ -58,7 +59,7 @@ type world struct {
 	srv  *ekstest.Server
 	clk  *hostedtest.Clock
 	mgmt *management.Reconciler[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig]
-	op   *eks.Reconciler
+	op   *engine.Operator[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig]
 	key  types.NamespacedName
 }
 
@@ -126,10 +127,10 @@ func register(t *testing.T, cluster ekstest.ClusterSpec, edit func(*eksv1.EKSClu
 	}
 	factory := eks.NewClientsFactory(srv.URL)
 	tokens := func(context.Context, string, map[string][]byte, string) (string, error) { return adminToken, nil }
-	w := &world{srv: srv, clk: clk, key: types.NamespacedName{Name: name},
-		mgmt: &management.Reconciler[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig]{Client: k, Events: recorder, Refresh: time.Second,
-			Cloud: &eks.Management{Client: k, NewClients: factory, Tokens: tokens, Dial: dial}},
-		op: &eks.Reconciler{Client: k, NewClients: factory, Poll: time.Second}}
+	mgmt, op := management.Controllers(k, management.CloudOptions{Refresh: time.Second, Poll: time.Second}, eks.Traits(),
+		&eks.Management{Client: k, NewClients: factory, Tokens: tokens, Dial: dial}, &eks.Provider{Client: k, NewClients: factory})
+	mgmt.Events = recorder
+	w := &world{srv: srv, clk: clk, key: types.NamespacedName{Name: name}, mgmt: mgmt, op: op}
 	return w
 }
 

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
@@ -172,29 +171,41 @@ func CredentialsAs[T any](o CloudOptions, name string) (T, error) {
 	return t, nil
 }
 
-// Register adds one cloud's two controllers to mgr: the management
-// controller of its Clusters ("management-<key>", watching Clusters and
-// the operator objects they own) and its operator ("<key>-operator",
-// watching the operator objects). Both act on a change of spec or of
-// annotations: a "keep my value" answer (engine.KeepAnnotation) is one,
-// written on the Cluster and copied to its operator object. Errors name
-// the controller.
-func Register[S any, O engine.Object[S]](mgr ctrl.Manager, o CloudOptions, key string, cloud Cloud[S, O], operator reconcile.Reconciler) error {
-	opts := controller.Options{MaxConcurrentReconciles: max(o.Workers, 1)}
-	mgmt := &Reconciler[S, O]{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cloud: cloud,
-		Events: mgr.GetEventRecorder(AppID), Refresh: o.Refresh,
+// Controllers returns the two controllers of one cloud, as Register adds
+// them to a manager: its management controller and its operator (the
+// engine driving its Provider), both with client k and o's Refresh and
+// Poll. The caller sets what the manager gives (the management
+// controller's APIReader and Events) and, in tests, the clocks.
+func Controllers[S any, O engine.Object[S]](k client.Client, o CloudOptions, t Traits[S, O], reader Reader[S, O], provider engine.Provider[S, O]) (*Reconciler[S, O], *engine.Operator[S, O]) {
+	return &Reconciler[S, O]{Client: k, Traits: t, Reader: reader, Refresh: o.Refresh},
+		&engine.Operator[S, O]{Client: k, Traits: t.Traits, Provider: provider, Poll: o.Poll}
+}
+
+// Register adds one cloud's two controllers (Controllers) to mgr: the
+// management controller of its Clusters ("management-<key>", watching
+// Clusters and the operator objects they own) and its operator
+// ("<key>-operator", watching the operator objects). Both act on a change
+// of spec or of annotations: a "keep my value" answer
+// (engine.KeepAnnotation) is one, written on the Cluster and copied to its
+// operator object. Errors name the controller, or the field of t that is
+// not set.
+func Register[S any, O engine.Object[S]](mgr ctrl.Manager, o CloudOptions, key string, t Traits[S, O], reader Reader[S, O], provider engine.Provider[S, O]) error {
+	if err := t.Check(); err != nil {
+		return err
 	}
+	mgmt, operator := Controllers(mgr.GetClient(), o, t, reader, provider)
+	mgmt.APIReader, mgmt.Events = mgr.GetAPIReader(), mgr.GetEventRecorder(AppID)
+	opts := controller.Options{MaxConcurrentReconciles: max(o.Workers, 1)}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("management-"+key).WithOptions(opts).
 		For(&mgmtv1.Cluster{}, builder.WithPredicates(predicate.Or[client.Object](specOrAnnotations(), agentConnection()))).
-		Owns(cloud.NewObject(), builder.WithPredicates(phaseChanged())).
+		Owns(t.New(), builder.WithPredicates(phaseChanged())).
 		Complete(mgmt); err != nil {
-		return fmt.Errorf("management controller of %s clusters: %w", cloud.Name(), err)
+		return fmt.Errorf("management controller of %s clusters: %w", t.Name, err)
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).Named(key+"-operator").WithOptions(opts).
-		For(cloud.NewObject(), builder.WithPredicates(specOrAnnotations())).
+		For(t.New(), builder.WithPredicates(specOrAnnotations())).
 		Complete(operator); err != nil {
-		return fmt.Errorf("%s operator: %w", cloud.Name(), err)
+		return fmt.Errorf("%s operator: %w", t.Name, err)
 	}
 	return nil
 }

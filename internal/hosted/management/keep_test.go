@@ -23,7 +23,7 @@ import (
 
 // hosted sees a Cluster through the world's cloud, as manager.Hosted does.
 func (w *world) hosted(c *mgmtv1.Cluster) (management.View, bool) {
-	return management.ViewOf(w.mgmt.Cloud, c)
+	return management.ViewOf(w.mgmt.Traits, c)
 }
 
 // clusterEditor returns a client of a user whose RBAC allows getting,

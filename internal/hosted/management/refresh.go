@@ -21,7 +21,7 @@ type lastRead struct {
 }
 
 // readDue decides whether a reconcile of a Cluster reads the cloud
-// (Cloud.Describe) or works from the upstream spec its status holds. It
+// (Reader.Describe) or works from the upstream spec its status holds. It
 // reads when it never read in this process (ok false), when period has
 // passed since the last read, and when the operator's record is settled
 // on something it was not at the last read: an update finished (it was

@@ -19,7 +19,6 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/aks"
 	"github.com/clustersync/clustersync/internal/hosted/aks/akstest"
 	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
-	"github.com/clustersync/clustersync/internal/hosted/management"
 )
 
 const subscription = "00000000-0000-0000-0000-0000000000aa"
@@ -82,10 +81,9 @@ func startAKS(t *testing.T, name string, imported bool) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mgmt, op := controllers(clk, aks.Traits(), &aks.Management{Client: k, NewClients: factory}, &aks.Provider{Client: k, NewClients: factory})
 	return &world{cloud: &aksCloud{srv: srv, name: name, rg: rg, portal: portal}, name: name, clk: clk,
-		mgmt: &management.Reconciler[aksv1.AKSClusterConfigSpec, *aksv1.AKSClusterConfig]{Client: k, Events: recorder, Refresh: time.Second, Now: clk.Now,
-			Cloud: &aks.Management{Client: k, NewClients: factory}},
-		op: &aks.Reconciler{Client: k, NewClients: factory, Poll: time.Second}}
+		mgmt: mgmt, op: op}
 }
 
 func (a *aksCloud) snapshot(t *testing.T) akstest.ClusterSnapshot {

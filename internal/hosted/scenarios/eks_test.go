@@ -17,7 +17,6 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/eks"
 	"github.com/clustersync/clustersync/internal/hosted/eks/ekstest"
 	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
-	"github.com/clustersync/clustersync/internal/hosted/management"
 )
 
 // eksCloud is EKS in the scenario table.
@@ -73,10 +72,9 @@ func startEKS(t *testing.T, name string, imported bool) *world {
 	}
 	factory := eks.NewClientsFactory(srv.URL, quick)
 	tokens := func(context.Context, string, map[string][]byte, string) (string, error) { return token, nil }
+	mgmt, op := controllers(clk, eks.Traits(), &eks.Management{Client: k, NewClients: factory, Tokens: tokens}, &eks.Provider{Client: k, NewClients: factory})
 	return &world{cloud: &eksCloud{srv: srv, name: name}, name: name, clk: clk,
-		mgmt: &management.Reconciler[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterConfig]{Client: k, Events: recorder, Refresh: time.Second, Now: clk.Now,
-			Cloud: &eks.Management{Client: k, NewClients: factory, Tokens: tokens}},
-		op: &eks.Reconciler{Client: k, NewClients: factory, Poll: time.Second}}
+		mgmt: mgmt, op: op}
 }
 
 func (e *eksCloud) snapshot(t *testing.T) ekstest.ClusterSnapshot {

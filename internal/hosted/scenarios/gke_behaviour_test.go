@@ -257,7 +257,7 @@ func TestGKECreatePrivate(t *testing.T) {
 		s.PrivateClusterConfig = &gkev1.GKEPrivateClusterConfig{EnablePrivateEndpoint: true, EnablePrivateNodes: true, MasterIpv4CidrBlock: "172.16.0.0/28"}
 	})
 	g := w.cloud.(*gkeCloud)
-	cloud := w.mgmt.(*management.Reconciler[gkev1.GKEClusterConfigSpec, *gkev1.GKEClusterConfig]).Cloud.(*gke.Management)
+	cloud := w.mgmt.(*management.Reconciler[gkev1.GKEClusterConfigSpec, *gkev1.GKEClusterConfig]).Reader.(*gke.Management)
 	cloud.Dial = func(ctx context.Context, network, address string) (net.Conn, error) {
 		return nil, &net.DNSError{Err: "no route", Name: address, IsTimeout: true}
 	}

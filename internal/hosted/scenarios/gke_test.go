@@ -18,7 +18,6 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/gke"
 	"github.com/clustersync/clustersync/internal/hosted/gke/gketest"
 	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
-	"github.com/clustersync/clustersync/internal/hosted/management"
 )
 
 const (
@@ -79,10 +78,9 @@ func startGKEWith(t *testing.T, name string, imported bool, edit func(*gkev1.GKE
 	if err != nil {
 		t.Fatal(err)
 	}
+	mgmt, op := controllers(clk, gke.Traits(), &gke.Management{Client: k, NewClients: factory}, &gke.Provider{Client: k, NewClients: factory})
 	return &world{cloud: &gkeCloud{srv: srv, name: name, console: console}, name: name, clk: clk,
-		mgmt: &management.Reconciler[gkev1.GKEClusterConfigSpec, *gkev1.GKEClusterConfig]{Client: k, Events: recorder, Refresh: time.Second, Now: clk.Now,
-			Cloud: &gke.Management{Client: k, NewClients: factory}},
-		op: &gke.Reconciler{Client: k, NewClients: factory, Poll: time.Second}}
+		mgmt: mgmt, op: op}
 }
 
 func (g *gkeCloud) snapshot(t *testing.T) *containerpb.Cluster {

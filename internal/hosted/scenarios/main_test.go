@@ -21,7 +21,9 @@ import (
 
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
+	"github.com/clustersync/clustersync/internal/hosted/management"
 )
 
 var (
@@ -70,6 +72,15 @@ type world struct {
 	// errs are the errors the controllers returned (retried by
 	// controller-runtime in a manager).
 	errs []error
+}
+
+// controllers returns a world's two controllers of one cloud, as the
+// manager makes them (management.Controllers), refreshing and polling
+// every second of the world's clock.
+func controllers[S any, O engine.Object[S]](clk *hostedtest.Clock, t management.Traits[S, O], reader management.Reader[S, O], provider engine.Provider[S, O]) (mgmt, op reconcile.Reconciler) {
+	m, o := management.Controllers(k, management.CloudOptions{Refresh: time.Second, Poll: time.Second}, t, reader, provider)
+	m.Events, m.Now = recorder, clk.Now
+	return m, o
 }
 
 func (w *world) key() types.NamespacedName { return types.NamespacedName{Name: w.name} }
