@@ -264,9 +264,9 @@ func (s *conn) Observe(ctx context.Context) (engine.Observation[aksv1.AKSCluster
 		return obs, fmt.Errorf("get cluster %s: %w", s.c.Spec.ClusterName, err)
 	}
 	if obs.Busy, _ = Busy(mc); !obs.Busy {
-		obs.Upstream = UpstreamSpec(s.c.Spec, mc)
+		obs.Upstream, err = reading(ctx, s.r.Client, s.c.Spec, s.c, mc)
 	}
-	return obs, nil
+	return obs, err
 }
 
 // Prepare takes a Kubernetes upgrade one minor version at a time.

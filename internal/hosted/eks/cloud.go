@@ -25,6 +25,9 @@ func Traits() management.Traits[eksv1.EKSClusterConfigSpec, *eksv1.EKSClusterCon
 				return *createdApplied(spec)
 			},
 			Order: OrderUpdates, CallGroup: callGroup, Vet: vet, Retryable: Retryable,
+			// TagResource and UntagResource have set the tags once they
+			// succeed; every other EKS call goes on after it returns.
+			Immediate: func(group string) bool { return group == "tags" },
 			// EKS reports some fields in a richer form than they are pushed
 			// (a launch template by ID and name): an update EKS reports
 			// Successful applied its change.

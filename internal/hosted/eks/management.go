@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -13,6 +12,7 @@ import (
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/access"
+	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/management"
 )
 
@@ -73,31 +73,28 @@ func nodePools(up eksv1.EKSClusterConfigSpec) int {
 	return len(*up.NodeGroups)
 }
 
-// Describe describes the cluster in EKS (DescribeUpstream, which reads
-// node groups on the operator's launch template from op's status).
-func (m *Management) Describe(ctx context.Context, config eksv1.EKSClusterConfigSpec, op *eksv1.EKSClusterConfig) (management.Upstream[eksv1.EKSClusterConfigSpec], bool, error) {
-	var up management.Upstream[eksv1.EKSClusterConfigSpec]
+// Describe describes the cluster in EKS, its node groups and add-on
+// (reading, as the operator's Observe does, with node groups on the
+// operator's launch template read from op's status).
+func (m *Management) Describe(ctx context.Context, config eksv1.EKSClusterConfigSpec, op *eksv1.EKSClusterConfig) (engine.Upstream[eksv1.EKSClusterConfigSpec], bool, error) {
 	cs, _, err := LoadClients(ctx, m.Client, m.NewClients, config)
 	if err != nil {
-		return up, false, err
+		return engine.Upstream[eksv1.EKSClusterConfigSpec]{}, false, err
 	}
 	var status eksv1.EKSClusterConfigStatus
 	if op != nil {
 		status = op.Status
 	}
-	spec, cl, _, err := DescribeUpstream(ctx, cs, config, status)
+	cl, ngs, err := Describe(ctx, cs.EKS, config.DisplayName)
 	var nf *ekstypes.ResourceNotFoundException
 	if errors.As(err, &nf) {
-		return up, false, nil
+		return engine.Upstream[eksv1.EKSClusterConfigSpec]{}, false, nil
 	}
 	if err != nil {
-		return up, false, err
+		return engine.Upstream[eksv1.EKSClusterConfigSpec]{}, false, err
 	}
-	up.Spec, up.Version, up.Endpoint = spec, aws.ToString(spec.KubernetesVersion), aws.ToString(cl.Endpoint)
-	if cl.CertificateAuthority != nil {
-		up.CACert = aws.ToString(cl.CertificateAuthority.Data)
-	}
-	return up, true, nil
+	up, err := reading(ctx, cs, config, status, cl, ngs)
+	return up, err == nil, err
 }
 
 // Connect reaches the API server with an IAM token signed with the
@@ -105,7 +102,7 @@ func (m *Management) Describe(ctx context.Context, config eksv1.EKSClusterConfig
 // https://github.com/rancher/eks-operator). For an endpoint without public
 // access it first tells whether the management server reaches it at all
 // (access.RequiresTunnel, kept in status.eksStatus.privateRequiresTunnel).
-func (m *Management) Connect(ctx context.Context, c *mgmtv1.Cluster, config eksv1.EKSClusterConfigSpec, up management.Upstream[eksv1.EKSClusterConfigSpec]) (*rest.Config, error) {
+func (m *Management) Connect(ctx context.Context, c *mgmtv1.Cluster, config eksv1.EKSClusterConfigSpec, up engine.Upstream[eksv1.EKSClusterConfigSpec]) (*rest.Config, error) {
 	status(c)
 	st := c.Status.EKSStatus
 	if up.Spec.PublicAccess == nil || *up.Spec.PublicAccess {

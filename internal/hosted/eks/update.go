@@ -17,9 +17,10 @@ import (
 	"github.com/clustersync/clustersync/internal/hosted/managed"
 )
 
-// Observe describes the cluster and its node groups, deletes the managed
-// launch template versions no node group uses any more, and builds the
-// upstream spec. The cluster is busy while EKS is changing something: the
+// Observe describes the cluster, its node groups and its EBS CSI driver
+// add-on, deletes the managed launch template versions no node group uses
+// any more, and builds the upstream (reading, as Management.Describe
+// does). The cluster is busy while EKS is changing something: the
 // cluster is UPDATING, an update is InProgress, or a node group is not
 // ACTIVE (eks-operator#752: EKS stays ACTIVE for a while after an update
 // starts, hence the ListUpdates check). Finished holds the updates seen
@@ -70,7 +71,7 @@ func (s *conn) Observe(ctx context.Context) (engine.Observation[eksv1.EKSCluster
 	if obs.Busy {
 		return obs, nil
 	}
-	obs.Upstream, err = upstream(ctx, s.cs, c.Spec, c.Status, cl, ngs, false)
+	obs.Upstream, err = reading(ctx, s.cs, c.Spec, c.Status, cl, ngs)
 	return obs, err
 }
 

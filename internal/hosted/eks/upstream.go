@@ -10,6 +10,7 @@ import (
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
+	"github.com/clustersync/clustersync/internal/hosted/engine"
 )
 
 // UpstreamSpec is the spec as EKS reports it (status.eksStatus.upstreamSpec):
@@ -89,20 +90,32 @@ func DescribeUpstream(ctx context.Context, cs *Clients, config eksv1.EKSClusterC
 	if err != nil {
 		return eksv1.EKSClusterConfigSpec{}, nil, nil, err
 	}
-	up, err := upstream(ctx, cs, config, status, cl, ngs, true)
+	up, err := upstream(ctx, cs, config, status, cl, ngs)
 	return up, cl, ngs, err
 }
 
+// reading is the whole upstream of a described cluster: its spec
+// (upstream), Kubernetes version, endpoint and CA. The operator's passes
+// (Observe) and the management controller's refresh (Describe) both read
+// it, so that either's reading serves the other (engine.Readings).
+func reading(ctx context.Context, cs *Clients, config eksv1.EKSClusterConfigSpec, status eksv1.EKSClusterConfigStatus, cl *ekstypes.Cluster, ngs []*ekstypes.Nodegroup) (engine.Upstream[eksv1.EKSClusterConfigSpec], error) {
+	spec, err := upstream(ctx, cs, config, status, cl, ngs)
+	if err != nil {
+		return engine.Upstream[eksv1.EKSClusterConfigSpec]{}, err
+	}
+	up := engine.Upstream[eksv1.EKSClusterConfigSpec]{Spec: spec, Version: aws.ToString(spec.KubernetesVersion), Endpoint: aws.ToString(cl.Endpoint)}
+	if cl.CertificateAuthority != nil {
+		up.CACert = aws.ToString(cl.CertificateAuthority.Data)
+	}
+	return up, nil
+}
+
 // upstream completes UpstreamSpec of a described cluster, as
-// DescribeUpstream says; the add-on is described only when withAddon is
-// true or config manages ebsCSIDriver (the operator's passes).
-func upstream(ctx context.Context, cs *Clients, config eksv1.EKSClusterConfigSpec, status eksv1.EKSClusterConfigStatus, cl *ekstypes.Cluster, ngs []*ekstypes.Nodegroup, withAddon bool) (eksv1.EKSClusterConfigSpec, error) {
-	ebs := false
-	if withAddon || config.EBSCSIDriver != nil {
-		var err error
-		if ebs, err = ebsCSIDriverInstalled(ctx, cs.EKS, aws.ToString(cl.Name)); err != nil {
-			return eksv1.EKSClusterConfigSpec{}, err
-		}
+// DescribeUpstream says.
+func upstream(ctx context.Context, cs *Clients, config eksv1.EKSClusterConfigSpec, status eksv1.EKSClusterConfigStatus, cl *ekstypes.Cluster, ngs []*ekstypes.Nodegroup) (eksv1.EKSClusterConfigSpec, error) {
+	ebs, err := ebsCSIDriverInstalled(ctx, cs.EKS, aws.ToString(cl.Name))
+	if err != nil {
+		return eksv1.EKSClusterConfigSpec{}, err
 	}
 	up := UpstreamSpec(config, cl, ngs, ebs)
 	if err := templateUpstream(ctx, cs.EC2, status.ManagedLaunchTemplateID, ngs, &up); err != nil {

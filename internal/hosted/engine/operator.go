@@ -69,7 +69,15 @@ type Operator[S any, O Object[S]] struct {
 	// Poll is the read interval while the cloud is busy; 0 means
 	// DefaultPoll.
 	Poll time.Duration
+	// Readings, when not nil, receive every reading of the cloud an
+	// update pass takes, for the management controller.
+	Readings *Readings[S]
+	// Now is the clock of Readings; nil means time.Now.
+	Now func() time.Time
 }
+
+// retrying ends a failure message whose pass is retried with backoff.
+const retrying = " (retrying)"
 
 // Reconcile implements reconcile.Reconciler.
 func (e *Operator[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -88,6 +96,9 @@ func (e *Operator[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		}
 		return p.delete(ctx)
 	}
+	if nothingToDo(o) {
+		return ctrl.Result{}, nil
+	}
 	if err := p.open(ctx); err != nil {
 		return ctrl.Result{}, p.fail(ctx, err.Error())
 	}
@@ -105,11 +116,39 @@ func (e *Operator[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	return ctrl.Result{}, nil
 }
 
+func (e *Operator[S, O]) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
 func (e *Operator[S, O]) poll() time.Duration {
 	if e.Poll > 0 {
 		return e.Poll
 	}
 	return DefaultPoll
+}
+
+// nothingToDo reports whether an active object's last update pass
+// settled on its current spec with nothing left for a pass to do: no push
+// pending, no failure (a refused or failed push is tried again by any
+// pass), and no "keep my value" answer to a recorded conflict. A pass
+// would only read the cloud (the start of the process reconciles every
+// object); outside changes are the management controller's to find, on
+// its own refresh.
+func nothingToDo[S any, O Object[S]](o O) bool {
+	rec := o.OperatorRecord()
+	if !Settled(rec) || rec.ObservedGeneration != o.GetGeneration() || rec.FailureMessage != "" {
+		return false
+	}
+	keeps := keepsOf(o)
+	for _, cf := range rec.Conflicts {
+		if keeps.Answers(cf) {
+			return false
+		}
+	}
+	return true
 }
 
 // pass is one Reconcile of one object.
@@ -208,7 +247,7 @@ func (p *pass[S, O]) outcome(ctx context.Context, err error) (ctrl.Result, error
 	if !p.e.Traits.Retryable(f.err) {
 		return ctrl.Result{}, p.fail(ctx, f.err.Error())
 	}
-	if ferr := p.fail(ctx, f.err.Error()+" (retrying)"); ferr != nil {
+	if ferr := p.fail(ctx, f.err.Error()+retrying); ferr != nil {
 		return ctrl.Result{}, ferr
 	}
 	return ctrl.Result{}, f.err
@@ -326,7 +365,8 @@ func (p *pass[S, O]) update(ctx context.Context) (ctrl.Result, error) {
 		p.rec.Phase = hostedv1.PhaseUpdating
 		return p.saveAndPoll(ctx)
 	}
-	up := obs.Upstream
+	p.e.Readings.Put(p.o.GetUID(), Reading[S]{Upstream: obs.Upstream, At: p.e.now()})
+	up := obs.Upstream.Spec
 	applied := AppliedOf[S](p.o)
 	failures, reverted, err := p.settlePending(ctx, up, obs.Finished, &applied)
 	if err != nil {
@@ -397,7 +437,7 @@ func (p *pass[S, O]) update(ctx context.Context) (ctrl.Result, error) {
 		retry := p.e.Traits.Retryable(err)
 		p.rec.FailureMessage = err.Error()
 		if retry {
-			p.rec.FailureMessage += " (retrying)"
+			p.rec.FailureMessage += retrying
 		}
 		if uerr := p.save(ctx); uerr != nil {
 			return ctrl.Result{}, uerr
@@ -407,13 +447,37 @@ func (p *pass[S, O]) update(ctx context.Context) (ctrl.Result, error) {
 		}
 		return ctrl.Result{}, nil // waits for the spec to change
 	}
+	p.rec.FailureMessage = strings.Join(failures, "; ")
+	if id == "" && p.e.Traits.Immediate != nil && p.e.Traits.Immediate(p.e.Traits.CallGroup(call[0].Path)) {
+		return p.settled(ctx, call, Upstream[S]{Spec: target, Version: obs.Upstream.Version, Endpoint: obs.Upstream.Endpoint, CACert: obs.Upstream.CACert},
+			len(pushable) > len(call))
+	}
 	for i := range p.rec.PendingUpdates {
 		if isIn(call, p.rec.PendingUpdates[i].Path) {
 			p.rec.PendingUpdates[i].UpdateID = id
 		}
 	}
-	p.rec.Phase, p.rec.FailureMessage = hostedv1.PhaseUpdating, strings.Join(failures, "; ")
+	p.rec.Phase = hostedv1.PhaseUpdating
 	return p.saveAndPoll(ctx)
+}
+
+// settled ends a pass whose call set its values as it succeeded
+// (Traits.Immediate): its pushes leave status.pendingUpdates as applied,
+// and up (upstream as read, with the pushed values over it) is the
+// reading of the pass. With more to push, the next pass follows at once
+// (phase updating); else the object is active.
+func (p *pass[S, O]) settled(ctx context.Context, call []managed.Change, up Upstream[S], more bool) (ctrl.Result, error) {
+	p.rec.PendingUpdates = slices.DeleteFunc(p.rec.PendingUpdates, func(pu hostedv1.PendingUpdate) bool { return isIn(call, pu.Path) })
+	p.e.Readings.Put(p.o.GetUID(), Reading[S]{Upstream: up, At: p.e.now()})
+	if more {
+		p.rec.Phase = hostedv1.PhaseUpdating
+		if err := p.save(ctx); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: firstPassDelay}, nil
+	}
+	p.rec.Phase = hostedv1.PhaseActive
+	return ctrl.Result{}, p.save(ctx)
 }
 
 func isIn(call []managed.Change, path string) bool {

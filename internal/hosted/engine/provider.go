@@ -72,6 +72,12 @@ type Traits[S any, O Object[S]] struct {
 	// with controller-runtime's per-object backoff and the change is not
 	// lost.
 	Retryable func(err error) bool
+	// Immediate reports whether a call of group (CallGroup) has set its
+	// values once it succeeds, starting no operation the cloud goes on
+	// with (EKS's TagResource): the push is settled in the pass that sent
+	// it, with upstream taken as read with the pushed values over it, and
+	// no read of the cloud follows. nil means no call is.
+	Immediate func(group string) bool
 }
 
 // Check returns an error naming the first field of t that is not set.
@@ -136,7 +142,9 @@ type Session[S any] interface {
 	// Import waits for an existing cluster to be ready and records how to
 	// reach it (the CA Secret), without writing to the cloud.
 	Import(ctx context.Context) (done bool, err error)
-	// Observe reads the cluster for an update pass.
+	// Observe reads the cluster for an update pass: everything the
+	// management controller's refresh reads too (Reader.Describe), so that
+	// its reading serves both (Readings).
 	Observe(ctx context.Context) (Observation[S], error)
 	// Outcome reports how the operation of pending update p ended when
 	// Observe did not see it finish: "" when it succeeded, else the reason
@@ -148,11 +156,23 @@ type Session[S any] interface {
 	// Apply sends call, the changes of one call group, with target's
 	// values (upstream with the pushed values over it); up is what Observe
 	// reported. It returns the ID of the cloud operation that applies it,
-	// "" for calls that return none, or ErrWaiting.
+	// "" for calls that return none (settled at once when
+	// Traits.Immediate says so, else when upstream shows the values), or
+	// ErrWaiting.
 	Apply(ctx context.Context, call []managed.Change, up, target S) (operationID string, err error)
 	// Delete removes a cluster clustersync created and what it generated
 	// for it; done once all is gone.
 	Delete(ctx context.Context) (done bool, err error)
+}
+
+// Upstream is what the cloud reports of a cluster.
+type Upstream[S any] struct {
+	// Spec is the cluster as a config spec, every field set.
+	Spec S
+	// Version is the Kubernetes version of the control plane.
+	Version string
+	// Endpoint is the API server URL; CACert the base64 PEM of its CA.
+	Endpoint, CACert string
 }
 
 // Observation is what Session.Observe read.
@@ -160,8 +180,10 @@ type Observation[S any] struct {
 	// Busy is true while the cloud is changing the cluster, whoever
 	// started it: nothing is written until it ends.
 	Busy bool
-	// Upstream is the cluster as the cloud reports it (set when not Busy).
-	Upstream S
+	// Upstream is the cluster as the cloud reports it: its spec, version,
+	// endpoint and CA, what the management controller's refresh reads too
+	// (set when not Busy; Readings hands it over).
+	Upstream Upstream[S]
 	// Finished maps the ID of each operation seen finishing in this
 	// observation to how it ended: "" when it succeeded, else the reason.
 	Finished map[string]string

@@ -262,7 +262,7 @@ func (s *conn) Observe(ctx context.Context) (engine.Observation[gkev1.GKECluster
 		}
 		obs.Finished[p.UpdateID] = failure
 	}
-	obs.Upstream = UpstreamSpec(s.c.Spec, s.c.Status.AppliedSpec, cl)
+	obs.Upstream = reading(s.c.Spec, s.c.Status.AppliedSpec, cl)
 	return obs, nil
 }
 

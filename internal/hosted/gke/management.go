@@ -14,6 +14,7 @@ import (
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/access"
+	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/management"
 )
 
@@ -59,8 +60,8 @@ func nodePools(up gkev1.GKEClusterConfigSpec) int { return len(pools(up)) }
 // Describe reads the cluster (one GetCluster, pools included): its
 // upstream spec (UpstreamSpec, with op's applied spec), version, endpoint
 // and CA.
-func (m *Management) Describe(ctx context.Context, config gkev1.GKEClusterConfigSpec, op *gkev1.GKEClusterConfig) (management.Upstream[gkev1.GKEClusterConfigSpec], bool, error) {
-	var up management.Upstream[gkev1.GKEClusterConfigSpec]
+func (m *Management) Describe(ctx context.Context, config gkev1.GKEClusterConfigSpec, op *gkev1.GKEClusterConfig) (engine.Upstream[gkev1.GKEClusterConfigSpec], bool, error) {
+	var up engine.Upstream[gkev1.GKEClusterConfigSpec]
 	gc, err := LoadClients(ctx, m.Client, m.NewClients, config)
 	if err != nil {
 		return up, false, err
@@ -76,9 +77,17 @@ func (m *Management) Describe(ctx context.Context, config gkev1.GKEClusterConfig
 	if op != nil {
 		applied = op.Status.AppliedSpec
 	}
-	up.Spec, up.Version = UpstreamSpec(config, applied, cl), cl.GetCurrentMasterVersion()
-	up.Endpoint, up.CACert = endpointURL(cl), cl.GetMasterAuth().GetClusterCaCertificate()
-	return up, true, nil
+	return reading(config, applied, cl), true, nil
+}
+
+// reading is the whole upstream of cluster cl: its spec (UpstreamSpec,
+// versions at the precision of applied), Kubernetes version, endpoint and
+// CA. The operator's passes (Observe) and the management controller's
+// refresh (Describe) both read it, so that either's reading serves the
+// other (engine.Readings).
+func reading(config gkev1.GKEClusterConfigSpec, applied *gkev1.GKEClusterConfigSpec, cl *containerpb.Cluster) engine.Upstream[gkev1.GKEClusterConfigSpec] {
+	return engine.Upstream[gkev1.GKEClusterConfigSpec]{Spec: UpstreamSpec(config, applied, cl), Version: cl.GetCurrentMasterVersion(),
+		Endpoint: endpointURL(cl), CACert: cl.GetMasterAuth().GetClusterCaCertificate()}
 }
 
 // Connect returns a client configuration for the cluster's API server:
@@ -86,7 +95,7 @@ func (m *Management) Describe(ctx context.Context, config gkev1.GKEClusterConfig
 // endpoint (no Google call), else the credential's OAuth token. For an
 // API server with a private endpoint only, it first tells whether the
 // management server reaches it at all (status.gkeStatus.privateRequiresTunnel).
-func (m *Management) Connect(ctx context.Context, c *mgmtv1.Cluster, config gkev1.GKEClusterConfigSpec, up management.Upstream[gkev1.GKEClusterConfigSpec]) (*rest.Config, error) {
+func (m *Management) Connect(ctx context.Context, c *mgmtv1.Cluster, config gkev1.GKEClusterConfigSpec, up engine.Upstream[gkev1.GKEClusterConfigSpec]) (*rest.Config, error) {
 	status(c)
 	st := c.Status.GKEStatus
 	if p := up.Spec.PrivateClusterConfig; p == nil || !p.EnablePrivateEndpoint {

@@ -14,6 +14,7 @@ import (
 	hostedv1 "github.com/clustersync/clustersync/api/hosted/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/access"
+	"github.com/clustersync/clustersync/internal/hosted/engine"
 )
 
 // SATokenWait bounds how long one pass waits for the cluster's token
@@ -61,7 +62,7 @@ func SATokenSecretName(cluster string) string { return cluster + "-sa-token" }
 // makes sure the cluster has clustersync's service account and keeps its
 // token in the Secret status.serviceAccountTokenSecret names, and counts
 // the nodes when the cloud reports no node group (condition Waiting).
-func (r *Reconciler[S, O]) reach(ctx context.Context, c *mgmtv1.Cluster, config S, up Upstream[S]) *accessResult {
+func (r *Reconciler[S, O]) reach(ctx context.Context, c *mgmtv1.Cluster, config S, up engine.Upstream[S]) *accessResult {
 	if up.Endpoint == "" {
 		return &accessResult{reason: ReasonUnreachable, err: fmt.Errorf("%s reports no API endpoint yet", r.Traits.Name)}
 	}
@@ -107,7 +108,7 @@ func failed(what string, err error) *accessResult {
 // clustersync-global-data/SATokenSecretName, owned by the Cluster, and
 // names it in status.serviceAccountTokenSecret; it does nothing when that
 // Secret already holds a token for the current endpoint.
-func (r *Reconciler[S, O]) ensureSAToken(ctx context.Context, c *mgmtv1.Cluster, kube kubernetes.Interface, up Upstream[S]) error {
+func (r *Reconciler[S, O]) ensureSAToken(ctx context.Context, c *mgmtv1.Cluster, kube kubernetes.Interface, up engine.Upstream[S]) error {
 	key := types.NamespacedName{Namespace: hostedv1.Namespace, Name: SATokenSecretName(c.Name)}
 	if creds, err := access.LoadToken(ctx, r.Client, key); err == nil && creds.Endpoint == up.Endpoint {
 		c.Status.ServiceAccountTokenSecret = key.Name

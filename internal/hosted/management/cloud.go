@@ -71,22 +71,12 @@ type Reader[S any, O engine.Object[S]] interface {
 	// Describe reads the cluster from the cloud; found is false before it
 	// exists. o is the operator object as last read (nil before it exists),
 	// for facts the read needs (e.g. the managed launch template).
-	Describe(ctx context.Context, config S, o O) (up Upstream[S], found bool, err error)
+	Describe(ctx context.Context, config S, o O) (up engine.Upstream[S], found bool, err error)
 	// Connect returns how to reach the cluster's API server as its
 	// administrator, or why it cannot be reached (an AccessError with the
 	// condition reason). It may record what it found in the Cluster's
 	// status (e.g. that a private endpoint needs a tunnel).
-	Connect(ctx context.Context, c *mgmtv1.Cluster, config S, up Upstream[S]) (*rest.Config, error)
-}
-
-// Upstream is what the cloud reports of a cluster.
-type Upstream[S any] struct {
-	// Spec is the cluster as a config spec, every field set.
-	Spec S
-	// Version is the Kubernetes version of the control plane.
-	Version string
-	// Endpoint is the API server URL; CACert the base64 PEM of its CA.
-	Endpoint, CACert string
+	Connect(ctx context.Context, c *mgmtv1.Cluster, config S, up engine.Upstream[S]) (*rest.Config, error)
 }
 
 // AccessError is why a cluster's API server cannot be reached, with the

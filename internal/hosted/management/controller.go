@@ -58,6 +58,10 @@ type Reconciler[S any, O engine.Object[S]] struct {
 	Refresh time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Readings, when not nil, are the operator's readings of the cloud
+	// (the same as the operator's Readings): a refresh takes one taken
+	// since the last read instead of reading the cloud again.
+	Readings *engine.Readings[S]
 
 	// read is when each Cluster's cloud was last read (readDue).
 	read reads
@@ -117,14 +121,19 @@ func (r *Reconciler[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	now := r.now()
 	prev, readBefore := r.read.get(c.UID)
 	fresh := readDue(prev, readBefore, settled, generation, now, r.refresh())
-	var up Upstream[S]
+	var up engine.Upstream[S]
 	var found bool
 	if fresh {
-		var err error
-		if up, found, err = r.Reader.Describe(ctx, config, last); err != nil {
-			return ctrl.Result{}, err
+		at := now
+		if rd, ok := r.reading(op, opExists, prev.At); ok {
+			up, found, at = rd.Upstream, true, rd.At
+		} else {
+			var err error
+			if up, found, err = r.Reader.Describe(ctx, config, last); err != nil {
+				return ctrl.Result{}, err
+			}
 		}
-		prev = lastRead{At: now, Settled: settled, Generation: generation}
+		prev = lastRead{At: at, Settled: settled, Generation: generation}
 		r.read.set(c.UID, prev)
 	} else {
 		up, found = r.stored(&c)
@@ -192,15 +201,25 @@ func (r *Reconciler[S, O]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	return ctrl.Result{RequeueAfter: max(prev.At.Add(r.refresh()).Sub(now), time.Second)}, nil
 }
 
+// reading returns the operator's reading of op (when it exists) taken
+// after since: one read of the cloud, which a refresh takes in place of
+// its own (Readings).
+func (r *Reconciler[S, O]) reading(op O, exists bool, since time.Time) (engine.Reading[S], bool) {
+	if !exists {
+		return engine.Reading[S]{}, false
+	}
+	return r.Readings.Since(op.GetUID(), since)
+}
+
 // stored is the upstream spec c's status holds from the last read (found
 // false before the first), for a reconcile that does not read the cloud
 // (readDue).
-func (r *Reconciler[S, O]) stored(c *mgmtv1.Cluster) (Upstream[S], bool) {
+func (r *Reconciler[S, O]) stored(c *mgmtv1.Cluster) (engine.Upstream[S], bool) {
 	upstream, _ := r.Traits.Status(c.DeepCopy())
 	if *upstream == nil {
-		return Upstream[S]{}, false
+		return engine.Upstream[S]{}, false
 	}
-	return Upstream[S]{Spec: managed.Copy(**upstream), Version: c.Status.Version, Endpoint: c.Status.APIEndpoint, CACert: c.Status.CACert}, true
+	return engine.Upstream[S]{Spec: managed.Copy(**upstream), Version: c.Status.Version, Endpoint: c.Status.APIEndpoint, CACert: c.Status.CACert}, true
 }
 
 // fresh reads operator object op from the API server (APIReader, else
@@ -276,6 +295,7 @@ func (r *Reconciler[S, O]) finalize(ctx context.Context, c *mgmtv1.Cluster) (ctr
 	case err != nil:
 		return ctrl.Result{}, err
 	}
+	r.Readings.Forget(op.GetUID())
 	if op.GetDeletionTimestamp() == nil {
 		if err := r.Client.Delete(ctx, op); client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, err

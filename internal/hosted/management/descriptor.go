@@ -174,11 +174,14 @@ func CredentialsAs[T any](o CloudOptions, name string) (T, error) {
 // Controllers returns the two controllers of one cloud, as Register adds
 // them to a manager: its management controller and its operator (the
 // engine driving its Provider), both with client k and o's Refresh and
-// Poll. The caller sets what the manager gives (the management
-// controller's APIReader and Events) and, in tests, the clocks.
+// Poll, sharing one engine.Readings, so that a reading of the cloud the
+// operator takes serves as the management controller's refresh. The
+// caller sets what the manager gives (the management controller's
+// APIReader and Events) and, in tests, both clocks (Now).
 func Controllers[S any, O engine.Object[S]](k client.Client, o CloudOptions, t Traits[S, O], reader Reader[S, O], provider engine.Provider[S, O]) (*Reconciler[S, O], *engine.Operator[S, O]) {
-	return &Reconciler[S, O]{Client: k, Traits: t, Reader: reader, Refresh: o.Refresh},
-		&engine.Operator[S, O]{Client: k, Traits: t.Traits, Provider: provider, Poll: o.Poll}
+	readings := &engine.Readings[S]{}
+	return &Reconciler[S, O]{Client: k, Traits: t, Reader: reader, Refresh: o.Refresh, Readings: readings},
+		&engine.Operator[S, O]{Client: k, Traits: t.Traits, Provider: provider, Poll: o.Poll, Readings: readings}
 }
 
 // Register adds one cloud's two controllers (Controllers) to mgr: the
@@ -230,7 +233,8 @@ func agentConnection() predicate.Funcs {
 
 // phaseChanged passes the operator object events the management
 // controller acts on: creation, deletion and a change of the operator's
-// phase, failure message, conflicts or observed generation (an update
+// phase, of whether its record is settled (engine.Settled), of its failure
+// message, conflicts or observed generation (an update
 // finishing, or the operator settling on an edit, means an immediate
 // upstream refresh; a conflict found when pushing is reported at once).
 func phaseChanged() predicate.Funcs {
@@ -244,7 +248,7 @@ func phaseChanged() predicate.Funcs {
 			return true
 		}
 		or, nr := o.OperatorRecord(), n.OperatorRecord()
-		return or.Phase != nr.Phase || or.FailureMessage != nr.FailureMessage || !slices.Equal(or.Conflicts, nr.Conflicts) ||
+		return or.Phase != nr.Phase || engine.Settled(or) != engine.Settled(nr) || or.FailureMessage != nr.FailureMessage || !slices.Equal(or.Conflicts, nr.Conflicts) ||
 			or.ObservedGeneration != nr.ObservedGeneration
 	}}
 }

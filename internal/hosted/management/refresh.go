@@ -21,7 +21,8 @@ type lastRead struct {
 }
 
 // readDue decides whether a reconcile of a Cluster reads the cloud
-// (Reader.Describe) or works from the upstream spec its status holds. It
+// (Reader.Describe, or the operator's reading taken since: Readings) or
+// works from the upstream spec its status holds. It
 // reads when it never read in this process (ok false), when period has
 // passed since the last read, and when the operator's record is settled
 // on something it was not at the last read: an update finished (it was

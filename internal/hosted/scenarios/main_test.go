@@ -79,7 +79,7 @@ type world struct {
 // every second of the world's clock.
 func controllers[S any, O engine.Object[S]](clk *hostedtest.Clock, t management.Traits[S, O], reader management.Reader[S, O], provider engine.Provider[S, O]) (mgmt, op reconcile.Reconciler) {
 	m, o := management.Controllers(k, management.CloudOptions{Refresh: time.Second, Poll: time.Second}, t, reader, provider)
-	m.Events, m.Now = recorder, clk.Now
+	m.Events, m.Now, o.Now = recorder, clk.Now, clk.Now
 	return m, o
 }
 

@@ -26,9 +26,9 @@ type aksFleet struct{}
 
 const benchSubscription = "00000000-0000-0000-0000-0000000000be"
 
-func (*aksFleet) name() string      { return "AKS" }
-func (*aksFleet) refreshOp() string { return "managedClusters.get" }
-func (*aksFleet) pushOp() string    { return "managedClusters.updateTags" }
+func (*aksFleet) cloud() management.Descriptor { return aks.Cloud() }
+func (*aksFleet) refreshOp() string            { return "managedClusters.get" }
+func (*aksFleet) pushOp() string               { return "managedClusters.updateTags" }
 
 func (*aksFleet) start(ctx context.Context, k client.Client, n int, endpoint string, ca []byte, token string) (http.Handler, error) {
 	emu := akstest.NewUnstarted(akstest.Options{EndpointFor: func(string) string { return endpoint },

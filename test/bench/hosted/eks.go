@@ -26,9 +26,9 @@ type eksFleet struct{ token string }
 
 func benchName(i int) string { return fmt.Sprintf("bench-%03d", i) }
 
-func (*eksFleet) name() string      { return "EKS" }
-func (*eksFleet) refreshOp() string { return "DescribeCluster" }
-func (*eksFleet) pushOp() string    { return "TagResource" }
+func (*eksFleet) cloud() management.Descriptor { return eks.Cloud() }
+func (*eksFleet) refreshOp() string            { return "DescribeCluster" }
+func (*eksFleet) pushOp() string               { return "TagResource" }
 
 func (e *eksFleet) start(ctx context.Context, k client.Client, n int, endpoint string, ca []byte, token string) (http.Handler, error) {
 	e.token = token

@@ -30,9 +30,9 @@ const (
 	benchZone    = "us-central1-a"
 )
 
-func (*gkeFleet) name() string      { return "GKE" }
-func (*gkeFleet) refreshOp() string { return gketest.MethodClustersGet }
-func (*gkeFleet) pushOp() string    { return gketest.MethodClustersSetResourceLabels }
+func (*gkeFleet) cloud() management.Descriptor { return gke.Cloud() }
+func (*gkeFleet) refreshOp() string            { return gketest.MethodClustersGet }
+func (*gkeFleet) pushOp() string               { return gketest.MethodClustersSetResourceLabels }
 
 func (g *gkeFleet) start(ctx context.Context, k client.Client, n int, endpoint string, ca []byte, token string) (http.Handler, error) {
 	g.token = token

@@ -40,6 +40,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -51,6 +53,8 @@ import (
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/config/crd"
 	"github.com/clustersync/clustersync/internal/binaries"
+	hostedclouds "github.com/clustersync/clustersync/internal/hosted/clouds"
+	"github.com/clustersync/clustersync/internal/hosted/management"
 	"github.com/clustersync/clustersync/internal/manager"
 	"github.com/clustersync/clustersync/internal/virtual/controlplane"
 )
@@ -69,13 +73,22 @@ func main() {
 	flag.Parse()
 	ctrl.SetLogger(logr.Discard()) // controller-runtime's queues log through the global logger
 	var results []result
-	for _, name := range strings.Split(clouds, ",") {
-		f, ok := fleets[name]
-		if !ok {
-			fmt.Fprintf(os.Stderr, "bench: -clouds: unknown cloud %q (eks, aks, gke)\n", name)
+	all := fleets()
+	var keys []string
+	for _, d := range hostedclouds.All() {
+		if _, ok := all[d.Key]; !ok {
+			fmt.Fprintf(os.Stderr, "bench: cloud %s of the table of clouds has no fleet in test/bench/hosted\n", d.Key)
 			os.Exit(2)
 		}
-		r, err := run(f(), n, workers, periods, refresh)
+		keys = append(keys, d.Key)
+	}
+	for _, name := range strings.Split(clouds, ",") {
+		f, ok := all[name]
+		if !ok {
+			fmt.Fprintf(os.Stderr, "bench: -clouds: unknown cloud %q (%s)\n", name, strings.Join(keys, ", "))
+			os.Exit(2)
+		}
+		r, err := run(f, n, workers, periods, refresh)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "bench: %s: %v\n", name, err)
 			os.Exit(1)
@@ -108,8 +121,9 @@ func printTable(w io.Writer, results []result, n int, refresh time.Duration) {
 // fleet is one cloud in the benchmark: its emulator, its Clusters and how
 // its API calls are named.
 type fleet interface {
-	// name is the cloud in output: "EKS".
-	name() string
+	// cloud is the cloud's row in the table of clouds (its Name in
+	// output, its Key for -clouds, its operator object's Kind).
+	cloud() management.Descriptor
 	// start makes the emulator, its API servers' endpoint and CA and token
 	// being endpoint, ca and token, imports n clusters into it and writes
 	// the credentials Secret with k; it returns the emulator's handler.
@@ -131,11 +145,14 @@ type fleet interface {
 	pushed(c *mgmtv1.Cluster) bool
 }
 
-// fleets are the clouds -clouds names.
-var fleets = map[string]func() fleet{
-	"eks": func() fleet { return &eksFleet{} },
-	"aks": func() fleet { return &aksFleet{} },
-	"gke": func() fleet { return &gkeFleet{} },
+// fleets are the clouds the benchmark measures, by Descriptor.Key: what
+// -clouds names.
+func fleets() map[string]fleet {
+	m := map[string]fleet{}
+	for _, f := range []fleet{&eksFleet{}, &aksFleet{}, &gkeFleet{}} {
+		m[f.cloud().Key] = f
+	}
+	return m
 }
 
 // calls records every call the emulator serves, with its time.
@@ -178,7 +195,7 @@ func (c *calls) since(t time.Time) []call {
 }
 
 func run(f fleet, n, workers, periods int, refresh time.Duration) (result, error) {
-	r := result{cloud: f.name()}
+	r := result{cloud: f.cloud().Name}
 	err := measure(f, n, workers, periods, refresh, &r)
 	return r, err
 }
@@ -238,7 +255,7 @@ func measure(f fleet, n, workers, periods int, refresh time.Duration, r *result)
 	ts := httptest.NewServer(rec.wrap(f, h))
 	defer ts.Close()
 	fmt.Printf("hosted clusters: %d %s clusters (2 node groups or pools each) in the emulator, %d workers per controller, GOMAXPROCS %d\n",
-		n, f.name(), workers, runtime.GOMAXPROCS(0))
+		n, f.cloud().Name, workers, runtime.GOMAXPROCS(0))
 
 	// 1. Import all N.
 	start := time.Now()
@@ -263,6 +280,12 @@ func measure(f fleet, n, workers, periods int, refresh time.Duration, r *result)
 	}
 	r.ready = time.Since(start).Seconds()
 	fmt.Printf("  import: all %d Ready (API server reached, service-account token stored) %.1f s after their Clusters were created\n", n, r.ready)
+	// The manager stops once every operator settled on its object's spec,
+	// as a running manager is between edits.
+	if err := waitSettled(ctx, k, f.cloud().Kind, n, 5*time.Minute); err != nil {
+		stop()
+		return err
+	}
 	stop()
 
 	// 2. One full refresh cycle: a fresh manager finds every cluster due.
@@ -304,7 +327,7 @@ func measure(f fleet, n, workers, periods int, refresh time.Duration, r *result)
 	r.cycle, r.cycleCalls = last.Sub(first).Seconds(), float64(len(cycle))/float64(n)
 	fmt.Printf("  full refresh cycle (all %d due at once, fresh manager): %.2f s from the first to the last cluster described, %.2f s from manager start\n",
 		n, last.Sub(first).Seconds(), last.Sub(t0).Seconds())
-	fmt.Printf("    %s calls in that cycle (management refresh + the operator's start-up check), per cluster: %s\n", f.name(), perCluster(cycle, n, 1))
+	fmt.Printf("    %s calls in that cycle (management refresh + the operator's start-up check), per cluster: %s\n", f.cloud().Name, perCluster(cycle, n, 1))
 
 	// 3. Steady state: calls per cluster per refresh period.
 	settle := last.Add(refresh / 2)
@@ -314,7 +337,7 @@ func measure(f fleet, n, workers, periods int, refresh time.Duration, r *result)
 	window := callsBetween(rec.since(from), from, time.Now())
 	r.steadyCalls = float64(len(window)) / float64(n*periods)
 	fmt.Printf("  steady state over %d refresh periods of %s: %s calls per cluster per refresh: %s (of which the operator's: %d)\n",
-		periods, refresh, f.name(), perCluster(window, n, periods), len(only(window, true)))
+		periods, refresh, f.cloud().Name, perCluster(window, n, periods), len(only(window, true)))
 
 	// 4. One push per cluster: a tag edited in every Cluster at once.
 	from = time.Now()
@@ -352,9 +375,9 @@ func measure(f fleet, n, workers, periods int, refresh time.Duration, r *result)
 		return fmt.Errorf("push: %d of %d clusters saw a %s", len(tagged), n, f.pushOp())
 	}
 	r.pushCalls, r.afterCalls = float64(len(pass))/float64(n), float64(len(after))/float64(n)
-	fmt.Printf("    %s calls per cluster of the operator's push pass (its read and the write): %s\n", f.name(), perCluster(pass, n, 1))
-	fmt.Printf("    %s calls per cluster of the operator's passes after it (the outcome settled, Active): %s\n", f.name(), perCluster(after, n, 1))
-	fmt.Printf("    %s calls per cluster of the management controller meanwhile: %s\n", f.name(), perCluster(only(pushed, false), n, 1))
+	fmt.Printf("    %s calls per cluster of the operator's push pass (its read and the write): %s\n", f.cloud().Name, perCluster(pass, n, 1))
+	fmt.Printf("    %s calls per cluster of the operator's passes after it (the outcome settled, Active): %s\n", f.cloud().Name, perCluster(after, n, 1))
+	fmt.Printf("    %s calls per cluster of the management controller meanwhile: %s\n", f.cloud().Name, perCluster(only(pushed, false), n, 1))
 	return nil
 }
 
@@ -455,6 +478,28 @@ func waitAll(ctx context.Context, k client.Client, n int, timeout time.Duration,
 		count := 0
 		for i := range list.Items {
 			if ok(&list.Items[i]) {
+				count++
+			}
+		}
+		return count == n, nil
+	})
+}
+
+// waitSettled waits until n operator objects of kind are active with no
+// push pending, their status.observedGeneration their generation.
+func waitSettled(ctx context.Context, k client.Client, kind schema.GroupVersionKind, n int, timeout time.Duration) error {
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		var list unstructured.UnstructuredList
+		list.SetGroupVersionKind(kind.GroupVersion().WithKind(kind.Kind + "List"))
+		if err := k.List(ctx, &list, client.InNamespace(hostedv1.Namespace)); err != nil {
+			return false, err
+		}
+		count := 0
+		for _, o := range list.Items {
+			phase, _, _ := unstructured.NestedString(o.Object, "status", "phase")
+			pending, _, _ := unstructured.NestedSlice(o.Object, "status", "pendingUpdates")
+			observed, _, _ := unstructured.NestedInt64(o.Object, "status", "observedGeneration")
+			if phase == hostedv1.PhaseActive && len(pending) == 0 && observed == o.GetGeneration() {
 				count++
 			}
 		}
