@@ -7,6 +7,7 @@ import (
 	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/engine"
+	"github.com/clustersync/clustersync/internal/hosted/managed"
 	"github.com/clustersync/clustersync/internal/hosted/management"
 )
 
@@ -83,4 +84,15 @@ func register(mgr ctrl.Manager, o management.CloudOptions) error {
 	m := &Management{Client: mgr.GetClient(), NewClients: NewClientsFactory(o.Endpoint, credential, appID(management.AppID))}
 	p := &Provider{Client: mgr.GetClient(), NewClients: NewClientsFactory(o.Endpoint, credential, appID(management.OperatorAppID(cloudKey)))}
 	return management.Register(mgr, o, cloudKey, Traits(), m, p)
+}
+
+// Finalizer holds back the deletion of an AKSClusterConfig whose cluster
+// clustersync created until the cluster (and the resource group, if
+// clustersync created it) is gone.
+const Finalizer = "aks.clustersync.io/cleanup"
+
+// ManagedOptions returns the managed-field options of
+// AKSClusterConfigSpec: pools are compared by name.
+func ManagedOptions() managed.Options {
+	return managed.Options{KeyedLists: map[string]string{"nodePools": "name"}}
 }

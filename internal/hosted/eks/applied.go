@@ -9,7 +9,6 @@ import (
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 	"github.com/clustersync/clustersync/internal/hosted/engine"
-	"github.com/clustersync/clustersync/internal/hosted/managed"
 )
 
 // What the EKS provider adds to the engine's record of what it applied
@@ -43,32 +42,6 @@ func updateErrors(errs []ekstypes.ErrorDetail) string {
 		return ""
 	}
 	return " (" + strings.Join(out, "; ") + ")"
-}
-
-// callGroup names the EKS call a pushed field is sent with: fields that
-// one call sets together share a group (endpoint access; a node group's
-// scaling; a node group's managed launch template version).
-func callGroup(path string) string {
-	switch path {
-	case "publicAccess", "privateAccess":
-		return "endpointAccess"
-	}
-	if name, field, ok := splitNodegroupPath(path); ok {
-		switch {
-		case field == "":
-		case field == "desiredSize" || field == "minSize" || field == "maxSize":
-			return "nodeGroups[" + name + "].scaling"
-		case isTemplateField(field):
-			return "nodeGroups[" + name + "].template"
-		}
-	}
-	return path
-}
-
-// sameCall returns the first change of ordered and every other change
-// sent with the same EKS call (callGroup).
-func sameCall(ordered []managed.Change) []managed.Change {
-	return engine.SameCall(ordered, callGroup)
 }
 
 // AppliedFor returns what op's status records as applied, for deciding on

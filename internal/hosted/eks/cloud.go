@@ -7,6 +7,7 @@ import (
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/engine"
+	"github.com/clustersync/clustersync/internal/hosted/managed"
 	"github.com/clustersync/clustersync/internal/hosted/management"
 )
 
@@ -81,3 +82,18 @@ func register(mgr ctrl.Manager, o management.CloudOptions) error {
 	p := &Provider{Client: mgr.GetClient(), NewClients: NewClientsFactory(o.Endpoint, appID(management.OperatorAppID(cloudKey)))}
 	return management.Register(mgr, o, cloudKey, Traits(), m, p)
 }
+
+// ManagedOptions returns the managed-field options of EKSClusterConfigSpec:
+// node groups are compared by nodegroupName, and the networking and role
+// fields Rancher never takes from upstream (https://github.com/rancher/eks-operator)
+// are never adopted.
+func ManagedOptions() managed.Options {
+	return managed.Options{
+		KeyedLists: map[string]string{"nodeGroups": "nodegroupName"},
+		NeverAdopt: []string{"subnets", "securityGroups", "serviceRole"},
+	}
+}
+
+// Finalizer holds back the deletion of an EKSClusterConfig whose cluster
+// clustersync created until the cluster and its node groups are gone.
+const Finalizer = "eks.clustersync.io/cleanup"

@@ -3,6 +3,7 @@ package eks
 import (
 	"strings"
 
+	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
 	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/managed"
 )
@@ -69,3 +70,35 @@ func OrderUpdates(changes []managed.Change) []managed.Change {
 // Immutable reports whether a change is to a field EKS cannot update after
 // the cluster exists.
 func Immutable(c managed.Change) bool { return rank(c) == rankImmutable }
+
+// callGroup names the EKS call a pushed field is sent with: fields that
+// one call sets together share a group (endpoint access; a node group's
+// scaling; a node group's managed launch template version).
+func callGroup(path string) string {
+	switch path {
+	case "publicAccess", "privateAccess":
+		return "endpointAccess"
+	}
+	if name, field, ok := splitNodegroupPath(path); ok {
+		switch {
+		case field == "":
+		case field == "desiredSize" || field == "minSize" || field == "maxSize":
+			return "nodeGroups[" + name + "].scaling"
+		case isTemplateField(field):
+			return "nodeGroups[" + name + "].template"
+		}
+	}
+	return path
+}
+
+// sameCall returns the first change of ordered and every other change
+// sent with the same EKS call (callGroup).
+func sameCall(ordered []managed.Change) []managed.Change {
+	return engine.SameCall(ordered, callGroup)
+}
+
+// vet leaves out the fields EKS cannot change after creation (Immutable)
+// and the changes there is nothing to send for (ignored).
+func vet(spec eksv1.EKSClusterConfigSpec, ch managed.Change) (bool, error) {
+	return !Immutable(ch) && !ignored(&spec, ch), nil
+}

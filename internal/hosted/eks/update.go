@@ -98,28 +98,6 @@ func updateOutcome(u *ekstypes.Update) string {
 	return fmt.Sprintf("EKS update %s ended %s%s", aws.ToString(u.Id), u.Status, updateErrors(u.Errors))
 }
 
-// Describe reads a cluster and all its node groups.
-func Describe(ctx context.Context, api API, cluster string) (*ekstypes.Cluster, []*ekstypes.Nodegroup, error) {
-	name := aws.String(cluster)
-	out, err := api.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: name})
-	if err != nil {
-		return nil, nil, fmt.Errorf("describe cluster %s: %w", cluster, err)
-	}
-	list, err := api.ListNodegroups(ctx, &eks.ListNodegroupsInput{ClusterName: name})
-	if err != nil {
-		return nil, nil, fmt.Errorf("list node groups of %s: %w", cluster, err)
-	}
-	ngs := make([]*ekstypes.Nodegroup, 0, len(list.Nodegroups))
-	for _, n := range list.Nodegroups {
-		d, err := api.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: name, NodegroupName: aws.String(n)})
-		if err != nil {
-			return nil, nil, fmt.Errorf("describe node group %s: %w", n, err)
-		}
-		ngs = append(ngs, d.Nodegroup)
-	}
-	return out.Cluster, ngs, nil
-}
-
 // errPending means a change waits for something the operator generates
 // (a CloudFormation stack): the pass ends without a failure and polls.
 var errPending = engine.ErrWaiting

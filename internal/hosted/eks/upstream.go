@@ -2,11 +2,13 @@ package eks
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
@@ -178,4 +180,26 @@ func nonNilSlice(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// Describe reads a cluster and all its node groups.
+func Describe(ctx context.Context, api API, cluster string) (*ekstypes.Cluster, []*ekstypes.Nodegroup, error) {
+	name := aws.String(cluster)
+	out, err := api.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: name})
+	if err != nil {
+		return nil, nil, fmt.Errorf("describe cluster %s: %w", cluster, err)
+	}
+	list, err := api.ListNodegroups(ctx, &eks.ListNodegroupsInput{ClusterName: name})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list node groups of %s: %w", cluster, err)
+	}
+	ngs := make([]*ekstypes.Nodegroup, 0, len(list.Nodegroups))
+	for _, n := range list.Nodegroups {
+		d, err := api.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: name, NodegroupName: aws.String(n)})
+		if err != nil {
+			return nil, nil, fmt.Errorf("describe node group %s: %w", n, err)
+		}
+		ngs = append(ngs, d.Nodegroup)
+	}
+	return out.Cluster, ngs, nil
 }

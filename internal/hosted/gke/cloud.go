@@ -9,6 +9,7 @@ import (
 	gkev1 "github.com/clustersync/clustersync/api/gke/v1"
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/engine"
+	"github.com/clustersync/clustersync/internal/hosted/managed"
 	"github.com/clustersync/clustersync/internal/hosted/management"
 )
 
@@ -96,4 +97,14 @@ func register(mgr ctrl.Manager, o management.CloudOptions) error {
 	m := &Management{Client: mgr.GetClient(), NewClients: NewClientsFactory(o.Endpoint, creds, option.WithUserAgent(management.AppID))}
 	p := &Provider{Client: mgr.GetClient(), NewClients: NewClientsFactory(o.Endpoint, creds, option.WithUserAgent(management.OperatorAppID(cloudKey)))}
 	return management.Register(mgr, o, cloudKey, Traits(), m, p)
+}
+
+// Finalizer holds back the deletion of a GKEClusterConfig whose cluster
+// clustersync created until the cluster is gone.
+const Finalizer = "gke.clustersync.io/cleanup"
+
+// ManagedOptions returns the managed-field options of
+// GKEClusterConfigSpec: pools are compared by name.
+func ManagedOptions() managed.Options {
+	return managed.Options{KeyedLists: map[string]string{"nodePools": "name"}}
 }
