@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/hosted/clouds"
 	"github.com/clustersync/clustersync/internal/hosted/engine"
 	"github.com/clustersync/clustersync/internal/hosted/management"
 	"github.com/clustersync/clustersync/internal/manager"
@@ -47,15 +48,29 @@ type cloud interface {
 	updatable(c *mgmtv1.Cluster)
 }
 
-// providers are the clouds the table runs against; a new provider adds a
-// line here and an adapter.
-var providers = []struct {
+// provider is one cloud in the scenario table: its key and how a world
+// of one cluster starts.
+type provider struct {
 	name  string
 	start func(t *testing.T, name string, imported bool) *world
-}{
+}
+
+// providers are the clouds the table runs against, by their key in the
+// table of clouds (TestEveryCloudRunsTheScenarios); a new cloud adds a
+// line here and an adapter.
+var providers = []provider{
 	{"eks", startEKS},
 	{"aks", startAKS},
 	{"gke", startGKE},
+}
+
+// Every cloud of the table of clouds runs the scenarios.
+func TestEveryCloudRunsTheScenarios(t *testing.T) {
+	for _, d := range clouds.All() {
+		if !slices.ContainsFunc(providers, func(p provider) bool { return p.name == d.Key }) {
+			t.Errorf("cloud %s (%s) has no world in the scenario table (providers)", d.Name, d.Key)
+		}
+	}
 }
 
 // scenarios are the engine's promises, each run against every provider:
