@@ -61,7 +61,10 @@ the agent (condition AgentConnected, reason RegistrationRequired), the
 registration command to run from inside the cluster's network is printed
 above the table.
 
--o json prints the same rows as JSON.`,
+-o json prints the same rows as a JSON list, with Kubernetes' lowerCamel
+keys: {"path", "managed", "config", "upstream", "applied", "effective",
+"drift"}; config, upstream, applied and effective are the field's JSON value,
+left out when unset.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "table" && output != "json" {
@@ -82,7 +85,7 @@ above the table.
 			if output == "json" {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(rows)
+				return enc.Encode(jsonRows(rows))
 			}
 			var reg *mgmtv1.ClusterRegistrationToken
 			if controller.RegistrationRequired(&c) {
@@ -235,6 +238,35 @@ func managementClient(kubeconfig string) (client.Client, error) {
 		return nil, err
 	}
 	return client.New(cfg, client.Options{Scheme: scheme})
+}
+
+// jsonRow is one row of `cluster show -o json`: a managed.Row with
+// Kubernetes' lowerCamel keys and the values as JSON values (omitted when
+// unset).
+type jsonRow struct {
+	Path      string          `json:"path"`
+	Managed   bool            `json:"managed"`
+	Config    json.RawMessage `json:"config,omitempty"`
+	Upstream  json.RawMessage `json:"upstream,omitempty"`
+	Applied   json.RawMessage `json:"applied,omitempty"`
+	Effective json.RawMessage `json:"effective,omitempty"`
+	Drift     bool            `json:"drift"`
+}
+
+// jsonRows returns rows as `cluster show -o json` prints them.
+func jsonRows(rows []managed.Row) []jsonRow {
+	raw := func(v string) json.RawMessage {
+		if v == "" {
+			return nil
+		}
+		return json.RawMessage(v)
+	}
+	out := make([]jsonRow, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, jsonRow{Path: r.Path, Managed: r.Managed, Config: raw(r.Config), Upstream: raw(r.Upstream),
+			Applied: raw(r.Applied), Effective: raw(r.Effective), Drift: r.Drift})
+	}
+	return out
 }
 
 // printCluster writes the header (name, driver, phase, version, the

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,5 +49,31 @@ func TestPrintClusterRegistration(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// cluster show -o json prints each row with Kubernetes' lowerCamel keys
+// and the values as JSON values, unset ones left out.
+func TestClusterShowJSON(t *testing.T) {
+	rows := []managed.Row{
+		{Path: "tags", Managed: true, Config: `{"team":"a"}`, Upstream: `{"team":"b"}`, Applied: `{"team":"b"}`, Effective: `{"team":"a"}`, Drift: true},
+		{Path: "privateAccess", Upstream: "false", Effective: "false"},
+	}
+	out, err := json.Marshal(jsonRows(rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]any
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if keys := strings.Join(slices.Sorted(maps.Keys(got[0])), ","); keys != "applied,config,drift,effective,managed,path,upstream" {
+		t.Errorf("keys %s", keys)
+	}
+	if tags, ok := got[0]["config"].(map[string]any); !ok || tags["team"] != "a" || got[0]["drift"] != true || got[0]["path"] != "tags" {
+		t.Errorf("row %v: want config as a JSON object", got[0])
+	}
+	if _, set := got[1]["config"]; set || got[1]["upstream"] != false || got[1]["managed"] != false {
+		t.Errorf("row %v: want config left out, upstream false", got[1])
 	}
 }

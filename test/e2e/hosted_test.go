@@ -129,7 +129,9 @@ func TestHostedUserPath(t *testing.T) {
 				t.Errorf("cluster show %s -o json: row keys %s, want %s as for the other clouds", c.name, keys, shape)
 			}
 			for _, r := range rows {
-				if r["Path"] == c.field && strings.Contains(fmt.Sprint(r["Upstream"]), `"env":"e2e"`) && strings.Contains(fmt.Sprint(r["Applied"]), `"env":"e2e"`) {
+				up, _ := r["upstream"].(map[string]any)
+				applied, _ := r["applied"].(map[string]any)
+				if r["path"] == c.field && up["env"] == "e2e" && applied["env"] == "e2e" {
 					return nil
 				}
 			}
