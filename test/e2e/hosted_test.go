@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,6 +20,9 @@ import (
 	"testing"
 	"time"
 
+	awseks "github.com/aws/aws-sdk-go-v2/service/eks"
+
+	"github.com/clustersync/clustersync/internal/hosted/eks"
 	"github.com/clustersync/clustersync/internal/ports"
 	"github.com/clustersync/clustersync/internal/testenv"
 )
@@ -32,7 +36,10 @@ import (
 // (GKE: labels) edited with kubectl patch reach the cloud (cluster show
 // prints them applied); the dashboard the manager serves
 // (--dashboard-addr) lists them for a user signed in with a service
-// account's token; kubectl delete removes them.
+// account's token; a conflict on the EKS cluster's tags (changed in EKS
+// and with kubectl while the manager is down) is answered with `cluster
+// resolve --keep`, and the user's value reaches EKS; kubectl delete
+// removes them.
 func TestHostedUserPath(t *testing.T) {
 	cli(t, "dev", "up", "--runtime", "fake", "--fake-nodes", "0")
 	t.Cleanup(func() { devDown(t) })
@@ -45,14 +52,18 @@ func TestHostedUserPath(t *testing.T) {
 		{"GKE", "demo-gke", "labels", `{"spec":{"gkeConfig":{"labels":{"team":"platform","env":"e2e"}}}}`},
 	}
 	dashboard := freeAddr(t)
+	var eksEndpoint string
 	managerArgs := []string{"manager", "--kubeconfig", kubeconfig, "--serve-addr", "", "--leader-elect=false", "--dashboard-addr", dashboard}
 	for _, c := range clouds {
 		cloud := strings.ToLower(c.driver)
 		addr := freeAddr(t)
 		background(t, c.driver+" emulator on", "dev", cloud, "--kubeconfig", kubeconfig, "--addr", addr, "--create-delay", "2s", "--update-delay", "1s")
+		if cloud == "eks" {
+			eksEndpoint = "http://" + addr
+		}
 		managerArgs = append(managerArgs, "--"+cloud+"-endpoint", "http://"+addr, "--"+cloud+"-refresh", "2", "--"+cloud+"-poll", "1")
 	}
-	background(t, "clustersync manager running", managerArgs...)
+	stopManager := background(t, "clustersync manager running", managerArgs...)
 	for _, c := range clouds {
 		kubectl(t, kubeconfig, "apply", "-f", filepath.Join("..", "..", "examples", "hosted", strings.ToLower(c.driver)+"-cluster.yaml"))
 	}
@@ -138,6 +149,32 @@ func TestHostedUserPath(t *testing.T) {
 			return fmt.Errorf("%s of %s not applied in %s yet:\n%s", c.field, c.name, c.driver, out)
 		})
 	}
+	// A conflict answered with `cluster resolve`: the tags are changed in
+	// EKS (as in its console) and with kubectl while the manager is down,
+	// so that the manager finds both changes at once; the Cluster's
+	// Conflict names the field, and --keep pushes the user's value.
+	stopManager()
+	eksTags(t, eksEndpoint, "demo-eks", map[string]string{"team": "console"})
+	kubectl(t, kubeconfig, "patch", "clusters.management.clustersync.io", "demo-eks", "--type", "merge", "-p", `{"spec":{"eksConfig":{"tags":{"team":"user","env":"e2e"}}}}`)
+	background(t, "clustersync manager running", managerArgs...)
+	testenv.Eventually(t, time.Minute, func() error {
+		out, err := kubectlErr(kubeconfig, "get", "clusters.management.clustersync.io", "demo-eks", "-o", `jsonpath={.status.conditions[?(@.type=="Conflict")]}`)
+		if err != nil || !strings.Contains(out, `"status":"True"`) || !strings.Contains(out, "tags") {
+			return fmt.Errorf("no Conflict on tags yet: %v %s", err, out)
+		}
+		return nil
+	})
+	cli(t, "cluster", "resolve", "demo-eks", "tags", "--keep", "--kubeconfig", kubeconfig)
+	testenv.Eventually(t, time.Minute, func() error {
+		if got := eksTags(t, eksEndpoint, "demo-eks", nil); got["team"] != "user" {
+			return fmt.Errorf("EKS tags %v, want team=user kept", got)
+		}
+		out, err := kubectlErr(kubeconfig, "get", "clusters.management.clustersync.io", "demo-eks", "-o", `jsonpath={.status.conditions[?(@.type=="Conflict")].status}`)
+		if err != nil || strings.TrimSpace(out) != "False" {
+			return fmt.Errorf("Conflict %q (%v), want False", out, err)
+		}
+		return nil
+	})
 	for _, c := range clouds {
 		kubectl(t, kubeconfig, "delete", "clusters.management.clustersync.io", c.name, "--wait=false")
 	}
@@ -150,6 +187,30 @@ func TestHostedUserPath(t *testing.T) {
 	})
 }
 
+// eksTags tags EKS cluster name in the emulator at endpoint with set (as
+// someone in the EKS console would; nil sets nothing) and returns its tags.
+func eksTags(t *testing.T, endpoint, name string, set map[string]string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	cs, err := eks.NewClientsFactory(endpoint)(ctx, "us-west-2", map[string][]byte{eks.AccessKeyField: []byte("e2e"), eks.SecretKeyField: []byte("e2e")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cs.EKS.DescribeCluster(ctx, &awseks.DescribeClusterInput{Name: &name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set != nil {
+		if _, err := cs.EKS.TagResource(ctx, &awseks.TagResourceInput{ResourceArn: out.Cluster.Arn, Tags: set}); err != nil {
+			t.Fatal(err)
+		}
+		if out, err = cs.EKS.DescribeCluster(ctx, &awseks.DescribeClusterInput{Name: &name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out.Cluster.Tags
+}
+
 // freeAddr returns a loopback address for a server the test starts in
 // another process: its port leased to the test (ports.ForTest), so that no
 // other local server, in any package running meanwhile, is handed it.
@@ -158,10 +219,10 @@ func freeAddr(t *testing.T) string {
 	return fmt.Sprintf("127.0.0.1:%d", ports.ForTest(t, 1)[0])
 }
 
-// background runs clustersync with args until t ends (interrupted, then
-// waited for), once it printed a line containing ready (30 s at most);
-// its output is logged when t fails.
-func background(t *testing.T, ready string, args ...string) {
+// background runs clustersync with args until t ends or stop is called
+// (interrupted, then waited for), once it printed a line containing ready
+// (30 s at most); its output is logged when t fails.
+func background(t *testing.T, ready string, args ...string) (stop func()) {
 	t.Helper()
 	cmd := exec.Command(tests.Exe, args...)
 	cmd.Env = append(os.Environ(), "CLUSTERSYNC_HOME="+tests.Dir, "KUBECONFIG=")
@@ -175,16 +236,22 @@ func background(t *testing.T, ready string, args ...string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	var stopOnce sync.Once
+	stop = func() {
+		stopOnce.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGINT)
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+		})
+	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
+		stop()
 		if t.Failed() {
 			mu.Lock()
 			t.Logf("clustersync %s:\n%s", strings.Join(args, " "), out.String())
@@ -211,6 +278,7 @@ func background(t *testing.T, ready string, args ...string) {
 		defer mu.Unlock()
 		t.Fatalf("clustersync %s did not print %q in 30 s:\n%s", strings.Join(args, " "), ready, out.String())
 	}
+	return stop
 }
 
 type writerFunc func([]byte) (int, error)
