@@ -2,40 +2,24 @@ package aks
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources"
-	"sigs.k8s.io/yaml"
 
 	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
-	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/aks/akstest"
+	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
 	"github.com/clustersync/clustersync/internal/hosted/managed"
 )
-
-// exampleSpec is spec.aksConfig of examples/hosted/aks-cluster.yaml.
-func exampleSpec(t *testing.T) aksv1.AKSClusterConfigSpec {
-	t.Helper()
-	raw, err := os.ReadFile("../../../examples/hosted/aks-cluster.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c mgmtv1.Cluster
-	if err := yaml.UnmarshalStrict(raw, &c); err != nil || c.Spec.AKSConfig == nil {
-		t.Fatalf("examples/hosted/aks-cluster.yaml: %v (aksConfig %v)", err, c.Spec.AKSConfig)
-	}
-	return *c.Spec.AKSConfig
-}
 
 // What AKS reports for a cluster created from the example's spec reads
 // back as that spec: UpstreamSpec is the inverse of the create PUT
 // (createCluster), through the real SDK and the emulator, so that a new
 // cluster starts with nothing to push and nothing to adopt.
 func TestUpstreamSpecRoundTrip(t *testing.T) {
-	spec := exampleSpec(t)
+	spec := *hostedtest.Example(t, "aks-cluster").Spec.AKSConfig
 	srv := akstest.New(akstest.Options{})
 	t.Cleanup(srv.Close)
 	ctx := context.Background()

@@ -2,39 +2,23 @@ package gke
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	"cloud.google.com/go/container/apiv1/containerpb"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	gkev1 "github.com/clustersync/clustersync/api/gke/v1"
-	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
 	"github.com/clustersync/clustersync/internal/hosted/gke/gketest"
+	"github.com/clustersync/clustersync/internal/hosted/hostedtest"
 	"github.com/clustersync/clustersync/internal/hosted/managed"
 )
-
-// exampleSpec is spec.gkeConfig of examples/hosted/gke-cluster.yaml.
-func exampleSpec(t *testing.T) gkev1.GKEClusterConfigSpec {
-	t.Helper()
-	raw, err := os.ReadFile("../../../examples/hosted/gke-cluster.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c mgmtv1.Cluster
-	if err := yaml.UnmarshalStrict(raw, &c); err != nil || c.Spec.GKEConfig == nil {
-		t.Fatalf("examples/hosted/gke-cluster.yaml: %v (gkeConfig %v)", err, c.Spec.GKEConfig)
-	}
-	return *c.Spec.GKEConfig
-}
 
 // What GKE reports for a cluster created from the example's spec reads
 // back as that spec: UpstreamSpec is the inverse of the create call
 // (createCluster), through the real client and the emulator, so that a
 // new cluster starts with nothing to push and nothing to adopt.
 func TestUpstreamSpecRoundTrip(t *testing.T) {
-	spec := exampleSpec(t)
+	spec := *hostedtest.Example(t, "gke-cluster").Spec.GKEConfig
 	if err := ValidateCreate(spec); err != nil {
 		t.Fatalf("the example does not validate: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +27,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	aksv1 "github.com/clustersync/clustersync/api/aks/v1"
 	eksv1 "github.com/clustersync/clustersync/api/eks/v1"
@@ -281,4 +283,21 @@ func EventNotes(t testing.TB, kube kubernetes.Interface, rec events.EventRecorde
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// Example returns the Cluster of examples/hosted/<name>.yaml, as a user
+// applies it (strict: a field the API does not know fails t).
+func Example(t testing.TB, name string) mgmtv1.Cluster {
+	t.Helper()
+	_, self, _, _ := goruntime.Caller(0)
+	path := filepath.Join(filepath.Dir(self), "..", "..", "..", "examples", "hosted", name+".yaml")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c mgmtv1.Cluster
+	if err := yaml.UnmarshalStrict(raw, &c); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return c
 }
