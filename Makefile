@@ -33,11 +33,18 @@ run-binaries:
 conformance-binaries:
 	@hack/build-binaries.sh conformance
 
+# The version and commit `clustersync version` prints and the charts and
+# images default to (internal/version): VERSION=v0.2.0 for a release, dev
+# otherwise; COMMIT the checkout's revision.
+VERSION ?= dev
+COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+LDFLAGS := -X github.com/clustersync/clustersync/internal/version.version=$(VERSION)$(if $(COMMIT), -X github.com/clustersync/clustersync/internal/version.commit=$(COMMIT))
+
 # Static and -trimpath, as the clustersync image's binary is built
-# (internal/images.GoBuild): the image build then reuses every compiled
-# package and only links.
+# (internal/images.GoBuild, with the same -X flags: version.LDFlags): the
+# image build then reuses every compiled package and only links.
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN) ./cmd/clustersync
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/clustersync
 
 test: binaries build
 	$(GO) vet ./...

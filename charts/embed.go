@@ -17,6 +17,8 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/releaseutil"
 	"sigs.k8s.io/yaml"
+
+	"github.com/clustersync/clustersync/internal/version"
 )
 
 // The chart folders of this package.
@@ -29,7 +31,8 @@ const (
 var files embed.FS
 
 // Load returns the embedded chart of folder name (VirtualClusterName or
-// ManagerName), or an error naming it when it is not one or does not load.
+// ManagerName), stamped with the binary's version (Stamp), or an error
+// naming it when it is not one or does not load.
 func Load(name string) (*chart.Chart, error) {
 	var bf []*loader.BufferedFile
 	err := fs.WalkDir(files, name, func(p string, d fs.DirEntry, err error) error {
@@ -50,7 +53,19 @@ func Load(name string) (*chart.Chart, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded chart %s: %w", name, err)
 	}
+	Stamp(c, version.Version())
 	return c, nil
+}
+
+// Stamp sets chart c's version and appVersion to release version v
+// ("v0.2.0": version 0.2.0, appVersion v0.2.0, the tag of the images its
+// templates default to); a development build's chart keeps its own
+// (appVersion "latest", what `clustersync dev image` pushes).
+func Stamp(c *chart.Chart, v string) {
+	if !version.Released(v) {
+		return
+	}
+	c.Metadata.Version, c.Metadata.AppVersion = version.ChartVersion(v), version.ImageTag(v)
 }
 
 // Template returns what `helm template RELEASE CHART -n NAMESPACE` prints
@@ -64,6 +79,12 @@ func Template(name, release, namespace string, vals map[string]any) (string, err
 	if err != nil {
 		return "", err
 	}
+	return template(c, release, namespace, vals)
+}
+
+// template is Template of chart c.
+func template(c *chart.Chart, release, namespace string, vals map[string]any) (string, error) {
+	name := c.Name()
 	in := action.NewInstall(&action.Configuration{})
 	in.DryRun, in.ClientOnly, in.Replace = true, true, true
 	in.ReleaseName, in.Namespace = release, namespace

@@ -23,6 +23,7 @@ import (
 	"github.com/clustersync/clustersync/internal/images"
 	"github.com/clustersync/clustersync/internal/ports"
 	"github.com/clustersync/clustersync/internal/registry"
+	"github.com/clustersync/clustersync/internal/version"
 )
 
 // registryDir is the state folder of the local registry of the host
@@ -187,7 +188,7 @@ which needs root. docs/conformance.md has the list.`,
 				return nil
 			}
 			if tag == "" {
-				tag = version
+				tag = version.Version()
 			}
 			tags := []string{tag}
 			if latest && tag != "latest" {
@@ -294,8 +295,8 @@ func buildAndPushImages(ctx context.Context, out io.Writer, source, reg string, 
 		return err
 	}
 	defer os.RemoveAll(work)
-	fmt.Fprintf(out, "Building images (version %s) in %s…\n", tags[0], work)
-	built, err := images.BuildAll(ctx, images.BuildOptions{ModuleDir: source, WorkDir: work, Version: tags[0],
+	fmt.Fprintf(out, "Building images (version %s, tags %s) in %s…\n", version.Version(), strings.Join(tags, ", "), work)
+	built, err := images.BuildAll(ctx, images.BuildOptions{ModuleDir: source, WorkDir: work, Version: version.Version(), Commit: version.Commit(),
 		ControlPlane: controlPlane, CACertificates: ca})
 	if err != nil {
 		return err
@@ -416,7 +417,7 @@ func ensureImages(ctx context.Context, out io.Writer, source, reg string, cluste
 	if !clustersync {
 		return nil
 	}
-	const tag = "latest"
+	tag := version.ImageTag(version.Version()) // what the embedded chart deploys
 	ref := images.Reference(images.DefaultRegistry, images.ClustersyncRepository, tag)
 	m, err = missing(images.ClustersyncRepository, tag)
 	if err != nil || !m {
@@ -439,7 +440,7 @@ func ensureImages(ctx context.Context, out io.Writer, source, reg string, cluste
 		return err
 	}
 	defer os.RemoveAll(work)
-	img, err := images.BuildClustersync(ctx, images.BuildOptions{ModuleDir: tree, WorkDir: work, Version: tag,
+	img, err := images.BuildClustersync(ctx, images.BuildOptions{ModuleDir: tree, WorkDir: work, Version: version.Version(), Commit: version.Commit(),
 		ControlPlane: controlPlane, CACertificates: defaultCABundle})
 	if err != nil {
 		return err
@@ -464,7 +465,7 @@ func pushSourceImage(ctx context.Context, source, reg, pkg, repository, tag stri
 	if err := images.GoBuild(ctx, source, pkg, bin, ""); err != nil {
 		return err
 	}
-	img, err := build(bin, version)
+	img, err := build(bin, version.Version())
 	if err != nil {
 		return err
 	}

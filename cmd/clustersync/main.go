@@ -11,10 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clustersync/clustersync/internal/binaries"
+	"github.com/clustersync/clustersync/internal/version"
 )
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
 
 func main() {
 	if err := newRootCommand().Execute(); err != nil {
@@ -43,7 +41,7 @@ func newVersionCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
 			fmt.Fprintf(cmd.OutOrStdout(), "clustersync %s\nkubernetes %s, etcd %s, kwok %s\n",
-				version, binaries.KubernetesVersion, binaries.EtcdVersion, binaries.KwokVersion)
+				version.String(version.Version(), version.Commit()), binaries.KubernetesVersion, binaries.EtcdVersion, binaries.KwokVersion)
 		},
 	}
 }

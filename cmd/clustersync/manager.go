@@ -87,7 +87,7 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&o.Registered.TLSCertFile, "tls-cert", "", "serving certificate chain, PEM (default: a self-signed CA kept in Secret clustersync-system/clustersync-serving-ca)")
 	f.StringVar(&o.Registered.TLSKeyFile, "tls-key", "", "serving key, PEM")
 	f.StringVar(&o.Registered.TLSCAFile, "tls-ca", "", "CA agents trust with --tls-cert (default: the chain's last certificate)")
-	f.StringVar(&o.Registered.AgentImage, "agent-image", manager.DefaultAgentImage, "agent image in import manifests")
+	f.StringVar(&o.Registered.AgentImage, "agent-image", manager.DefaultAgentImage(), "agent image in import manifests")
 	f.IntVarP(&verbosity, "v", "v", 1, "log verbosity")
 	return cmd
 }

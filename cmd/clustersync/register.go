@@ -18,6 +18,7 @@ import (
 	"github.com/clustersync/clustersync/internal/registered"
 	"github.com/clustersync/clustersync/internal/registered/agent"
 	"github.com/clustersync/clustersync/internal/registered/registration"
+	"github.com/clustersync/clustersync/internal/version"
 )
 
 // newClusterImportCommand is `clustersync cluster import NAME`.
@@ -104,7 +105,7 @@ with --kubeconfig, from outside it.`,
 			quietTunnelLogs(verbosity)
 			return agent.Run(ctrl.SetupSignalHandler(), agent.Options{Config: cfg, ServerURL: os.Getenv(registration.EnvServer),
 				CAChecksum: os.Getenv(registration.EnvCAChecksum), Cluster: os.Getenv(registration.EnvCluster),
-				Token: os.Getenv(registration.EnvToken), Version: version, Log: log})
+				Token: os.Getenv(registration.EnvToken), Version: version.Version(), Log: log})
 		},
 	}
 	cmd.PersistentFlags().String("kubeconfig", "", "kubeconfig of this cluster (default: in-cluster)")

@@ -28,6 +28,7 @@ import (
 	"github.com/clustersync/clustersync/internal/hostcluster"
 	"github.com/clustersync/clustersync/internal/images"
 	"github.com/clustersync/clustersync/internal/registry"
+	"github.com/clustersync/clustersync/internal/version"
 	"github.com/clustersync/clustersync/internal/virtual/apps"
 	"github.com/clustersync/clustersync/internal/virtual/config"
 	"github.com/clustersync/clustersync/internal/virtual/deploy"
@@ -414,7 +415,7 @@ is suffixed "(local)". -o json or -o yaml prints the same as a list of objects
 						status = deploy.StatusRunning
 					}
 				}
-				infos = append(infos, deploy.Info{Name: i.Name, Namespace: i.HostNamespace + " (local)", Status: status, Version: version, Created: i.Created})
+				infos = append(infos, deploy.Info{Name: i.Name, Namespace: i.HostNamespace + " (local)", Status: status, Version: version.Version(), Created: i.Created})
 			}
 			return printInfos(cmd.OutOrStdout(), infos, output)
 		},

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/clustersync/clustersync/internal/version"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -21,9 +22,11 @@ type BuildOptions struct {
 	ModuleDir string
 	// WorkDir receives the compiled binaries.
 	WorkDir string
-	// Version is clustersync's version: main.version of the binary and the
-	// images' version label.
+	// Version is clustersync's version: the binary's (internal/version)
+	// and the images' version label.
 	Version string
+	// Commit is the commit the binary is built from ("" for unknown).
+	Commit string
 	// ControlPlane are the static kube-apiserver, kube-controller-manager
 	// and kube-scheduler (hack/build-binaries.sh static).
 	ControlPlane []string
@@ -75,7 +78,7 @@ func BuildClustersync(ctx context.Context, o BuildOptions) (v1.Image, error) {
 		return nil, err
 	}
 	bin := filepath.Join(o.WorkDir, "clustersync")
-	if err := GoBuild(ctx, o.ModuleDir, "./cmd/clustersync", bin, "-X main.version="+o.Version); err != nil {
+	if err := GoBuild(ctx, o.ModuleDir, "./cmd/clustersync", bin, version.LDFlags(o.Version, o.Commit)); err != nil {
 		return nil, err
 	}
 	return Clustersync(ClustersyncSources{Binary: bin, ControlPlane: o.ControlPlane, CACertificates: o.CACertificates, Version: o.Version})

@@ -26,16 +26,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	mgmtv1 "github.com/clustersync/clustersync/api/management/v1alpha1"
+	"github.com/clustersync/clustersync/internal/images"
 	"github.com/clustersync/clustersync/internal/registered/controller"
 	"github.com/clustersync/clustersync/internal/registered/kubetoken"
 	"github.com/clustersync/clustersync/internal/registered/server"
 	"github.com/clustersync/clustersync/internal/registered/servingcert"
 	"github.com/clustersync/clustersync/internal/registered/tunnel"
+	"github.com/clustersync/clustersync/internal/version"
 )
 
-// DefaultAgentImage is the agent image import manifests name unless told
-// otherwise.
-const DefaultAgentImage = "ghcr.io/clustersync/clustersync:latest"
+// DefaultAgentImage returns the agent image import manifests name unless
+// told otherwise: this build's clustersync image
+// (ghcr.io/clustersync/clustersync:v0.2.0 for release v0.2.0, :latest for a
+// development build), so that the manager never installs an agent of
+// another version.
+func DefaultAgentImage() string {
+	return images.Reference(images.DefaultRegistry, images.ClustersyncRepository, version.ImageTag(version.Version()))
+}
 
 // RegisteredOptions configure registered clusters (Rancher's cluster
 // import): one HTTPS server for import manifests, agent tunnels and the
@@ -117,7 +124,7 @@ func setupRegistered(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	}
 	image := ro.AgentImage
 	if image == "" {
-		image = DefaultAgentImage
+		image = DefaultAgentImage()
 	}
 
 	wake := make(chan event.GenericEvent)
