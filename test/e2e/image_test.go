@@ -115,9 +115,11 @@ func TestDevImage(t *testing.T) {
 			t.Errorf("the clustersync image lacks %s", want)
 		}
 	}
+	// The image's clustersync is this clustersync's version and commit,
+	// whatever the tag.
 	v, err := exec.Command(bin, "version").CombinedOutput()
-	if err != nil || !strings.Contains(string(v), "clustersync e2e") {
-		t.Errorf("the image's clustersync version: %v\n%s", err, v)
+	if want, _, _ := strings.Cut(cli(t, "version"), "\n"); err != nil || !strings.HasPrefix(string(v), want+"\n") {
+		t.Errorf("the image's clustersync version: %v\n%s\nwant %s", err, v, want)
 	}
 
 	st, ok := registry.Running(filepath.Join(tests.Dir, "host", "registry"))
