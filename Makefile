@@ -13,7 +13,7 @@ TEST_ARGS ?=
 ARGS      ?=
 BENCH_ARGS ?=
 
-.PHONY: all build binaries run-binaries conformance-binaries test unit run bench bench-vcluster crds fmt vet clean image fuzz chaos conformance flake
+.PHONY: release all build binaries run-binaries conformance-binaries test unit run bench bench-vcluster crds fmt vet clean image fuzz chaos conformance flake
 
 all: build
 
@@ -140,6 +140,14 @@ IMAGE_REPO ?=
 image: build
 	@hack/build-binaries.sh static
 	$(BIN) dev image $(if $(IMAGE_REPO),--repo $(IMAGE_REPO))
+
+# A release into dist/ (hack/release, internal/release): the CLI for Linux
+# and macOS on amd64 and arm64, static and reproducible, each with a
+# CycloneDX SBOM of its Go modules, and dist/checksums.txt. VERSION is
+# required (make release VERSION=v0.2.0). The images and charts are not
+# part of it yet (docs/development.md, "Cutting a release").
+release:
+	$(GO) run ./hack/release -version $(VERSION) -commit $(COMMIT) -out dist
 
 # Tests that need no API servers (-short skips the others).
 unit:

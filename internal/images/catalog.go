@@ -205,14 +205,21 @@ func requireStatic(path string) error {
 }
 
 // GoBuild builds package pkg (a path relative to module folder dir, or an
-// import path) into out as a static linux/amd64 binary, reproducibly:
-// CGO_ENABLED=0, -trimpath, -buildvcs=false and -ldflags "-s -w -buildid=
-// <ldflags>". Errors carry the go command's output.
+// import path) into out as a static linux/amd64 binary (GoBuildFor).
 func GoBuild(ctx context.Context, dir, pkg, out, ldflags string) error {
+	return GoBuildFor(ctx, dir, pkg, out, "linux", "amd64", ldflags)
+}
+
+// GoBuildFor builds package pkg (a path relative to module folder dir, or
+// an import path) into out as a static binary for goos/goarch ("linux",
+// "arm64"), reproducibly: CGO_ENABLED=0, -trimpath, -buildvcs=false and
+// -ldflags "-s -w -buildid= <ldflags>", so that two builds of one commit
+// with one Go are byte-identical. Errors carry the go command's output.
+func GoBuildFor(ctx context.Context, dir, pkg, out, goos, goarch, ldflags string) error {
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false",
 		"-ldflags", strings.TrimSpace("-s -w -buildid= "+ldflags), "-o", out, pkg)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch)
 	if output, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build %s: %w\n%s", pkg, err, output)
 	}
