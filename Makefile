@@ -141,13 +141,15 @@ image: build
 	@hack/build-binaries.sh static
 	$(BIN) dev image $(if $(IMAGE_REPO),--repo $(IMAGE_REPO))
 
-# A release into dist/ (hack/release, internal/release): the CLI for Linux
-# and macOS on amd64 and arm64, static and reproducible, each with a
-# CycloneDX SBOM of its Go modules, and dist/checksums.txt. VERSION is
-# required (make release VERSION=v0.2.0). The images and charts are not
-# part of it yet (docs/development.md, "Cutting a release").
-release:
-	$(GO) run ./hack/release -version $(VERSION) -commit $(COMMIT) -out dist
+# A release into dist/ (`clustersync dev release`, internal/release): the
+# CLI for Linux and macOS on amd64 and arm64, static and reproducible, each
+# with a CycloneDX SBOM of its Go modules, the charts stamped with the
+# version, and dist/checksums.txt; the charts are pushed as OCI artifacts to
+# IMAGE_REPO, by default the local registry of `bin/clustersync dev up`.
+# VERSION is required (make release VERSION=v0.2.0). The images are not part
+# of it yet (docs/development.md, "Cutting a release").
+release: build
+	$(BIN) dev release --version $(VERSION) --commit $(COMMIT) --out dist $(if $(IMAGE_REPO),--repo $(IMAGE_REPO))
 
 # Tests that need no API servers (-short skips the others).
 unit:

@@ -63,7 +63,7 @@ the Running phase without running any container. Beside it runs a local OCI
 registry (` + "`dev registry`" + `) that ` + "`dev image`" + ` (make image) pushes clustersync's
 images to and the real node pulls from.`,
 	}
-	cmd.AddCommand(newDevUpCommand(), newDevDownCommand(), newDevStatusCommand(), newDevEKSCommand(), newDevAKSCommand(), newDevGKECommand(), newDevRegistryCommand(), newDevImageCommand())
+	cmd.AddCommand(newDevUpCommand(), newDevDownCommand(), newDevStatusCommand(), newDevEKSCommand(), newDevAKSCommand(), newDevGKECommand(), newDevRegistryCommand(), newDevImageCommand(), newDevReleaseCommand())
 	return cmd
 }
 

@@ -1,5 +1,5 @@
 // Package release builds what a clustersync release ships (`make
-// release`, hack/release): the CLI for each platform of Platforms, each
+// release`, `clustersync dev release`): the CLI for each platform of Platforms, each
 // with a CycloneDX SBOM of its Go modules (SBOM), and one checksums file
 // over them all (Checksums), into one folder. Everything is reproducible:
 // two releases of one commit with one Go are byte-identical (static
@@ -56,10 +56,9 @@ type Options struct {
 }
 
 // Binaries builds the CLI for each of o's platforms into o.Out
-// (BinaryName), writes each one's SBOM beside it (SBOMName), then the
-// checksums file of them all (ChecksumsName). It returns the artifacts'
-// file names, in the checksums file's order. Errors name the platform or
-// the file; a version that is not a release is refused.
+// (BinaryName) and writes each one's SBOM beside it (SBOMName). It returns
+// the files' names, for Checksums. Errors name the platform or the file; a
+// version that is not a release is refused.
 func Binaries(ctx context.Context, o Options) ([]string, error) {
 	if !version.Released(o.Version) {
 		return nil, fmt.Errorf("release: version %q: set a release version, e.g. VERSION=v0.2.0", o.Version)
@@ -89,13 +88,6 @@ func Binaries(ctx context.Context, o Options) ([]string, error) {
 			return nil, err
 		}
 		names = append(names, bin, SBOMName(bin))
-	}
-	sums, err := Checksums(o.Out, names)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(o.Out, ChecksumsName), sums, 0o644); err != nil {
-		return nil, err
 	}
 	return names, nil
 }

@@ -8,8 +8,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -28,8 +28,8 @@ func TestSBOM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exe := filepath.Join(t.TempDir(), "release")
-	if err := images.GoBuildFor(context.Background(), root, "./hack/release", exe, runtime.GOOS, runtime.GOARCH, ""); err != nil {
+	exe := filepath.Join(t.TempDir(), "clustersync")
+	if err := images.GoBuildFor(context.Background(), root, "./cmd/clustersync", exe, runtime.GOOS, runtime.GOARCH, ""); err != nil {
 		t.Fatal(err)
 	}
 	out, err := SBOM(exe, "v0.2.0")
@@ -44,7 +44,7 @@ func TestSBOM(t *testing.T) {
 		}
 		Components []struct {
 			Name, Version, Purl string
-			Properties         []struct{ Name, Value string }
+			Properties          []struct{ Name, Value string }
 		}
 	}
 	if err := json.Unmarshal(out, &bom); err != nil {
@@ -56,7 +56,7 @@ func TestSBOM(t *testing.T) {
 	if m := bom.Metadata.Component; m.Version != "v0.2.0" || !strings.HasSuffix(m.Purl, "@v0.2.0") {
 		t.Errorf("main component %+v", m)
 	}
-	// What go.mod and go.sum say of a module hack/release is built with.
+	// What go.mod and go.sum say of a module clustersync is built with.
 	mod, err := exec.Command("go", "list", "-m", "-json", "github.com/CycloneDX/cyclonedx-go").Output()
 	if err != nil {
 		t.Fatal(err)
