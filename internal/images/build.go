@@ -89,15 +89,11 @@ func BuildClustersync(ctx context.Context, o BuildOptions) (v1.Image, error) {
 // when there are any; insecure allows plain HTTP (the local registry). It returns the image's digest and its
 // size: the bytes a pull transfers (compressed layers, config, manifest).
 func Push(ctx context.Context, img v1.Image, registry, repository string, tags []string, insecure bool) (v1.Hash, int64, error) {
-	var opts []name.Option
-	if insecure {
-		opts = append(opts, name.Insecure)
+	refs, err := references(registry, repository, tags, insecure)
+	if err != nil {
+		return v1.Hash{}, 0, err
 	}
-	for _, tag := range tags {
-		ref, err := name.ParseReference(Reference(registry, repository, tag), opts...)
-		if err != nil {
-			return v1.Hash{}, 0, err
-		}
+	for _, ref := range refs {
 		if err := remote.Write(ref, img, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
 			return v1.Hash{}, 0, fmt.Errorf("push %s: %w", ref, err)
 		}
@@ -108,6 +104,24 @@ func Push(ctx context.Context, img v1.Image, registry, repository string, tags [
 	}
 	size, err := Size(img)
 	return d, size, err
+}
+
+// references are registry/repository:tag for each tag; insecure allows
+// plain HTTP.
+func references(registry, repository string, tags []string, insecure bool) ([]name.Reference, error) {
+	var opts []name.Option
+	if insecure {
+		opts = append(opts, name.Insecure)
+	}
+	var refs []name.Reference
+	for _, tag := range tags {
+		ref, err := name.ParseReference(Reference(registry, repository, tag), opts...)
+		if err != nil {
+			return nil, err
+		}
+		refs = append(refs, ref)
+	}
+	return refs, nil
 }
 
 // Exists reports whether registry/repository:tag names an image there
@@ -146,4 +160,19 @@ func Size(img v1.Image) (int64, error) {
 		total += l.Size
 	}
 	return total, nil
+}
+
+// PushIndex writes idx to registry/repository under each tag, as Push
+// writes an image; it returns the index's digest.
+func PushIndex(ctx context.Context, idx v1.ImageIndex, registry, repository string, tags []string, insecure bool) (v1.Hash, error) {
+	refs, err := references(registry, repository, tags, insecure)
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	for _, ref := range refs {
+		if err := remote.WriteIndex(ref, idx, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+			return v1.Hash{}, fmt.Errorf("push %s: %w", ref, err)
+		}
+	}
+	return idx.Digest()
 }

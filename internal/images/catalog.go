@@ -188,14 +188,30 @@ func labels(title, version string) map[string]string {
 	return map[string]string{"org.opencontainers.image.title": title, "org.opencontainers.image.version": version}
 }
 
-// requireStatic fails unless path is an ELF executable without a dynamic
-// loader (PT_INTERP): the images carry no C library.
-func requireStatic(path string) error {
+// requireStatic fails unless path is an amd64 ELF executable without a
+// dynamic loader (RequireStatic).
+func requireStatic(path string) error { return RequireStatic(path, "amd64") }
+
+// machines are the ELF machines of Arches.
+var machines = map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}
+
+// RequireStatic fails unless path is an ELF executable for arch ("amd64",
+// "arm64": its ELF machine field) without a dynamic loader (PT_INTERP):
+// the images carry no C library, and an arm64 image must not hold an
+// amd64 program. Errors name the file and what it is.
+func RequireStatic(path, arch string) error {
 	f, err := elf.Open(path)
 	if err != nil {
 		return fmt.Errorf("images: %s: %w", path, err)
 	}
 	defer f.Close()
+	want, ok := machines[arch]
+	if !ok {
+		return fmt.Errorf("images: architecture %q: want amd64 or arm64", arch)
+	}
+	if f.Machine != want {
+		return fmt.Errorf("images: %s is a %v executable, not %s (%v)", path, f.Machine, arch, want)
+	}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
 			return fmt.Errorf("images: %s is dynamically linked; the image has no C library (build it with CGO_ENABLED=0)", path)

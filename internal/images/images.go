@@ -132,10 +132,17 @@ type Config struct {
 	Env []string
 	// Labels are the image's labels (org.opencontainers.image.*).
 	Labels map[string]string
+	// Arch is the image's architecture, "amd64" or "arm64" (Arches); ""
+	// means amd64.
+	Arch string
 }
 
+// Arches are the architectures clustersync's images are built for: one
+// linux image each, under one index (Index).
+func Arches() []string { return []string{"amd64", "arm64"} }
+
 // Image assembles an OCI image (manifest and config of the OCI media types)
-// from layers, for linux/amd64, created at Epoch.
+// from layers, for linux/c.Arch (amd64 when empty), created at Epoch.
 func Image(layers []v1.Layer, c Config) (v1.Image, error) {
 	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
 	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
@@ -153,8 +160,30 @@ func Image(layers []v1.Layer, c Config) (v1.Image, error) {
 		return nil, err
 	}
 	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture = "linux", "amd64"
+	cf.OS, cf.Architecture = "linux", cmp.Or(c.Arch, "amd64")
 	cf.Created = v1.Time{Time: Epoch}
 	cf.Config = v1.Config{Entrypoint: c.Entrypoint, Cmd: c.Cmd, User: c.User, Env: c.Env, Labels: c.Labels}
 	return mutate.ConfigFile(img, cf)
+}
+
+// Index returns the OCI image index of imgs, one per platform (linux and
+// each image's architecture, from its config), in the order given: what a
+// multi-arch tag points to, from which each node pulls its own. Errors
+// name an architecture given twice.
+func Index(imgs ...v1.Image) (v1.ImageIndex, error) {
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	seen := map[string]bool{}
+	for _, img := range imgs {
+		cf, err := img.ConfigFile()
+		if err != nil {
+			return nil, err
+		}
+		if seen[cf.Architecture] {
+			return nil, fmt.Errorf("images: two images for %s/%s in one index", cf.OS, cf.Architecture)
+		}
+		seen[cf.Architecture] = true
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img,
+			Descriptor: v1.Descriptor{MediaType: types.OCIManifestSchema1, Platform: &v1.Platform{OS: cf.OS, Architecture: cf.Architecture}}})
+	}
+	return idx, nil
 }

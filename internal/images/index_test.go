@@ -1,0 +1,80 @@
+package images
+
+import (
+	"context"
+	"io"
+	"log"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// One tag holds an image per architecture: the index names each one's
+// platform, a registry serves it, and a node of each architecture gets its
+// own image from it.
+func TestIndex(t *testing.T) {
+	var imgs []v1.Image
+	for _, arch := range Arches() {
+		l, err := Layer([]File{{Path: "/arch", Mode: 0o644, Data: []byte(arch)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := Image([]v1.Layer{l}, Config{Entrypoint: []string{"/x"}, Arch: arch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		imgs = append(imgs, img)
+	}
+	idx, err := Index(imgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Index(imgs[0], imgs[0]); err == nil || !strings.Contains(err.Error(), "linux/amd64") {
+		t.Errorf("two amd64 images in one index: %v", err)
+	}
+	srv := httptest.NewServer(ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	reg := strings.TrimPrefix(srv.URL, "http://")
+	if _, err := PushIndex(context.Background(), idx, reg, "clustersync/test", []string{"v0.2.0"}, true); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := name.ParseReference(Reference(reg, "clustersync/test", "v0.2.0"), name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, arch := range Arches() {
+		img, err := remote.Image(ref, remote.WithPlatform(v1.Platform{OS: "linux", Architecture: arch}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := img.Digest()
+		want, _ := imgs[i].Digest()
+		if got != want {
+			t.Errorf("linux/%s pulls %s, want %s", arch, got, want)
+		}
+	}
+}
+
+// An image's executables are checked for the image's architecture: an
+// arm64 build passes for arm64 and is refused for amd64, naming both.
+func TestRequireStaticArch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds Go code")
+	}
+	out := filepath.Join(t.TempDir(), "pause")
+	if err := GoBuildFor(context.Background(), moduleRoot(t), "./internal/images/pause", out, "linux", "arm64", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := RequireStatic(out, "arm64"); err != nil {
+		t.Errorf("arm64 build for arm64: %v", err)
+	}
+	if err := RequireStatic(out, "amd64"); err == nil || !strings.Contains(err.Error(), "EM_AARCH64") || !strings.Contains(err.Error(), "amd64") {
+		t.Errorf("arm64 build for amd64: %v", err)
+	}
+}
