@@ -5,8 +5,9 @@
 // the demo web server of examples/demo. Builds are reproducible: the same
 // inputs give the same digest (files in name order, fixed owners, modes and
 // times, a fixed creation time, Go binaries built with -trimpath and no
-// build ID), and every image is linux/amd64, which containerd needs to find
-// a matching platform.
+// build ID). Every image is for linux and one architecture of Arches
+// (amd64 unless Config.Arch says otherwise), which containerd needs to find
+// a matching platform; Index puts one image per architecture under one tag.
 package images
 
 import (
