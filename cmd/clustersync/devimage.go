@@ -332,7 +332,7 @@ func pushBusybox(ctx context.Context, reg string, insecure bool) (v1.Hash, int64
 	if _, err := os.Stat(bin); err != nil {
 		return v1.Hash{}, 0, fmt.Errorf("%w; `make binaries` (hack/build-binaries.sh node) fetches it", err)
 	}
-	img, err := images.Busybox(bin, images.BusyboxTag)
+	img, err := images.Busybox(bin, images.Meta{Version: images.BusyboxTag})
 	if err != nil {
 		return v1.Hash{}, 0, err
 	}
@@ -343,7 +343,7 @@ func pushBusybox(ctx context.Context, reg string, insecure bool) (v1.Hash, int64
 // pkg, built into repository:tag by build.
 type sourceImage struct {
 	pkg, repository, tag string
-	build                func(binary, version string) (v1.Image, error)
+	build                func(binary string, m images.Meta) (v1.Image, error)
 }
 
 // ensureImages pushes to the local registry at reg the images that must be
@@ -455,7 +455,7 @@ func ensureImages(ctx context.Context, out io.Writer, source, reg string, cluste
 // pushSourceImage builds package pkg of the clustersync source tree
 // source as a static binary, makes an image of it with build and pushes
 // that to the local registry reg as repository:tag.
-func pushSourceImage(ctx context.Context, source, reg, pkg, repository, tag string, build func(binary, version string) (v1.Image, error)) error {
+func pushSourceImage(ctx context.Context, source, reg, pkg, repository, tag string, build func(binary string, m images.Meta) (v1.Image, error)) error {
 	work, err := os.MkdirTemp("", "clustersync-image-")
 	if err != nil {
 		return err
@@ -465,7 +465,7 @@ func pushSourceImage(ctx context.Context, source, reg, pkg, repository, tag stri
 	if err := images.GoBuild(ctx, source, pkg, bin, ""); err != nil {
 		return err
 	}
-	img, err := build(bin, version.Version())
+	img, err := build(bin, images.Meta{Version: version.Version(), Revision: version.Commit()})
 	if err != nil {
 		return err
 	}

@@ -58,11 +58,11 @@ func BuildAll(ctx context.Context, o BuildOptions) ([]Built, error) {
 			return nil, err
 		}
 	}
-	pause, err := Pause(bin("pause"), o.Version)
+	pause, err := Pause(bin("pause"), Meta{Version: o.Version, Revision: o.Commit})
 	if err != nil {
 		return nil, err
 	}
-	demo, err := Demo(bin("demo-app"), o.Version)
+	demo, err := Demo(bin("demo-app"), Meta{Version: o.Version, Revision: o.Commit})
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func BuildClustersync(ctx context.Context, o BuildOptions) (v1.Image, error) {
 	if err := GoBuild(ctx, o.ModuleDir, "./cmd/clustersync", bin, version.LDFlags(o.Version, o.Commit)); err != nil {
 		return nil, err
 	}
-	return Clustersync(ClustersyncSources{Binary: bin, ControlPlane: o.ControlPlane, CACertificates: o.CACertificates, Version: o.Version})
+	return Clustersync(ClustersyncSources{Binary: bin, ControlPlane: o.ControlPlane, CACertificates: o.CACertificates, Meta: Meta{Version: o.Version, Revision: o.Commit}})
 }
 
 // Push writes img to registry/repository under each tag, with the

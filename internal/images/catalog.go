@@ -1,6 +1,7 @@
 package images
 
 import (
+	"cmp"
 	"context"
 	"debug/elf"
 	"fmt"
@@ -58,9 +59,28 @@ type ClustersyncSources struct {
 	// CACertificates is a PEM bundle installed as
 	// /etc/ssl/certs/ca-certificates.crt.
 	CACertificates string
-	// Version is the image's org.opencontainers.image.version label.
-	Version string
+	// Meta are the image's version, revision and architecture; the
+	// binaries must be for that architecture.
+	Meta
 }
+
+// Meta is what an image of the catalog says of itself: its labels
+// org.opencontainers.image.version and .revision (and .source, Source),
+// and its architecture.
+type Meta struct {
+	// Version is the clustersync version it belongs to, e.g. "v0.2.0".
+	Version string
+	// Revision is the commit it was built from ("" for unknown).
+	Revision string
+	// Arch is "amd64" or "arm64" (Arches); "" means amd64.
+	Arch string
+}
+
+// Source is the org.opencontainers.image.source label of clustersync's
+// images: where their source lives.
+const Source = "https://github.com/clustersync/clustersync"
+
+func (m Meta) arch() string { return cmp.Or(m.Arch, "amd64") }
 
 // Clustersync builds the clustersync image: /clustersync as the entrypoint,
 // the control plane in ControlPlaneDir, the CA bundle, and user nonroot
@@ -68,7 +88,7 @@ type ClustersyncSources struct {
 // (it would need a C library the image does not have) or a missing file.
 func Clustersync(s ClustersyncSources) (v1.Image, error) {
 	for _, bin := range append([]string{s.Binary}, s.ControlPlane...) {
-		if err := requireStatic(bin); err != nil {
+		if err := RequireStatic(bin, s.arch()); err != nil {
 			return nil, err
 		}
 	}
@@ -92,35 +112,36 @@ func Clustersync(s ClustersyncSources) (v1.Image, error) {
 		Entrypoint: []string{"/clustersync"},
 		User:       fmt.Sprintf("%d:%d", NonRootUID, NonRootUID),
 		Env:        []string{"PATH=" + ControlPlaneDir + ":/usr/bin:/bin", "HOME=/home/nonroot", "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt"},
-		Labels:     labels("clustersync", s.Version),
+		Labels:     labels("clustersync", s.Meta),
+		Arch:       s.arch(),
 	})
 }
 
 // Pause builds the sandbox image from the static binary of
 // internal/images/pause.
-func Pause(binary, version string) (v1.Image, error) {
-	if err := requireStatic(binary); err != nil {
+func Pause(binary string, m Meta) (v1.Image, error) {
+	if err := RequireStatic(binary, m.arch()); err != nil {
 		return nil, err
 	}
 	l, err := Layer([]File{{Path: "/pause", Mode: 0o755, Source: binary}})
 	if err != nil {
 		return nil, err
 	}
-	return Image([]v1.Layer{l}, Config{Entrypoint: []string{"/pause"}, User: fmt.Sprintf("%d:%d", NonRootUID, NonRootUID), Labels: labels("pause", version)})
+	return Image([]v1.Layer{l}, Config{Entrypoint: []string{"/pause"}, User: fmt.Sprintf("%d:%d", NonRootUID, NonRootUID), Labels: labels("pause", m), Arch: m.arch()})
 }
 
 // LocalPathHelper builds the image of the local real node's volume folder
 // helper from its static binary (internal/images/localpathhelper). It runs
 // as root: it makes folders in the node's volume folder, which root owns.
-func LocalPathHelper(binary, version string) (v1.Image, error) {
-	if err := requireStatic(binary); err != nil {
+func LocalPathHelper(binary string, m Meta) (v1.Image, error) {
+	if err := RequireStatic(binary, m.arch()); err != nil {
 		return nil, err
 	}
 	l, err := Layer([]File{{Path: "/local-path-helper", Mode: 0o755, Source: binary}})
 	if err != nil {
 		return nil, err
 	}
-	return Image([]v1.Layer{l}, Config{Entrypoint: []string{"/local-path-helper"}, User: "0:0", Labels: labels("local-path-helper", version)})
+	return Image([]v1.Layer{l}, Config{Entrypoint: []string{"/local-path-helper"}, User: "0:0", Labels: labels("local-path-helper", m), Arch: m.arch()})
 }
 
 // BusyboxApplets returns the commands of the Busybox image, each a
@@ -137,8 +158,8 @@ func BusyboxApplets() []string {
 // the rewrite-hosts container writes a copy of /etc/hosts that every
 // container of the pod then reads. Errors name a binary that is not
 // statically linked.
-func Busybox(binary, version string) (v1.Image, error) {
-	if err := requireStatic(binary); err != nil {
+func Busybox(binary string, m Meta) (v1.Image, error) {
+	if err := RequireStatic(binary, m.arch()); err != nil {
 		return nil, err
 	}
 	files := append(baseFiles(""), File{Path: "/bin/busybox", Mode: 0o755, Source: binary})
@@ -149,13 +170,13 @@ func Busybox(binary, version string) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Image([]v1.Layer{l}, Config{Cmd: []string{"sh"}, Env: []string{"PATH=/bin"}, Labels: labels("busybox", version)})
+	return Image([]v1.Layer{l}, Config{Cmd: []string{"sh"}, Env: []string{"PATH=/bin"}, Labels: labels("busybox", m), Arch: m.arch()})
 }
 
 // Demo builds the demo web server's image from the static binary of
 // examples/demo-app: `demo-app serve` on :8080 by default.
-func Demo(binary, version string) (v1.Image, error) {
-	if err := requireStatic(binary); err != nil {
+func Demo(binary string, m Meta) (v1.Image, error) {
+	if err := RequireStatic(binary, m.arch()); err != nil {
 		return nil, err
 	}
 	l, err := Layer(append(baseFiles(""), File{Path: "/demo-app", Mode: 0o755, Source: binary}))
@@ -163,7 +184,7 @@ func Demo(binary, version string) (v1.Image, error) {
 		return nil, err
 	}
 	return Image([]v1.Layer{l}, Config{Entrypoint: []string{"/demo-app"}, Cmd: []string{"serve"},
-		User: fmt.Sprintf("%d:%d", NonRootUID, NonRootUID), Labels: labels("demo-app", version)})
+		User: fmt.Sprintf("%d:%d", NonRootUID, NonRootUID), Labels: labels("demo-app", m), Arch: m.arch()})
 }
 
 // baseFiles are /etc/passwd and /etc/group with root and nonroot, their
@@ -184,8 +205,15 @@ func baseFiles(caBundle string) []File {
 	return files
 }
 
-func labels(title, version string) map[string]string {
-	return map[string]string{"org.opencontainers.image.title": title, "org.opencontainers.image.version": version}
+// labels are an image's OCI labels: its title, m's version and revision
+// (when known), and Source.
+func labels(title string, m Meta) map[string]string {
+	l := map[string]string{"org.opencontainers.image.title": title, "org.opencontainers.image.version": m.Version,
+		"org.opencontainers.image.source": Source}
+	if m.Revision != "" {
+		l["org.opencontainers.image.revision"] = m.Revision
+	}
+	return l
 }
 
 // requireStatic fails unless path is an amd64 ELF executable without a

@@ -161,7 +161,7 @@ func ConformanceImages(s binaries.ConformanceSet, pause string) ([]ConformanceIm
 	for _, sp := range specs {
 		for _, tag := range sp.tags {
 			c := sp.config
-			c.Labels = labels(path.Base(sp.repository), tag)
+			c.Labels = labels(path.Base(sp.repository), Meta{Version: tag})
 			img, err := Image(sp.layers, c)
 			if err != nil {
 				return nil, fmt.Errorf("images: %s:%s: %w", sp.repository, tag, err)

@@ -91,10 +91,10 @@ func TestCatalog(t *testing.T) {
 		make       func(bin string) (v1.Image, error)
 		entrypoint string
 	}{
-		{"pause", "./internal/images/pause", func(bin string) (v1.Image, error) { return Pause(bin, "test") }, "/pause"},
-		{"demo-app", "./examples/demo-app", func(bin string) (v1.Image, error) { return Demo(bin, "test") }, "/demo-app"},
+		{"pause", "./internal/images/pause", func(bin string) (v1.Image, error) { return Pause(bin, Meta{Version: "test"}) }, "/pause"},
+		{"demo-app", "./examples/demo-app", func(bin string) (v1.Image, error) { return Demo(bin, Meta{Version: "test"}) }, "/demo-app"},
 		{"clustersync (pause binary standing in for the control plane)", "./internal/images/pause", func(bin string) (v1.Image, error) {
-			return Clustersync(ClustersyncSources{Binary: bin, ControlPlane: []string{bin}, CACertificates: ca, Version: "test"})
+			return Clustersync(ClustersyncSources{Binary: bin, ControlPlane: []string{bin}, CACertificates: ca, Meta: Meta{Version: "test"}})
 		}, "/clustersync"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,7 +130,7 @@ func TestDynamicRefused(t *testing.T) {
 	if _, err := os.Stat(dynamic); err != nil {
 		t.Skip("no /bin/ls")
 	}
-	_, err := Pause(dynamic, "test")
+	_, err := Pause(dynamic, Meta{Version: "test"})
 	if err == nil || !strings.Contains(err.Error(), "/bin/ls is dynamically linked") {
 		t.Errorf("err = %v", err)
 	}
@@ -147,7 +147,7 @@ func TestBusybox(t *testing.T) {
 	if err := GoBuild(context.Background(), moduleRoot(t), "./internal/images/pause", bin, ""); err != nil {
 		t.Fatal(err)
 	}
-	img, err := Busybox(bin, BusyboxTag)
+	img, err := Busybox(bin, Meta{Version: BusyboxTag})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,4 +77,21 @@ func TestRequireStaticArch(t *testing.T) {
 	if err := RequireStatic(out, "amd64"); err == nil || !strings.Contains(err.Error(), "EM_AARCH64") || !strings.Contains(err.Error(), "amd64") {
 		t.Errorf("arm64 build for amd64: %v", err)
 	}
+	// The catalog's images check the same and say what they are.
+	if _, err := Pause(out, Meta{Version: "v0.2.0"}); err == nil {
+		t.Error("an amd64 pause image holds an arm64 program")
+	}
+	img, err := Pause(out, Meta{Version: "v0.2.0", Revision: "0123abc", Arch: "arm64"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := cf.Config.Labels
+	if cf.Architecture != "arm64" || l["org.opencontainers.image.version"] != "v0.2.0" || l["org.opencontainers.image.revision"] != "0123abc" ||
+		l["org.opencontainers.image.source"] != Source {
+		t.Errorf("arm64 pause image: arch %s, labels %v", cf.Architecture, l)
+	}
 }

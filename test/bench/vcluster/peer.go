@@ -309,7 +309,7 @@ func buildKubernetes(ctx context.Context, version, dir string, log io.Writer) (s
 // cp and a few more in /bin) with files on top and config c (PATH /bin
 // added), run as root as alpine's images are.
 func withBusybox(busybox, version string, files []images.File, c images.Config) (v1.Image, error) {
-	base, err := images.Busybox(busybox, version)
+	base, err := images.Busybox(busybox, images.Meta{Version: version})
 	if err != nil {
 		return nil, err
 	}
