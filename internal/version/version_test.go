@@ -7,7 +7,7 @@ import "testing"
 func TestVersions(t *testing.T) {
 	for _, tt := range []struct {
 		v, tag, chart, str string
-		released          bool
+		released           bool
 	}{
 		{"v0.2.0", "v0.2.0", "0.2.0", "v0.2.0 (commit abc)", true},
 		{"v1.0.0-rc.1", "v1.0.0-rc.1", "1.0.0-rc.1", "v1.0.0-rc.1 (commit abc)", true},
