@@ -144,10 +144,12 @@ image: build
 # A release into dist/ (`clustersync dev release`, internal/release): the
 # CLI for Linux and macOS on amd64 and arm64, static and reproducible, each
 # with a CycloneDX SBOM of its Go modules, the charts stamped with the
-# version, and dist/checksums.txt; the charts are pushed as OCI artifacts to
-# IMAGE_REPO, by default the local registry of `bin/clustersync dev up`.
-# VERSION is required (make release VERSION=v0.2.0). The images are not part
-# of it yet (docs/development.md, "Cutting a release").
+# version, and dist/checksums.txt; the charts (as OCI artifacts) and the
+# program images (pause, local-path-helper, demo-app; linux/amd64 and arm64)
+# are pushed to IMAGE_REPO, by default the local registry of
+# `bin/clustersync dev up`. VERSION is required (make release
+# VERSION=v0.2.0). The clustersync and busybox images are not part of it yet
+# (docs/development.md, "Cutting a release").
 release: build
 	$(BIN) dev release --version $(VERSION) --commit $(COMMIT) --out dist $(if $(IMAGE_REPO),--repo $(IMAGE_REPO))
 

@@ -339,13 +339,6 @@ func pushBusybox(ctx context.Context, reg string, insecure bool) (v1.Hash, int64
 	return images.Push(ctx, img, reg, images.BusyboxRepository, []string{images.BusyboxTag}, insecure)
 }
 
-// sourceImage is an image of one static binary of the source tree: package
-// pkg, built into repository:tag by build.
-type sourceImage struct {
-	pkg, repository, tag string
-	build                func(binary string, m images.Meta) (v1.Image, error)
-}
-
 // ensureImages pushes to the local registry at reg the images that must be
 // there before the real node and `virtual create` run, unless they are
 // there already, saying what it pushes and how long it took:
@@ -371,15 +364,19 @@ func ensureImages(ctx context.Context, out io.Writer, source, reg string, cluste
 		}
 		return !ok, nil
 	}
-	nodeImages := []sourceImage{
-		{"./internal/images/pause", images.PauseRepository, hostcluster.RealNodePauseTag, images.Pause},
-		{"./internal/images/localpathhelper", images.LocalPathHelperRepository, hostcluster.RealNodeLocalPathHelperTag, images.LocalPathHelper},
-	}
+	// The tags the real node and the docs name; the demo only with
+	// clustersync.
+	tags := map[string]string{images.PauseRepository: hostcluster.RealNodePauseTag,
+		images.LocalPathHelperRepository: hostcluster.RealNodeLocalPathHelperTag}
 	if clustersync {
-		nodeImages = append(nodeImages, sourceImage{"./examples/demo-app", images.DemoRepository, "latest", images.Demo})
+		tags[images.DemoRepository] = "latest"
 	}
-	for _, ni := range nodeImages {
-		m, err := missing(ni.repository, ni.tag)
+	for _, ni := range images.SourceImages() {
+		tag, ok := tags[ni.Repository]
+		if !ok {
+			continue
+		}
+		m, err := missing(ni.Repository, tag)
 		if err != nil {
 			return err
 		}
@@ -389,13 +386,13 @@ func ensureImages(ctx context.Context, out io.Writer, source, reg string, cluste
 		tree, err := sourceTree(source)
 		if err != nil {
 			fmt.Fprintf(out, "The registry lacks %s and %v: pods that need it wait until `make image` pushes it.\n",
-				images.Reference(images.DefaultRegistry, ni.repository, ni.tag), err)
+				images.Reference(images.DefaultRegistry, ni.Repository, tag), err)
 			continue
 		}
-		if err := pushSourceImage(ctx, tree, reg, ni.pkg, ni.repository, ni.tag, ni.build); err != nil {
+		if err := pushSourceImage(ctx, tree, reg, ni.Package, ni.Repository, tag, ni.Build); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "Pushed %s\n", images.Reference(reg, ni.repository, ni.tag))
+		fmt.Fprintf(out, "Pushed %s\n", images.Reference(reg, ni.Repository, tag))
 	}
 
 	busybox := images.Reference(images.DefaultRegistry, images.BusyboxRepository, images.BusyboxTag)

@@ -35,9 +35,12 @@ func newDevReleaseCommand() *cobra.Command {
                                              the images of V
   checksums.txt                              sha256sum -c format over them all
 
-and push the charts to --repo as OCI artifacts (REPO/charts/NAME:X; helm install
---version X oci://REPO/charts/manager), by default to the local registry of
-` + "`clustersync dev up`" + `. The images are not part of a release yet: ` + "`make image IMAGE_REPO=…`" + `.`,
+and push to --repo, by default the local registry of ` + "`clustersync dev up`" + `: the
+charts as OCI artifacts (REPO/charts/NAME:X; helm install --version X
+oci://REPO/charts/manager), and the images of one program each (pause,
+local-path-helper, demo-app) as one tag V per image for linux/amd64 and
+linux/arm64, labelled with V and the commit. The clustersync and busybox
+images are not part of a release yet: ` + "`make image IMAGE_REPO=…`" + `.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := cmd.OutOrStdout()
@@ -50,7 +53,7 @@ and push the charts to --repo as OCI artifacts (REPO/charts/NAME:X; helm install
 			if push && reg == "" {
 				st, ok := registry.Running(registryDir(hostDir(dir)))
 				if !ok {
-					return fmt.Errorf("no local registry runs for %s to push the charts to: start the host with `clustersync dev up`, or give --repo (IMAGE_REPO to make release), or --push=false", hostDir(dir))
+					return fmt.Errorf("no local registry runs for %s to push the charts and images to: start the host with `clustersync dev up`, or give --repo (IMAGE_REPO to make release), or --push=false", hostDir(dir))
 				}
 				reg, plainHTTP = st.Addr, true
 			}
@@ -93,6 +96,18 @@ and push the charts to --repo as OCI artifacts (REPO/charts/NAME:X; helm install
 				for _, r := range refs {
 					fmt.Fprintf(w, "Pushed oci://%s\n", r)
 				}
+				work, err := os.MkdirTemp("", "clustersync-release-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(work)
+				refs, err = release.SourceImages(cmd.Context(), tree, work, v, commit, reg, plainHTTP)
+				if err != nil {
+					return err
+				}
+				for _, r := range refs {
+					fmt.Fprintf(w, "Pushed %s (linux/amd64, linux/arm64)\n", r)
+				}
 			}
 			fmt.Fprintf(w, "Release %s in %s, %.0f s.\n", v, out, time.Since(start).Seconds())
 			return nil
@@ -102,9 +117,9 @@ and push the charts to --repo as OCI artifacts (REPO/charts/NAME:X; helm install
 	cmd.Flags().StringVar(&v, "version", "", "the release version, e.g. v0.2.0 (required)")
 	cmd.Flags().StringVar(&commit, "commit", "", "the commit it is built from (default the source tree's Git HEAD)")
 	cmd.Flags().StringVar(&out, "out", "dist", "the folder the release goes to")
-	cmd.Flags().StringVar(&repo, "repo", "", "registry host (and optional path) to push the charts to, e.g. ghcr.io/me (default the local registry of --dir)")
+	cmd.Flags().StringVar(&repo, "repo", "", "registry host (and optional path) to push the charts and images to, e.g. ghcr.io/me (default the local registry of --dir)")
 	cmd.Flags().StringVar(&source, "source", "", "the clustersync source tree (default the one that holds the current folder)")
-	cmd.Flags().BoolVar(&push, "push", true, "push the charts")
+	cmd.Flags().BoolVar(&push, "push", true, "push the charts and images")
 	_ = cmd.MarkFlagRequired("version")
 	return cmd
 }

@@ -269,3 +269,26 @@ func GoBuildFor(ctx context.Context, dir, pkg, out, goos, goarch, ldflags string
 	}
 	return nil
 }
+
+// SourceImage is an image of the catalog made of one static program of
+// the source tree.
+type SourceImage struct {
+	// Package is the program, relative to the module folder:
+	// "./internal/images/pause".
+	Package string
+	// Repository is where it goes under a registry (PauseRepository).
+	Repository string
+	// Build makes the image from the program built for m.Arch.
+	Build func(binary string, m Meta) (v1.Image, error)
+}
+
+// SourceImages are the catalog's images of one program each: the real
+// node's sandbox and storage helper, and the demo web server. `dev up`
+// pushes them, and a release pushes each as a multi-arch index.
+func SourceImages() []SourceImage {
+	return []SourceImage{
+		{"./internal/images/pause", PauseRepository, Pause},
+		{"./internal/images/localpathhelper", LocalPathHelperRepository, LocalPathHelper},
+		{"./examples/demo-app", DemoRepository, Demo},
+	}
+}
