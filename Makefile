@@ -132,7 +132,7 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg; \
 	done
 
-# clustersync's images (clustersync, pause, demo-app), built without Docker
+# clustersync's images (clustersync, pause, local-path-helper, demo-app), built without Docker
 # and pushed to the local registry of `bin/clustersync dev up`, or to
 # IMAGE_REPO (e.g. ghcr.io/me) when set. The static control-plane binaries
 # the clustersync image holds are built once into the cache first.

@@ -147,6 +147,8 @@ engine) and push them:
                                             kube-controller-manager and kube-scheduler (static),
                                             CA certificates, user nonroot (65532)
   <registry>/clustersync/pause:<tag>        the sandbox image of the local real node
+  <registry>/clustersync/local-path-helper:<tag>
+                                            the local real node's storage helper
   <registry>/clustersync/demo-app:<tag>     the demo web server (examples/demo-app)
 
 Builds are reproducible (same sources, same digests) and linux/amd64. The

@@ -42,31 +42,27 @@ type Built struct {
 	Image      v1.Image
 }
 
-// BuildAll compiles clustersync, pause and demo-app as static binaries in
-// o.WorkDir and builds their images (Clustersync, Pause, Demo).
+// BuildAll compiles clustersync and the program of each SourceImages row
+// as static linux/amd64 binaries in o.WorkDir and builds their images
+// (Clustersync, then the table's, in its order).
 func BuildAll(ctx context.Context, o BuildOptions) ([]Built, error) {
 	cs, err := BuildClustersync(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	bin := func(n string) string { return filepath.Join(o.WorkDir, n) }
-	for _, b := range []struct{ pkg, out string }{
-		{"./internal/images/pause", bin("pause")},
-		{"./examples/demo-app", bin("demo-app")},
-	} {
-		if err := GoBuild(ctx, o.ModuleDir, b.pkg, b.out, ""); err != nil {
+	built := []Built{{ClustersyncRepository, cs}}
+	for _, si := range SourceImages() {
+		bin := filepath.Join(o.WorkDir, filepath.Base(si.Package))
+		if err := GoBuild(ctx, o.ModuleDir, si.Package, bin, ""); err != nil {
 			return nil, err
 		}
+		img, err := si.Build(bin, Meta{Version: o.Version, Revision: o.Commit})
+		if err != nil {
+			return nil, err
+		}
+		built = append(built, Built{si.Repository, img})
 	}
-	pause, err := Pause(bin("pause"), Meta{Version: o.Version, Revision: o.Commit})
-	if err != nil {
-		return nil, err
-	}
-	demo, err := Demo(bin("demo-app"), Meta{Version: o.Version, Revision: o.Commit})
-	if err != nil {
-		return nil, err
-	}
-	return []Built{{ClustersyncRepository, cs}, {PauseRepository, pause}, {DemoRepository, demo}}, nil
+	return built, nil
 }
 
 // BuildClustersync compiles clustersync as a static binary in o.WorkDir

@@ -163,7 +163,7 @@ func imageSizes(ctx context.Context) error {
 		}
 	}
 	if controlPlane == nil {
-		// The other two need no control plane: stand-ins keep BuildAll whole.
+		// The other images need no control plane: stand-ins keep BuildAll whole.
 		for _, n := range []string{"kube-apiserver", "kube-controller-manager"} {
 			p := filepath.Join(work, "standin-"+n)
 			if err := images.GoBuild(ctx, root, "./internal/images/pause", p, ""); err != nil {
