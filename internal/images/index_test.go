@@ -2,15 +2,13 @@ package images
 
 import (
 	"context"
-	"io"
-	"log"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/clustersync/clustersync/internal/testenv/ocitest"
+
 	"github.com/google/go-containerregistry/pkg/name"
-	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
@@ -38,9 +36,7 @@ func TestIndex(t *testing.T) {
 	if _, err := Index(imgs[0], imgs[0]); err == nil || !strings.Contains(err.Error(), "linux/amd64") {
 		t.Errorf("two amd64 images in one index: %v", err)
 	}
-	srv := httptest.NewServer(ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	reg := strings.TrimPrefix(srv.URL, "http://")
+	reg := ocitest.Registry(t)
 	if _, err := PushIndex(context.Background(), idx, reg, "clustersync/test", []string{"v0.2.0"}, true); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"helm.sh/helm/v3/pkg/registry"
 
 	"github.com/clustersync/clustersync/charts"
-	"github.com/clustersync/clustersync/internal/version"
 )
 
 // ChartNames are the charts a release ships, as their folders in charts/.
@@ -22,8 +21,8 @@ func ChartNames() []string { return []string{charts.ManagerName, charts.VirtualC
 // release), into folder out as Helm does ("manager-0.2.0.tgz"), and
 // returns the files' names. Errors name the chart.
 func Charts(out, v string) ([]string, error) {
-	if !version.Released(v) {
-		return nil, fmt.Errorf("release: version %q: set a release version, e.g. VERSION=v0.2.0", v)
+	if err := checkVersion(v); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err

@@ -2,14 +2,11 @@ package release
 
 import (
 	"bytes"
-	"io"
-	"log"
-	"net/http/httptest"
 	"slices"
-	"strings"
 	"testing"
 
-	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
+	"github.com/clustersync/clustersync/internal/testenv/ocitest"
+
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/registry"
 )
@@ -26,9 +23,7 @@ func TestCharts(t *testing.T) {
 	if want := []string{"manager-0.2.0.tgz", "virtual-cluster-0.2.0.tgz"}; !slices.Equal(files, want) {
 		t.Fatalf("packaged %v, want %v", files, want)
 	}
-	srv := httptest.NewServer(ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	repo := strings.TrimPrefix(srv.URL, "http://") + "/clustersync"
+	repo := ocitest.Registry(t) + "/clustersync"
 	refs, err := PushCharts(out, files, repo, true)
 	if err != nil {
 		t.Fatal(err)

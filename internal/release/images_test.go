@@ -2,15 +2,12 @@ package release
 
 import (
 	"context"
-	"io"
-	"log"
-	"net/http/httptest"
 	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/clustersync/clustersync/internal/testenv/ocitest"
+
 	"github.com/google/go-containerregistry/pkg/name"
-	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
@@ -28,9 +25,7 @@ func TestSourceImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	reg := strings.TrimPrefix(srv.URL, "http://")
+	reg := ocitest.Registry(t)
 	refs, err := SourceImages(context.Background(), root, t.TempDir(), "v0.2.0", "0123abc", reg, true)
 	if err != nil {
 		t.Fatal(err)

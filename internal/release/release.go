@@ -60,8 +60,8 @@ type Options struct {
 // the files' names, for Checksums. Errors name the platform or the file; a
 // version that is not a release is refused.
 func Binaries(ctx context.Context, o Options) ([]string, error) {
-	if !version.Released(o.Version) {
-		return nil, fmt.Errorf("release: version %q: set a release version, e.g. VERSION=v0.2.0", o.Version)
+	if err := checkVersion(o.Version); err != nil {
+		return nil, err
 	}
 	if o.Commit == "" {
 		return nil, errors.New("release: the commit is unknown (COMMIT, or a Git checkout)")
@@ -90,4 +90,12 @@ func Binaries(ctx context.Context, o Options) ([]string, error) {
 		names = append(names, bin, SBOMName(bin))
 	}
 	return names, nil
+}
+
+// checkVersion refuses v unless it is a release version.
+func checkVersion(v string) error {
+	if !version.Released(v) {
+		return fmt.Errorf("release: version %q: set a release version, e.g. VERSION=v0.2.0", v)
+	}
+	return nil
 }

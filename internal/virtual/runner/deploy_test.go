@@ -6,12 +6,12 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	ggcr "github.com/google/go-containerregistry/pkg/registry"
+	"github.com/clustersync/clustersync/internal/testenv/ocitest"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,9 +54,7 @@ func deployStatus() (apps.Status, error) {
 // error) and retried until it can.
 func TestDeployApps(t *testing.T) {
 	ns := env.NewNamespace(t)
-	reg := httptest.NewServer(ggcr.New())
-	t.Cleanup(reg.Close)
-	ociRepo := testenv.PushChart(t, strings.TrimPrefix(reg.URL, "http://"), "charts", appChart(t, "oci-app", "0.2.0"))
+	ociRepo := testenv.PushChart(t, ocitest.Registry(t), "charts", appChart(t, "oci-app", "0.2.0"))
 	httpRepo := testenv.ServeChartRepo(t, appChart(t, "web", "0.1.0"))
 	bundle := base64.StdEncoding.EncodeToString(appChart(t, "bundled", "1.0.0"))
 
