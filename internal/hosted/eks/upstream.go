@@ -75,27 +75,6 @@ func UpstreamSpec(identity eksv1.EKSClusterConfigSpec, cl *ekstypes.Cluster, nod
 	return s
 }
 
-// DescribeUpstream describes the cluster config.DisplayName and returns it
-// as an EKSClusterConfigSpec, with the cluster and node groups EKS
-// reported: UpstreamSpec, completed with what EKS does not describe in the
-// cluster and its node groups — whether the EBS CSI driver add-on
-// (EBSCSIDriverAddon) is installed, and the diskSize, instanceType,
-// ec2SshKey, userData, imageId and resourceTags of node groups on the
-// operator's managed launch template (status.managedLaunchTemplateID),
-// read from their template versions with cs.EC2 (needed only when such
-// node groups exist); their launchTemplate is left nil, the template being
-// the operator's (Rancher reports it so). Errors are the SDK's, wrapped
-// with the call (a cluster EKS does not know is a
-// *ekstypes.ResourceNotFoundException).
-func DescribeUpstream(ctx context.Context, cs *Clients, config eksv1.EKSClusterConfigSpec, status eksv1.EKSClusterConfigStatus) (eksv1.EKSClusterConfigSpec, *ekstypes.Cluster, []*ekstypes.Nodegroup, error) {
-	cl, ngs, err := Describe(ctx, cs.EKS, config.DisplayName)
-	if err != nil {
-		return eksv1.EKSClusterConfigSpec{}, nil, nil, err
-	}
-	up, err := upstream(ctx, cs, config, status, cl, ngs)
-	return up, cl, ngs, err
-}
-
 // reading is the whole upstream of a described cluster: its spec
 // (upstream), Kubernetes version, endpoint and CA. The operator's passes
 // (Observe) and the management controller's refresh (Describe) both read
@@ -112,8 +91,15 @@ func reading(ctx context.Context, cs *Clients, config eksv1.EKSClusterConfigSpec
 	return up, nil
 }
 
-// upstream completes UpstreamSpec of a described cluster, as
-// DescribeUpstream says.
+// upstream returns UpstreamSpec of a described cluster, completed with
+// what EKS does not describe in the cluster and its node groups: whether
+// the EBS CSI driver add-on (EBSCSIDriverAddon) is installed, and the
+// diskSize, instanceType, ec2SshKey, userData, imageId and resourceTags of
+// node groups on the operator's managed launch template
+// (status.managedLaunchTemplateID), read from their template versions
+// with cs.EC2 (needed only when such node groups exist); their
+// launchTemplate is left nil, the template being the operator's (Rancher
+// reports it so). Errors are the SDK's, wrapped with the call.
 func upstream(ctx context.Context, cs *Clients, config eksv1.EKSClusterConfigSpec, status eksv1.EKSClusterConfigStatus, cl *ekstypes.Cluster, ngs []*ekstypes.Nodegroup) (eksv1.EKSClusterConfigSpec, error) {
 	ebs, err := ebsCSIDriverInstalled(ctx, cs.EKS, aws.ToString(cl.Name))
 	if err != nil {

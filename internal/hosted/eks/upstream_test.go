@@ -15,8 +15,9 @@ import (
 )
 
 // What the emulator reports for a cluster created from a spec reads back as
-// that spec: DescribeUpstream (UpstreamSpec and the managed launch
-// template) is the inverse of the create requests.
+// that spec: the management controller's read (Management.Describe:
+// UpstreamSpec and the managed launch template) is the inverse of the
+// create requests.
 func TestUpstreamSpecRoundTrip(t *testing.T) {
 	ns, srv, clk, r := setup(t)
 	key := types.NamespacedName{Namespace: ns, Name: "prod"}
@@ -37,7 +38,12 @@ func TestUpstreamSpecRoundTrip(t *testing.T) {
 	if err := k.Get(context.Background(), key, &c); err != nil {
 		t.Fatal(err)
 	}
-	up, cl, ngs, err := eks.DescribeUpstream(context.Background(), cs, want, c.Status)
+	reading, found, err := (&eks.Management{Client: k, NewClients: eks.NewClientsFactory(srv.URL)}).Describe(context.Background(), want, &c)
+	if err != nil || !found {
+		t.Fatalf("describe: found %v, %v", found, err)
+	}
+	up := reading.Spec
+	cl, ngs, err := eks.Describe(context.Background(), cs.EKS, want.DisplayName)
 	if err != nil {
 		t.Fatal(err)
 	}
