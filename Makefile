@@ -144,13 +144,15 @@ image: build
 # A release into dist/ (`clustersync dev release`, internal/release): the
 # CLI for Linux and macOS on amd64 and arm64, static and reproducible, each
 # with a CycloneDX SBOM of its Go modules, the charts stamped with the
-# version, and dist/checksums.txt; the charts (as OCI artifacts) and the
-# program images (pause, local-path-helper, demo-app; linux/amd64 and arm64)
-# are pushed to IMAGE_REPO, by default the local registry of
-# `bin/clustersync dev up`. VERSION is required (make release
-# VERSION=v0.2.0). The clustersync and busybox images are not part of it yet
-# (docs/development.md, "Cutting a release").
+# version, and dist/checksums.txt; the charts (as OCI artifacts) and every
+# image (clustersync, busybox, pause, local-path-helper, demo-app; each one
+# tag for linux/amd64 and arm64, checked after the push) are pushed to
+# IMAGE_REPO, by default the local registry of `bin/clustersync dev up`.
+# VERSION is required (make release VERSION=v0.2.0). The first run
+# cross-compiles the arm64 control plane (hack/build-binaries.sh release,
+# 15-25 minutes on 2 cores; docs/development.md, "Cutting a release").
 release: build
+	@hack/build-binaries.sh release
 	$(BIN) dev release --version $(VERSION) --commit $(COMMIT) --out dist $(if $(IMAGE_REPO),--repo $(IMAGE_REPO))
 
 # Tests that need no API servers (-short skips the others).

@@ -19,6 +19,13 @@
 #       the default and `node` build them and install Debian's runc and iptables when missing;
 #       the default (make test) also installs Debian's chromium when missing (the dashboard's
 #       browser tests drive it headless).
+#   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0-static-arm64/{kube-apiserver,kube-controller-manager,kube-scheduler}
+#   $CLUSTERSYNC_CACHE/busybox-static-1.35.0-arm64/busybox
+#       the same for linux/arm64 (cross-compiled; Debian's arm64 package), for the arm64
+#       half of the clustersync and busybox images of a release (make release).
+#   $CLUSTERSYNC_CACHE/qemu-user-static-debian12/qemu-aarch64-static
+#       Debian's arm64 user-mode emulator (downloaded, not installed): make release starts
+#       the arm64 images' programs under it.
 #   $CLUSTERSYNC_CACHE/kubernetes-v1.37.0-e2e/{e2e.test,ginkgo,kubectl,agnhost,nonewprivs,sample-apiserver,etcd,files/}
 #   $CLUSTERSYNC_CACHE/conformance-userland-debian12-v4/{busybox,agnhost,nginx,glibc-dns-testing}/
 #       the Kubernetes end-to-end test binary, the ginkgo command that runs it in
@@ -30,8 +37,10 @@
 # CLUSTERSYNC_CACHE defaults to ${XDG_CACHE_HOME:-$HOME/.cache}/clustersync.
 # A folder that is already complete is skipped, so a warm machine builds
 # nothing. Each step says how long it usually takes on 2 cores and how long it
-# took. Usage: hack/build-binaries.sh [--print-env|run|controller-gen|static|node|conformance]
-#   (none)          everything below: what `make test` needs.
+# took. Usage: hack/build-binaries.sh [--print-env|run|controller-gen|static|node|release|conformance]
+#   (none)          everything below but release's arm64 binaries: what `make test`
+#                   needs (qemu-aarch64-static included: internal/release starts arm64
+#                   programs under it).
 #   run             what `make run` (the demo) needs: etcd, the static control plane,
 #                   kwok, and the real node; not metrics-server (kubectl top), the
 #                   +k3s1 relink or controller-gen, which only tests and `make generate` use.
@@ -41,6 +50,9 @@
 #   node            build only the real node's containerd, CNI plugins, kubelet, kube-proxy,
 #                   local-path-provisioner and metrics-server, fetch busybox-static (and
 #                   install runc, iptables).
+#   release         the static control plane and busybox-static for amd64 and arm64: the
+#                   control planes of a release's clustersync image and its busybox image
+#                   (make release; the arm64 compile usually takes 15-25 minutes on 2 cores).
 #   conformance     everything, then the end-to-end suite and the conformance images' programs
 #                   and userlands (make conformance).
 #
@@ -73,6 +85,9 @@ kube_node_dir=$cache/kubernetes-$KUBE_VERSION-node
 local_path_dir=$cache/local-path-provisioner-$LOCAL_PATH_VERSION
 metrics_server_dir=$cache/metrics-server-$METRICS_SERVER_VERSION
 busybox_dir=$cache/busybox-static-$BUSYBOX_VERSION
+kube_dir_arm64=$cache/kubernetes-$KUBE_VERSION-static-arm64
+busybox_dir_arm64=$cache/busybox-static-$BUSYBOX_VERSION-arm64
+qemu_dir=$cache/qemu-user-static-debian12
 e2e_dir=$cache/kubernetes-$KUBE_VERSION-e2e
 USERLAND_VERSION=debian12-v4 # bump when hack/conformance-rootfs.sh changes what it builds; keep in step with internal/binaries
 userland_dir=$cache/conformance-userland-$USERLAND_VERSION
@@ -88,6 +103,9 @@ export CLUSTERSYNC_KWOKCTL_BIN=$kwok_dir/kwokctl
 export CLUSTERSYNC_CONTROLLER_GEN_BIN=$controller_gen_dir/controller-gen
 export CLUSTERSYNC_KUBE_APISERVER_K3S_BIN=$cache/kubernetes-$KUBE_VERSION-k3s1/kube-apiserver
 export CLUSTERSYNC_STATIC_KUBE_DIR=$kube_dir
+export CLUSTERSYNC_STATIC_KUBE_DIR_ARM64=$kube_dir_arm64
+export CLUSTERSYNC_BUSYBOX_ARM64_BIN=$busybox_dir_arm64/busybox
+export CLUSTERSYNC_QEMU_AARCH64_BIN=$qemu_dir/qemu-aarch64-static
 export CLUSTERSYNC_NODE_DIR=$node_dir
 export CLUSTERSYNC_KUBE_NODE_DIR=$kube_node_dir
 ENV
@@ -175,6 +193,22 @@ static() {
 			"k8s.io/kubernetes/cmd/kube-apiserver:kube-apiserver" \
 			"k8s.io/kubernetes/cmd/kube-controller-manager:kube-controller-manager" \
 			"k8s.io/kubernetes/cmd/kube-scheduler:kube-scheduler"
+	fi
+}
+
+# static_arm64 cross-compiles the same three commands for linux/arm64,
+# unless cached: the control plane of a release's arm64 clustersync image.
+# Nothing of the amd64 build is reused (every package compiles again for
+# arm64), so it takes as long as the first static build.
+static_arm64() {
+	if complete "$kube_dir_arm64" kube-apiserver kube-controller-manager kube-scheduler; then
+		log "kubernetes $KUBE_VERSION linux/arm64: cached in $kube_dir_arm64"
+	else
+		(export GOARCH=arm64; step "kubernetes $KUBE_VERSION static kube-apiserver, kube-controller-manager, kube-scheduler for linux/arm64" "15-25 minutes" \
+			kube_build "$kube_dir_arm64" "$KUBE_VERSION" \
+			"k8s.io/kubernetes/cmd/kube-apiserver:kube-apiserver" \
+			"k8s.io/kubernetes/cmd/kube-controller-manager:kube-controller-manager" \
+			"k8s.io/kubernetes/cmd/kube-scheduler:kube-scheduler")
 	fi
 }
 
@@ -297,6 +331,63 @@ busybox() {
 	log "busybox-static $version: in $busybox_dir"
 }
 
+# busybox_arm64 puts Debian's arm64 busybox-static into the cache, unless it
+# is there: the arm64 half of a release's busybox image. apt reads arm64
+# package lists into a state folder of its own (Dir::State::Lists), so the
+# machine's dpkg architectures and lists stay as they are.
+busybox_arm64() {
+	if complete "$busybox_dir_arm64" busybox; then
+		log "busybox-static $BUSYBOX_VERSION linux/arm64: cached in $busybox_dir_arm64"
+		return
+	fi
+	log "busybox-static $BUSYBOX_VERSION linux/arm64: downloading Debian's arm64 package (its own apt lists; about 10 seconds)"
+	local tmp; tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
+	foreign_download "$tmp" arm64 busybox-static:arm64
+	local deb; deb=$(ls "$tmp"/busybox-static_*_arm64.deb)
+	local version; version=$(dpkg-deb -f "$deb" Version)
+	dpkg-deb -x "$deb" "$tmp/pkg"
+	mkdir -p "$busybox_dir_arm64"
+	mv "$tmp/pkg/bin/busybox" "$busybox_dir_arm64/busybox"
+	rm -rf "$tmp"
+	log "busybox-static $version linux/arm64: in $busybox_dir_arm64"
+}
+
+# qemu puts Debian's qemu-aarch64-static (package qemu-user-static,
+# downloaded and unpacked, not installed) into the cache, unless it is
+# there: make release starts the arm64 images' programs under it
+# (internal/release.CheckArm64).
+qemu() {
+	if complete "$qemu_dir" qemu-aarch64-static; then
+		log "qemu-aarch64-static: cached in $qemu_dir"
+		return
+	fi
+	if ! command -v apt-get >/dev/null || ! command -v dpkg-deb >/dev/null; then
+		log "qemu-aarch64-static: cannot be fetched here (no apt-get/dpkg-deb); make release will not start the arm64 programs"
+		return 0
+	fi
+	log "qemu-aarch64-static: downloading Debian's qemu-user-static (apt-get download; a few seconds)"
+	local tmp; tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
+	(cd "$tmp" && { apt-get download -q qemu-user-static >&2 2>/dev/null || { apt-get update -q >&2 && apt-get download -q qemu-user-static >&2; }; })
+	dpkg-deb -x "$tmp"/qemu-user-static_*.deb "$tmp/pkg"
+	mkdir -p "$qemu_dir"
+	mv "$tmp/pkg/usr/bin/qemu-aarch64-static" "$qemu_dir/"
+	rm -rf "$tmp"
+	log "qemu-aarch64-static: in $qemu_dir"
+}
+
+# foreign_download DIR ARCH PKG... downloads Debian packages of another
+# architecture into DIR with apt lists of their own in DIR (not installed;
+# the machine's dpkg is not told of ARCH).
+foreign_download() {
+	local dir=$1 arch=$2; shift 2
+	mkdir -p "$dir/lists/partial" "$dir/apt-cache/archives/partial"
+	local o=(-q -o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/apt-cache" -o "Dir::State::status=/dev/null"
+		-o "APT::Architecture=$arch" -o "APT::Architectures::=$arch")
+	o+=(-o "APT::Sandbox::User=root") # the folder is root's; apt's _apt user cannot write it
+	apt-get "${o[@]}" update >&2
+	(cd "$dir" && apt-get "${o[@]}" download "$@" >&2 2>/dev/null)
+}
+
 # node_tools installs the real node's Debian tools when missing (see node).
 node_tools() {
 	debian_tool runc runc "the OCI runtime containerd starts containers with"
@@ -408,6 +499,8 @@ main() {
 		metrics_server
 		k3s
 		controller_gen
+		# internal/release's tests start arm64 programs under it.
+		qemu
 		# The dashboard's browser tests drive Debian's chromium (chromedp).
 		debian_tool chromium chromium "the dashboard's browser tests drive it headless"
 	fi
@@ -422,6 +515,7 @@ case "${1:-}" in
 --print-env) print_env ;;
 controller-gen) mkdir -p "$cache"; controller_gen ;;
 static) mkdir -p "$cache"; static ;;
+release) mkdir -p "$cache"; static; busybox; busybox_arm64; qemu; static_arm64 ;;
 node) mkdir -p "$cache"; node ;;
 run) main run ;;
 conformance) main conformance ;;

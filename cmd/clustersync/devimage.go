@@ -261,17 +261,10 @@ const defaultCABundle = "/etc/ssl/certs/ca-certificates.crt"
 
 // staticControlPlane returns the static kube-apiserver,
 // kube-controller-manager and kube-scheduler the clustersync image holds, from the static
-// Kubernetes build of the cache ($CLUSTERSYNC_STATIC_KUBE_DIR overrides
+// Kubernetes build of the cache (binaries.Release; $CLUSTERSYNC_STATIC_KUBE_DIR overrides
 // it), or an error with the command that builds them.
 func staticControlPlane() ([]string, error) {
-	staticDir := os.Getenv("CLUSTERSYNC_STATIC_KUBE_DIR")
-	if staticDir == "" {
-		staticDir = filepath.Join(binaries.CacheDir(), "kubernetes-"+binaries.KubernetesVersion+"-static")
-	}
-	var controlPlane []string
-	for _, name := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
-		controlPlane = append(controlPlane, filepath.Join(staticDir, name))
-	}
+	controlPlane := binaries.Release().ControlPlane["amd64"]
 	for _, b := range controlPlane {
 		if _, err := os.Stat(b); errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s is missing: build the static control plane with `hack/build-binaries.sh static` (make image does)", b)

@@ -5,11 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/clustersync/clustersync/internal/binaries"
 	"github.com/clustersync/clustersync/internal/registry"
 	"github.com/clustersync/clustersync/internal/release"
 )
@@ -17,7 +19,7 @@ import (
 // newDevReleaseCommand returns `clustersync dev release`, which `make
 // release` runs.
 func newDevReleaseCommand() *cobra.Command {
-	var dir, repo, source, v, commit, out string
+	var dir, repo, source, v, commit, out, platformList string
 	var push bool
 	cmd := &cobra.Command{
 		Use:   "release --version V",
@@ -37,10 +39,25 @@ func newDevReleaseCommand() *cobra.Command {
 
 and push to --repo, by default the local registry of ` + "`clustersync dev up`" + `: the
 charts as OCI artifacts (REPO/charts/NAME:X; helm install --version X
-oci://REPO/charts/manager), and the images of one program each (pause,
-local-path-helper, demo-app) as one tag V per image for linux/amd64 and
-linux/arm64, labelled with V and the commit. The clustersync and busybox
-images are not part of a release yet: ` + "`make image IMAGE_REPO=…`" + `.`,
+oci://REPO/charts/manager), and every image the project runs, each as one
+tag V holding a linux/amd64 and a linux/arm64 image, labelled with V and
+the commit:
+
+  clustersync/clustersync   the CLI above for that architecture, the static
+                            control plane (kube-apiserver,
+                            kube-controller-manager, kube-scheduler), CA
+                            certificates
+  clustersync/busybox       Debian's busybox-static (also tagged 1.35.0, the
+                            virtual clusters' default rewrite-hosts image)
+  clustersync/pause, clustersync/local-path-helper, clustersync/demo-app
+
+Each pushed image is pulled back and checked: every ELF file in it is a
+static executable of its architecture, and its programs start (amd64
+natively; arm64 under Debian's qemu-aarch64-static when present).
+
+The control plane and busybox of both architectures come from the cache
+(hack/build-binaries.sh release, which make release runs); without them it
+stops before building and names that command.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := cmd.OutOrStdout()
@@ -64,8 +81,19 @@ images are not part of a release yet: ` + "`make image IMAGE_REPO=…`" + `.`,
 				}
 				commit = strings.TrimSpace(string(c))
 			}
+			platforms, err := release.ParsePlatforms(platformList)
+			if err != nil {
+				return fmt.Errorf("--platforms: %w", err)
+			}
+			arches := release.ImageArches(platforms)
+			inputs := binaries.Release()
+			if push {
+				if err := inputs.Check(arches...); err != nil {
+					return fmt.Errorf("the images of a release: %w", err)
+				}
+			}
 			fmt.Fprintf(w, "Building release %s (commit %s) of %s into %s…\n", v, commit, tree, out)
-			names, err := release.Binaries(cmd.Context(), release.Options{ModuleDir: tree, Out: out, Version: v, Commit: commit})
+			names, err := release.Binaries(cmd.Context(), release.Options{ModuleDir: tree, Out: out, Version: v, Commit: commit, Platforms: platforms})
 			if err != nil {
 				return err
 			}
@@ -101,12 +129,33 @@ images are not part of a release yet: ` + "`make image IMAGE_REPO=…`" + `.`,
 					return err
 				}
 				defer os.RemoveAll(work)
-				refs, err = release.SourceImages(cmd.Context(), tree, work, v, commit, reg, plainHTTP)
+				rows := release.Images(release.ImageInputs{ModuleDir: tree, Work: work, Version: v, Commit: commit, CLI: out,
+					Binaries: inputs, CACertificates: defaultCABundle})
+				pushed, err := release.PushImages(cmd.Context(), rows, arches, v, reg, plainHTTP)
 				if err != nil {
 					return err
 				}
-				for _, r := range refs {
-					fmt.Fprintf(w, "Pushed %s (linux/amd64, linux/arm64)\n", r)
+				qemu := inputs.QemuAarch64
+				if _, err := os.Stat(qemu); err != nil {
+					qemu = ""
+				}
+				for _, p := range pushed {
+					var sizes []string
+					for _, a := range arches {
+						sizes = append(sizes, fmt.Sprintf("linux/%s %.1f MB", a, float64(p.Sizes[a])/1e6))
+					}
+					fmt.Fprintf(w, "Pushed %s%s: %s\n", p.Ref, tagsNote(p.Image.Tags), strings.Join(sizes, ", "))
+					checked, err := release.Check(cmd.Context(), p.Ref, plainHTTP, p.Image.Probes, work, runtime.GOARCH, qemu)
+					if err != nil {
+						return err
+					}
+					for _, c := range checked {
+						started := fmt.Sprintf("%d started %s", c.Probes, c.Runner)
+						if c.Skipped != "" {
+							started = "not started: " + c.Skipped
+						}
+						fmt.Fprintf(w, "  linux/%s: %d static %s executables; probes %s\n", c.Arch, c.Executables, c.Arch, started)
+					}
 				}
 			}
 			fmt.Fprintf(w, "Release %s in %s, %.0f s.\n", v, out, time.Since(start).Seconds())
@@ -120,6 +169,15 @@ images are not part of a release yet: ` + "`make image IMAGE_REPO=…`" + `.`,
 	cmd.Flags().StringVar(&repo, "repo", "", "registry host (and optional path) to push the charts and images to, e.g. ghcr.io/me (default the local registry of --dir)")
 	cmd.Flags().StringVar(&source, "source", "", "the clustersync source tree (default the one that holds the current folder)")
 	cmd.Flags().BoolVar(&push, "push", true, "push the charts and images")
+	cmd.Flags().StringVar(&platformList, "platforms", "", "OS/ARCH,… to build the CLI for (default all four); the images are built for the linux ones, e.g. linux/amd64 for a release a test installs on this machine")
 	_ = cmd.MarkFlagRequired("version")
 	return cmd
+}
+
+// tagsNote is " (also TAG, …)" for an image's extra tags, "" without any.
+func tagsNote(tags []string) string {
+	if len(tags) == 0 {
+		return ""
+	}
+	return " (also " + strings.Join(tags, ", ") + ")"
 }

@@ -285,3 +285,70 @@ func (s ConformanceSet) Check() error {
 	}
 	return nil
 }
+
+// ReleaseSet is the absolute paths of what the images of a release are
+// built from besides the source tree (hack/build-binaries.sh release), for
+// each architecture of a release ("amd64", "arm64"): the static control
+// plane of the clustersync image and Debian's busybox-static of the busybox
+// image; and Debian's qemu-aarch64-static, which starts the arm64
+// images' programs on an amd64 machine.
+type ReleaseSet struct {
+	// ControlPlane maps an architecture to its static kube-apiserver,
+	// kube-controller-manager and kube-scheduler.
+	ControlPlane map[string][]string
+	// Busybox maps an architecture to its busybox-static.
+	Busybox map[string]string
+	// QemuAarch64 is qemu-aarch64-static: Debian's qemu-user-static
+	// unpacked into the cache, else the one on PATH; Check does not
+	// require it.
+	QemuAarch64 string
+}
+
+// Release is the ReleaseSet in CacheDir. CLUSTERSYNC_STATIC_KUBE_DIR and
+// CLUSTERSYNC_STATIC_KUBE_DIR_ARM64 override the control planes' folders,
+// CLUSTERSYNC_BUSYBOX_ARM64_BIN the arm64 busybox, CLUSTERSYNC_QEMU_AARCH64_BIN
+// the emulator; the amd64 busybox is Node's.
+func Release() ReleaseSet {
+	controlPlane := func(env, suffix string) []string {
+		dir := os.Getenv(env)
+		if dir == "" {
+			dir = filepath.Join(CacheDir(), "kubernetes-"+KubernetesVersion+"-static"+suffix)
+		}
+		return []string{filepath.Join(dir, "kube-apiserver"), filepath.Join(dir, "kube-controller-manager"), filepath.Join(dir, "kube-scheduler")}
+	}
+	pick := func(env, path string) string {
+		if p := os.Getenv(env); p != "" {
+			return p
+		}
+		return path
+	}
+	qemu := filepath.Join(CacheDir(), "qemu-user-static-debian12", "qemu-aarch64-static")
+	if _, err := os.Stat(qemu); err != nil {
+		if p, err := exec.LookPath("qemu-aarch64-static"); err == nil {
+			qemu = p // Debian's package, installed
+		}
+	}
+	return ReleaseSet{
+		ControlPlane: map[string][]string{
+			"amd64": controlPlane("CLUSTERSYNC_STATIC_KUBE_DIR", ""),
+			"arm64": controlPlane("CLUSTERSYNC_STATIC_KUBE_DIR_ARM64", "-arm64"),
+		},
+		Busybox: map[string]string{
+			"amd64": Node().Busybox,
+			"arm64": pick("CLUSTERSYNC_BUSYBOX_ARM64_BIN", filepath.Join(CacheDir(), "busybox-static-"+BusyboxVersion+"-arm64", "busybox")),
+		},
+		QemuAarch64: pick("CLUSTERSYNC_QEMU_AARCH64_BIN", qemu),
+	}
+}
+
+// Check returns an error naming every control-plane or busybox binary of
+// s for arches ("amd64", "arm64") that is missing, with the command that
+// builds them (arm64's control plane is a cross-compile of 15-25 minutes
+// on 2 cores).
+func (s ReleaseSet) Check(arches ...string) error {
+	var paths []string
+	for _, arch := range arches {
+		paths = append(append(paths, s.ControlPlane[arch]...), s.Busybox[arch])
+	}
+	return checkExecutables("run `hack/build-binaries.sh release` (make release runs it; the arm64 control plane takes 15-25 minutes on 2 cores the first time)", paths...)
+}

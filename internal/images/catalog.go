@@ -280,6 +280,20 @@ type SourceImage struct {
 	Repository string
 	// Build makes the image from the program built for m.Arch.
 	Build func(binary string, m Meta) (v1.Image, error)
+	// Probes start the image's program to check it runs (a release starts
+	// its arm64 images' programs under qemu-user-static).
+	Probes []Probe
+}
+
+// Probe is one start of a program in an image that must end by itself and
+// print Want: a check that the image's executables run on their
+// architecture, without a container runtime.
+type Probe struct {
+	// Args are the command: Args[0] is a path in the image, e.g.
+	// "/pause", the rest its arguments.
+	Args []string
+	// Want is a string the output (stdout and stderr) must hold.
+	Want string
 }
 
 // SourceImages are the catalog's images of one program each: the real
@@ -287,8 +301,8 @@ type SourceImage struct {
 // pushes them, and a release pushes each as a multi-arch index.
 func SourceImages() []SourceImage {
 	return []SourceImage{
-		{"./internal/images/pause", PauseRepository, Pause},
-		{"./internal/images/localpathhelper", LocalPathHelperRepository, LocalPathHelper},
-		{"./examples/demo-app", DemoRepository, Demo},
+		{"./internal/images/pause", PauseRepository, Pause, []Probe{{[]string{"/pause", "-v"}, "clustersync pause"}}},
+		{"./internal/images/localpathhelper", LocalPathHelperRepository, LocalPathHelper, []Probe{{[]string{"/local-path-helper", "-h"}, "volume's folder"}}},
+		{"./examples/demo-app", DemoRepository, Demo, []Probe{{[]string{"/demo-app", "get", "-h"}, "service-account"}}},
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/clustersync/clustersync/internal/images"
 	"github.com/clustersync/clustersync/internal/version"
@@ -29,6 +30,44 @@ func (p Platform) String() string { return p.OS + "/" + p.Arch }
 // and arm64.
 func Platforms() []Platform {
 	return []Platform{{"linux", "amd64"}, {"linux", "arm64"}, {"darwin", "amd64"}, {"darwin", "arm64"}}
+}
+
+// ParsePlatforms parses a comma-separated list of OS/ARCH
+// ("linux/amd64,darwin/arm64") into platforms of Platforms, in the order
+// given; "" gives Platforms(). Errors name an entry that is not one of
+// them.
+func ParsePlatforms(s string) ([]Platform, error) {
+	if s == "" {
+		return Platforms(), nil
+	}
+	var out []Platform
+	for _, e := range strings.Split(s, ",") {
+		found := false
+		for _, p := range Platforms() {
+			if p.String() == strings.TrimSpace(e) {
+				out, found = append(out, p), true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("release: platform %q: want some of %v", e, Platforms())
+		}
+	}
+	return out, nil
+}
+
+// ImageArches are the architectures of the linux platforms of ps, in
+// images.Arches order: those a release's images are built for.
+func ImageArches(ps []Platform) []string {
+	var out []string
+	for _, a := range images.Arches() {
+		for _, p := range ps {
+			if p.OS == "linux" && p.Arch == a {
+				out = append(out, a)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // BinaryName is the file name of the CLI for p in a release:

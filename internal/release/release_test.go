@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -145,5 +146,30 @@ func TestReproducibleCrossBuild(t *testing.T) {
 func TestBinariesRefuseDev(t *testing.T) {
 	if _, err := Binaries(context.Background(), Options{Version: "dev", Commit: "abc", Out: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "VERSION=") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+func TestParsePlatforms(t *testing.T) {
+	for _, tc := range []struct {
+		in, err string
+		want    []Platform
+		arches  []string
+	}{
+		{in: "", want: Platforms(), arches: []string{"amd64", "arm64"}},
+		{in: "linux/amd64", want: []Platform{{"linux", "amd64"}}, arches: []string{"amd64"}},
+		{in: "darwin/arm64, linux/arm64", want: []Platform{{"darwin", "arm64"}, {"linux", "arm64"}}, arches: []string{"arm64"}},
+		{in: "darwin/amd64", want: []Platform{{"darwin", "amd64"}}},
+		{in: "linux/amd64,windows/amd64", err: `platform "windows/amd64"`},
+	} {
+		got, err := ParsePlatforms(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ParsePlatforms(%q): %v, want %s", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tc.want) || !slices.Equal(ImageArches(got), tc.arches) {
+			t.Errorf("ParsePlatforms(%q) = %v, %v (arches %v), want %v (arches %v)", tc.in, got, err, ImageArches(got), tc.want, tc.arches)
+		}
 	}
 }
