@@ -154,7 +154,7 @@ stops before building and names that command.`,
 						if c.Skipped != "" {
 							started = "not started: " + c.Skipped
 						}
-						fmt.Fprintf(w, "  linux/%s: %d static %s executables; probes %s\n", c.Arch, c.Executables, c.Arch, started)
+						fmt.Fprintf(w, "  linux/%s: ELF files %d, each static and %s; probes %s\n", c.Arch, c.Executables, c.Arch, started)
 					}
 				}
 			}
