@@ -335,7 +335,7 @@ func releasedWorkload(t *testing.T, host, virtual client.Client, ns, v string, s
 		Containers: []corev1.Container{{Name: "web", Image: images.Reference(images.DefaultRegistry, images.DemoRepository, v),
 			Args:           []string{"serve", "--addr", ":8080"},
 			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}, PeriodSeconds: 1},
-			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")}}}},
+			Resources:      corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")}}}},
 	}
 	var obj client.Object = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "default", Labels: labels}, Spec: spec}
 	if statefulSet {
