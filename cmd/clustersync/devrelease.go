@@ -135,17 +135,13 @@ stops before building and names that command.`,
 				if err != nil {
 					return err
 				}
-				qemu := inputs.QemuAarch64
-				if _, err := os.Stat(qemu); err != nil {
-					qemu = ""
-				}
 				for _, p := range pushed {
 					var sizes []string
 					for _, a := range arches {
 						sizes = append(sizes, fmt.Sprintf("linux/%s %.1f MB", a, float64(p.Sizes[a])/1e6))
 					}
 					fmt.Fprintf(w, "Pushed %s%s: %s\n", p.Ref, tagsNote(p.Image.Tags), strings.Join(sizes, ", "))
-					checked, err := release.Check(cmd.Context(), p.Ref, plainHTTP, p.Image.Probes, work, runtime.GOARCH, qemu)
+					checked, err := release.Check(cmd.Context(), p.Ref, plainHTTP, p.Image.Probes, work, runtime.GOARCH, inputs.QemuAarch64)
 					if err != nil {
 						return err
 					}

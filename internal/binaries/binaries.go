@@ -4,6 +4,7 @@
 package binaries
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
@@ -299,8 +300,8 @@ type ReleaseSet struct {
 	// Busybox maps an architecture to its busybox-static.
 	Busybox map[string]string
 	// QemuAarch64 is qemu-aarch64-static: Debian's qemu-user-static
-	// unpacked into the cache, else the one on PATH; Check does not
-	// require it.
+	// unpacked into the cache, else the one on PATH, else "" (Check does
+	// not require it).
 	QemuAarch64 string
 }
 
@@ -316,17 +317,9 @@ func Release() ReleaseSet {
 		}
 		return []string{filepath.Join(dir, "kube-apiserver"), filepath.Join(dir, "kube-controller-manager"), filepath.Join(dir, "kube-scheduler")}
 	}
-	pick := func(env, path string) string {
-		if p := os.Getenv(env); p != "" {
-			return p
-		}
-		return path
-	}
-	qemu := filepath.Join(CacheDir(), "qemu-user-static-debian12", "qemu-aarch64-static")
+	qemu := cmp.Or(os.Getenv("CLUSTERSYNC_QEMU_AARCH64_BIN"), filepath.Join(CacheDir(), "qemu-user-static-debian12", "qemu-aarch64-static"))
 	if _, err := os.Stat(qemu); err != nil {
-		if p, err := exec.LookPath("qemu-aarch64-static"); err == nil {
-			qemu = p // Debian's package, installed
-		}
+		qemu, _ = exec.LookPath("qemu-aarch64-static") // Debian's package, installed; "" without
 	}
 	return ReleaseSet{
 		ControlPlane: map[string][]string{
@@ -335,9 +328,9 @@ func Release() ReleaseSet {
 		},
 		Busybox: map[string]string{
 			"amd64": Node().Busybox,
-			"arm64": pick("CLUSTERSYNC_BUSYBOX_ARM64_BIN", filepath.Join(CacheDir(), "busybox-static-"+BusyboxVersion+"-arm64", "busybox")),
+			"arm64": cmp.Or(os.Getenv("CLUSTERSYNC_BUSYBOX_ARM64_BIN"), filepath.Join(CacheDir(), "busybox-static-"+BusyboxVersion+"-arm64", "busybox")),
 		},
-		QemuAarch64: pick("CLUSTERSYNC_QEMU_AARCH64_BIN", qemu),
+		QemuAarch64: qemu,
 	}
 }
 
