@@ -115,6 +115,9 @@ func TestInstallFromRelease(t *testing.T) {
 	hostKubeconfig := filepath.Join(tests.Dir, "host", "kubeconfig.yaml")
 	host := clientFor(t, hostKubeconfig)
 	installHostCRDs(t, hostKubeconfig)
+	// --version is the chart's version, the release's without the v (as
+	// vCluster's and Rancher's charts are versioned): Helm takes it as the
+	// OCI tag, and `--version v0.2.0` finds no chart.
 	oci := func(chartName string) *ociChart { return newOCIChart(t, reg, chartName, chartVersion) }
 
 	// The manager, from the OCI chart.
