@@ -311,24 +311,17 @@ busybox() {
 		log "busybox-static $BUSYBOX_VERSION: cached in $busybox_dir"
 		return
 	fi
-	if ! command -v apt-get >/dev/null || ! command -v dpkg-deb >/dev/null; then
+	if ! have_apt; then
 		log "busybox-static: cannot be fetched here (no apt-get/dpkg-deb); StatefulSet pods of virtual clusters on the local host need sync.toHost.pods.rewriteHosts.initContainer.image set to an image with sh and sed"
 		return 0
 	fi
 	log "busybox-static $BUSYBOX_VERSION: downloading Debian's package (apt-get download busybox-static; a few seconds)"
-	local tmp; tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
-	(cd "$tmp" && { apt-get download -q busybox-static >&2 2>/dev/null || { apt-get update -q >&2 && apt-get download -q busybox-static >&2; }; })
-	local deb; deb=$(ls "$tmp"/busybox-static_*.deb)
-	local version; version=$(dpkg-deb -f "$deb" Version)
-	case $version in
+	debian_file busybox-static "" bin/busybox "$busybox_dir"
+	case $fetched_version in
 	*:$BUSYBOX_VERSION-*) ;;
-	*) log "busybox-static: Debian offers $version, not $BUSYBOX_VERSION; using it anyway (update BUSYBOX_VERSION)" ;;
+	*) log "busybox-static: Debian offers $fetched_version, not $BUSYBOX_VERSION; using it anyway (update BUSYBOX_VERSION)" ;;
 	esac
-	dpkg-deb -x "$deb" "$tmp/pkg"
-	mkdir -p "$busybox_dir"
-	mv "$tmp/pkg/bin/busybox" "$busybox_dir/busybox"
-	rm -rf "$tmp"
-	log "busybox-static $version: in $busybox_dir"
+	log "busybox-static $fetched_version: in $busybox_dir"
 }
 
 # busybox_arm64 puts Debian's arm64 busybox-static into the cache, unless it
@@ -341,15 +334,8 @@ busybox_arm64() {
 		return
 	fi
 	log "busybox-static $BUSYBOX_VERSION linux/arm64: downloading Debian's arm64 package (its own apt lists; about 10 seconds)"
-	local tmp; tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
-	foreign_download "$tmp" arm64 busybox-static:arm64
-	local deb; deb=$(ls "$tmp"/busybox-static_*_arm64.deb)
-	local version; version=$(dpkg-deb -f "$deb" Version)
-	dpkg-deb -x "$deb" "$tmp/pkg"
-	mkdir -p "$busybox_dir_arm64"
-	mv "$tmp/pkg/bin/busybox" "$busybox_dir_arm64/busybox"
-	rm -rf "$tmp"
-	log "busybox-static $version linux/arm64: in $busybox_dir_arm64"
+	debian_file busybox-static arm64 bin/busybox "$busybox_dir_arm64"
+	log "busybox-static $fetched_version linux/arm64: in $busybox_dir_arm64"
 }
 
 # qemu puts Debian's qemu-aarch64-static (package qemu-user-static,
@@ -361,18 +347,13 @@ qemu() {
 		log "qemu-aarch64-static: cached in $qemu_dir"
 		return
 	fi
-	if ! command -v apt-get >/dev/null || ! command -v dpkg-deb >/dev/null; then
+	if ! have_apt; then
 		log "qemu-aarch64-static: cannot be fetched here (no apt-get/dpkg-deb); make release will not start the arm64 programs"
 		return 0
 	fi
 	log "qemu-aarch64-static: downloading Debian's qemu-user-static (apt-get download; a few seconds)"
-	local tmp; tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
-	(cd "$tmp" && { apt-get download -q qemu-user-static >&2 2>/dev/null || { apt-get update -q >&2 && apt-get download -q qemu-user-static >&2; }; })
-	dpkg-deb -x "$tmp"/qemu-user-static_*.deb "$tmp/pkg"
-	mkdir -p "$qemu_dir"
-	mv "$tmp/pkg/usr/bin/qemu-aarch64-static" "$qemu_dir/"
-	rm -rf "$tmp"
-	log "qemu-aarch64-static: in $qemu_dir"
+	debian_file qemu-user-static "" usr/bin/qemu-aarch64-static "$qemu_dir"
+	log "qemu-aarch64-static $fetched_version: in $qemu_dir"
 }
 
 # foreign_download DIR ARCH PKG... downloads Debian packages of another
@@ -386,6 +367,29 @@ foreign_download() {
 	o+=(-o "APT::Sandbox::User=root") # the folder is root's; apt's _apt user cannot write it
 	apt-get "${o[@]}" update >&2
 	(cd "$dir" && apt-get "${o[@]}" download "$@" >&2 2>/dev/null)
+}
+
+# have_apt succeeds when Debian's packages can be downloaded and unpacked
+# here (apt-get, dpkg-deb).
+have_apt() { command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null; }
+
+# debian_file PKG ARCH FILE DIR downloads Debian package PKG (of
+# architecture ARCH, "" for the machine's; not installed) and moves FILE, a
+# path in it, into DIR; fetched_version is then the package's version.
+debian_file() {
+	local pkg=$1 arch=$2 file=$3 dir=$4
+	local tmp; tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
+	if [ -n "$arch" ]; then
+		foreign_download "$tmp" "$arch" "$pkg:$arch"
+	else
+		(cd "$tmp" && { apt-get download -q "$pkg" >&2 2>/dev/null || { apt-get update -q >&2 && apt-get download -q "$pkg" >&2; }; })
+	fi
+	local deb; deb=$(ls "$tmp/${pkg}_"*.deb)
+	fetched_version=$(dpkg-deb -f "$deb" Version)
+	dpkg-deb -x "$deb" "$tmp/pkg"
+	mkdir -p "$dir"
+	mv "$tmp/pkg/$file" "$dir/"
+	rm -rf "$tmp"
 }
 
 # node_tools installs the real node's Debian tools when missing (see node).

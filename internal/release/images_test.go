@@ -16,22 +16,12 @@ import (
 	"github.com/clustersync/clustersync/internal/testenv/ocitest"
 )
 
-// qemu is the machine's qemu-aarch64-static, which make binaries fetches
-// (hack/build-binaries.sh); the test fails without it rather than leave
-// the arm64 images unstarted.
-func qemu(t *testing.T) string {
-	q := binaries.Release().QemuAarch64
-	if q == "" {
-		t.Fatal("no qemu-aarch64-static: run `make binaries` (hack/build-binaries.sh fetches Debian's qemu-user-static)")
-	}
-	return q
-}
-
-// Each program image of a release is one tag for linux/amd64 and
-// linux/arm64: a node of either architecture pulls an image of its own,
-// labelled with the release and its commit; pulled back, each holds one
-// static executable of its architecture, which starts (arm64 under qemu).
-func TestSourceImages(t *testing.T) {
+// imagesEnv skips t in -short mode (it builds Go code), and returns the
+// source tree, the machine's qemu-aarch64-static (which make binaries
+// fetches: t fails without it rather than leave arm64 images unstarted)
+// and an in-process registry.
+func imagesEnv(t *testing.T) (root, qemu, reg string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds Go code")
 	}
@@ -39,8 +29,18 @@ func TestSourceImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := qemu(t)
-	reg := ocitest.Registry(t)
+	if qemu = binaries.Release().QemuAarch64; qemu == "" {
+		t.Fatal("no qemu-aarch64-static: run `make binaries` (hack/build-binaries.sh fetches Debian's qemu-user-static)")
+	}
+	return root, qemu, ocitest.Registry(t)
+}
+
+// Each program image of a release is one tag for linux/amd64 and
+// linux/arm64: a node of either architecture pulls an image of its own,
+// labelled with the release and its commit; pulled back, each holds one
+// static executable of its architecture, which starts (arm64 under qemu).
+func TestSourceImages(t *testing.T) {
+	root, q, reg := imagesEnv(t)
 	var rows []Image
 	for _, row := range Images(ImageInputs{ModuleDir: root, Work: t.TempDir(), Version: "v0.2.0", Commit: "0123abc"}) {
 		for _, si := range images.SourceImages() {
@@ -93,15 +93,7 @@ func TestSourceImages(t *testing.T) {
 // whose output is not what it wants; without an emulator it says the
 // arm64 probes did not run.
 func TestCheckRefuses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds Go code")
-	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := qemu(t)
-	reg := ocitest.Registry(t)
+	root, q, reg := imagesEnv(t)
 	work := t.TempDir()
 	bins := map[string]string{}
 	for _, arch := range images.Arches() {

@@ -134,33 +134,9 @@ func TestManagerChart(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs := hostClientset(t, kubeconfig)
-	var importOut string
-	testenv.Eventually(t, time.Minute, func() error {
-		// The ClusterRegistrationToken's URL is the new leader's.
-		out, err := cliErr("cluster", "import", "edge", "--kubeconfig", kubeconfig, "--member", "group:system:masters=cluster-owner")
-		if err != nil {
-			return err
-		}
-		if !strings.Contains(out, values["externalURL"].(string)+"/") {
-			return fmt.Errorf("cluster import does not name %s:\n%s", values["externalURL"], out)
-		}
-		importOut = out
-		return nil
-	})
-	m := regexp.MustCompile(`(?m)^\s*(curl --insecure -sfL \S+ \| kubectl apply -f -)$`).FindStringSubmatch(importOut)
-	if m == nil {
-		t.Fatalf("cluster import prints no curl | kubectl command:\n%s", importOut)
-	}
-	// Retried, as a user would: kube-proxy programs the Service's new
-	// endpoint (the pods were recreated) a moment after the Endpoints
-	// object names it.
-	testenv.Eventually(t, 30*time.Second, func() error {
-		apply := exec.Command("bash", "-o", "pipefail", "-c", m[1])
-		apply.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-		if out, err := apply.CombinedOutput(); err != nil {
-			return fmt.Errorf("%s: %v\n%s", m[1], err, out)
-		}
-		return nil
+	// The ClusterRegistrationToken's URL is the new leader's.
+	importCluster(t, kubeconfig, values["externalURL"].(string), func() (string, error) {
+		return cliErr("cluster", "import", "edge", "--kubeconfig", kubeconfig, "--member", "group:system:masters=cluster-owner")
 	})
 	pingedAfter := func(since time.Time) {
 		t.Helper()
@@ -252,6 +228,37 @@ func TestManagerChart(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// importCluster runs `cluster import` (run, with the CLI under test) until
+// it prints the command that connects a cluster to the manager at url, then
+// runs that `curl | kubectl apply` against the cluster of kubeconfig as a
+// user does (retried: kube-proxy programs a Service's new endpoint a moment
+// after the Endpoints object names it). It returns import's output.
+func importCluster(t *testing.T, kubeconfig, url string, run func() (string, error)) string {
+	t.Helper()
+	var out string
+	testenv.Eventually(t, time.Minute, func() error {
+		o, err := run()
+		if err != nil || !strings.Contains(o, url+"/") {
+			return fmt.Errorf("cluster import (want %s): %v\n%s", url, err, o)
+		}
+		out = o
+		return nil
+	})
+	m := regexp.MustCompile(`(?m)^\s*(curl --insecure -sfL \S+ \| kubectl apply -f -)$`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("cluster import prints no curl | kubectl command:\n%s", out)
+	}
+	testenv.Eventually(t, 30*time.Second, func() error {
+		apply := exec.Command("bash", "-o", "pipefail", "-c", m[1])
+		apply.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+		if o, err := apply.CombinedOutput(); err != nil {
+			return fmt.Errorf("%s: %v\n%s", m[1], err, o)
+		}
+		return nil
+	})
+	return out
 }
 
 // hostedAgentEmulator runs `clustersync dev aks --endpoint-of-host` on

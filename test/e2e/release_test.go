@@ -122,17 +122,8 @@ func TestInstallFromRelease(t *testing.T) {
 
 	// The manager, from the OCI chart.
 	const mgrNS = "cs-release"
-	if err := host.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: mgrNS}}); err != nil {
-		t.Fatal(err)
-	}
 	mgr := oci("manager")
-	cfg := helmConfig(t, hostKubeconfig, mgrNS)
-	cfg.RegistryClient = mgr.client
-	in := action.NewInstall(cfg)
-	in.ReleaseName, in.Namespace = "mgr", mgrNS
-	if _, err := in.RunWithContext(ctx, mgr.chart, nil); err != nil {
-		t.Fatalf("helm install --version %s oci://%s/charts/manager: %v", chartVersion, reg, err)
-	}
+	cfg := mgr.install(t, hostKubeconfig, mgrNS, "mgr", nil)
 	leader := func() {
 		t.Helper()
 		testenv.Eventually(t, 3*time.Minute, func() error {
@@ -163,26 +154,8 @@ func TestInstallFromRelease(t *testing.T) {
 		return nil
 	})
 	leader()
-	var importOut string
-	testenv.Eventually(t, time.Minute, func() error {
-		o, err := runErr("cluster", "import", "self", "--kubeconfig", hostKubeconfig, "--member", "group:system:masters=cluster-owner")
-		if err != nil || !strings.Contains(o, "https://"+svc.Spec.ClusterIP+"/") {
-			return fmt.Errorf("cluster import (the release's): %v\n%s", err, o)
-		}
-		importOut = o
-		return nil
-	})
-	apply := regexp.MustCompile(`(?m)^\s*(curl --insecure -sfL \S+ \| kubectl apply -f -)$`).FindStringSubmatch(importOut)
-	if apply == nil {
-		t.Fatalf("cluster import prints no curl | kubectl command:\n%s", importOut)
-	}
-	testenv.Eventually(t, 30*time.Second, func() error {
-		cmd := exec.Command("bash", "-o", "pipefail", "-c", apply[1])
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+hostKubeconfig)
-		if o, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("%s: %v\n%s", apply[1], err, o)
-		}
-		return nil
+	importCluster(t, hostKubeconfig, "https://"+svc.Spec.ClusterIP, func() (string, error) {
+		return runErr("cluster", "import", "self", "--kubeconfig", hostKubeconfig, "--member", "group:system:masters=cluster-owner")
 	})
 	scheme, err := manager.Scheme()
 	if err != nil {
@@ -205,21 +178,11 @@ func TestInstallFromRelease(t *testing.T) {
 
 	// A virtual cluster from the OCI chart and the user's vcluster.yaml.
 	const helmNS = "vc-rel-helm"
-	if err := host.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: helmNS}}); err != nil {
-		t.Fatal(err)
-	}
-	vc := oci("virtual-cluster")
 	values, err := chartutil.ReadValuesFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	vcfg := helmConfig(t, hostKubeconfig, helmNS)
-	vcfg.RegistryClient = vc.client
-	vin := action.NewInstall(vcfg)
-	vin.ReleaseName, vin.Namespace = "rel-helm", helmNS
-	if _, err := vin.RunWithContext(ctx, vc.chart, values); err != nil {
-		t.Fatalf("helm install --version %s oci://%s/charts/virtual-cluster -f vcluster.yaml: %v", chartVersion, reg, err)
-	}
+	oci("virtual-cluster").install(t, hostKubeconfig, helmNS, "rel-helm", values)
 	testenv.Eventually(t, 3*time.Minute, func() error {
 		var sts appsv1.StatefulSet
 		if err := host.Get(ctx, client.ObjectKey{Namespace: helmNS, Name: "rel-helm"}, &sts); err != nil {
@@ -250,8 +213,27 @@ func TestInstallFromRelease(t *testing.T) {
 // ociChart is a chart pulled from an OCI registry with Helm's SDK, and the
 // registry client that pulled it.
 type ociChart struct {
+	ref    string
 	client *registry.Client
 	chart  *chart.Chart
+}
+
+// install runs `helm install REL oci://… --version X -n ns
+// --create-namespace` of the chart with values into the cluster of
+// kubeconfig (Helm's SDK), and returns the Helm configuration it used.
+func (c *ociChart) install(t *testing.T, kubeconfig, ns, rel string, values map[string]any) *action.Configuration {
+	t.Helper()
+	if err := clientFor(t, kubeconfig).Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := helmConfig(t, kubeconfig, ns)
+	cfg.RegistryClient = c.client
+	in := action.NewInstall(cfg)
+	in.ReleaseName, in.Namespace = rel, ns
+	if _, err := in.RunWithContext(ctx, c.chart, values); err != nil {
+		t.Fatalf("helm install %s %s --version %s -n %s: %v", rel, c.ref, c.chart.Metadata.Version, ns, err)
+	}
+	return cfg
 }
 
 // newOCIChart pulls chart chartName at version cv from registry reg
@@ -268,7 +250,8 @@ func newOCIChart(t *testing.T, reg, chartName, cv string) *ociChart {
 	in.Version, in.PlainHTTP = cv, true
 	settings := helmcli.New()
 	settings.RepositoryCache, settings.RepositoryConfig = t.TempDir(), filepath.Join(t.TempDir(), "repositories.yaml")
-	path, err := in.LocateChart("oci://"+reg+"/charts/"+chartName, settings)
+	ref := "oci://" + reg + "/charts/" + chartName
+	path, err := in.LocateChart(ref, settings)
 	if err != nil {
 		t.Fatalf("pull oci://%s/charts/%s --version %s: %v", reg, chartName, cv, err)
 	}
@@ -279,7 +262,7 @@ func newOCIChart(t *testing.T, reg, chartName, cv string) *ociChart {
 	if c.Metadata.Version != cv {
 		t.Fatalf("oci://%s/charts/%s: version %s, want %s", reg, chartName, c.Metadata.Version, cv)
 	}
-	return &ociChart{client: rc, chart: c}
+	return &ociChart{ref: ref, client: rc, chart: c}
 }
 
 // installVerified copies file name of release folder dist to dst
