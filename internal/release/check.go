@@ -1,16 +1,15 @@
 package release
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/clustersync/clustersync/internal/images"
@@ -94,11 +92,14 @@ func Check(ctx context.Context, ref string, insecure bool, probes []images.Probe
 	return out, nil
 }
 
-// checkImage unpacks img into root, checks its executables for arch and
+// checkImage unpacks img into root (images.Unpack), checks its executables for arch and
 // runs probes (see Check).
 func checkImage(ctx context.Context, img v1.Image, root, arch string, probes []images.Probe, hostArch, qemu string) (Checked, error) {
 	c := Checked{Arch: arch}
-	elves, err := unpack(img, root)
+	if err := images.Unpack(img, root); err != nil {
+		return c, err
+	}
+	elves, err := elfFiles(root)
 	if err != nil {
 		return c, err
 	}
@@ -148,51 +149,29 @@ func probe(ctx context.Context, root string, runner []string, p images.Probe) er
 	return nil
 }
 
-// unpack writes img's file system into root (regular files, folders and
-// symbolic links; nothing outside root) and returns the paths, relative
-// to root, of its ELF files.
-func unpack(img v1.Image, root string) ([]string, error) {
-	rc := mutate.Extract(img)
-	defer rc.Close()
-	tr := tar.NewReader(rc)
-	var elves []string
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return elves, nil
+// elfFiles returns the paths, relative to root, of the regular files
+// below root that start with the ELF magic.
+func elfFiles(root string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
 		}
+		f, err := os.Open(p)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		rel := path.Clean("/" + h.Name)[1:]
-		if rel == "" {
-			continue
+		magic := make([]byte, len(elf.ELFMAG))
+		_, rerr := io.ReadFull(f, magic)
+		f.Close()
+		if rerr == nil && string(magic) == elf.ELFMAG {
+			rel, err := filepath.Rel(root, p)
+			if err != nil {
+				return err
+			}
+			out = append(out, rel)
 		}
-		dst := filepath.Join(root, filepath.FromSlash(rel))
-		switch h.Typeflag {
-		case tar.TypeDir:
-			err = os.MkdirAll(dst, 0o755)
-		case tar.TypeSymlink:
-			if err = os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
-				err = os.Symlink(h.Linkname, dst)
-			}
-		case tar.TypeReg:
-			if err = os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				break
-			}
-			var data []byte
-			if data, err = io.ReadAll(tr); err != nil {
-				break
-			}
-			if err = os.WriteFile(dst, data, os.FileMode(h.Mode&0o755)|0o600); err != nil {
-				break
-			}
-			if bytes.HasPrefix(data, []byte(elf.ELFMAG)) {
-				elves = append(elves, rel)
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("unpack %s: %w", h.Name, err)
-		}
-	}
+		return nil
+	})
+	return out, err
 }
