@@ -184,28 +184,23 @@ etcd() {
 # static builds kube-apiserver, kube-controller-manager and kube-scheduler
 # without cgo, as Kubernetes releases them, unless cached: the local clusters
 # run them and the clustersync image holds them (it has no C library).
-static() {
-	if complete "$kube_dir" kube-apiserver kube-controller-manager kube-scheduler; then
-		log "kubernetes $KUBE_VERSION: cached in $kube_dir"
-	else
-		step "kubernetes $KUBE_VERSION static kube-apiserver, kube-controller-manager, kube-scheduler" "12-20 minutes" \
-			kube_build "$kube_dir" "$KUBE_VERSION" \
-			"k8s.io/kubernetes/cmd/kube-apiserver:kube-apiserver" \
-			"k8s.io/kubernetes/cmd/kube-controller-manager:kube-controller-manager" \
-			"k8s.io/kubernetes/cmd/kube-scheduler:kube-scheduler"
-	fi
-}
+static() { static_for "$(go env GOARCH)" "$kube_dir" "12-20 minutes"; }
 
 # static_arm64 cross-compiles the same three commands for linux/arm64,
 # unless cached: the control plane of a release's arm64 clustersync image.
 # Nothing of the amd64 build is reused (every package compiles again for
 # arm64), so it takes as long as the first static build.
-static_arm64() {
-	if complete "$kube_dir_arm64" kube-apiserver kube-controller-manager kube-scheduler; then
-		log "kubernetes $KUBE_VERSION linux/arm64: cached in $kube_dir_arm64"
+static_arm64() { static_for arm64 "$kube_dir_arm64" "15-25 minutes"; }
+
+# static_for ARCH DIR USUAL builds the static control plane for linux/ARCH
+# into DIR unless it is cached there (USUAL: how long it usually takes).
+static_for() {
+	local arch=$1 dir=$2 usual=$3
+	if complete "$dir" kube-apiserver kube-controller-manager kube-scheduler; then
+		log "kubernetes $KUBE_VERSION linux/$arch: cached in $dir"
 	else
-		(export GOARCH=arm64; step "kubernetes $KUBE_VERSION static kube-apiserver, kube-controller-manager, kube-scheduler for linux/arm64" "15-25 minutes" \
-			kube_build "$kube_dir_arm64" "$KUBE_VERSION" \
+		(export GOARCH=$arch; step "kubernetes $KUBE_VERSION static kube-apiserver, kube-controller-manager, kube-scheduler for linux/$arch" "$usual" \
+			kube_build "$dir" "$KUBE_VERSION" \
 			"k8s.io/kubernetes/cmd/kube-apiserver:kube-apiserver" \
 			"k8s.io/kubernetes/cmd/kube-controller-manager:kube-controller-manager" \
 			"k8s.io/kubernetes/cmd/kube-scheduler:kube-scheduler")
